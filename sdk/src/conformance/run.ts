@@ -1,0 +1,384 @@
+// runConformance(): starts a package's real executable the way a host does and
+// checks every rule of switchyard.plugin/v1 a plugin is responsible for. It
+// knows nothing about the language the plugin is written in.
+import { mkdtemp, rm, open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  ERROR_CODES,
+  MAX_MANIFEST_BYTES,
+  MAX_MESSAGE_BYTES,
+  PROTOCOL_VERSION,
+  SCOPES,
+  type Scope,
+} from '../constants.js';
+import { identityOf, parseManifest } from '../manifest.js';
+import { checkExecutable } from '../package-files.js';
+import { describeIssues, methodSchemas, type Manifest } from '../schemas.js';
+import { Probe, type Reply } from './probe.js';
+
+export interface ConformanceCheck {
+  name: string;
+  status: 'pass' | 'fail' | 'skip';
+  detail?: string;
+}
+
+export interface ConformanceReport {
+  ok: boolean;
+  plugin?: { id: string; version: string };
+  checks: ConformanceCheck[];
+}
+
+export interface ConformanceOptions {
+  /** How long to wait for each response line. */
+  timeoutMs?: number;
+  /** Called as each check finishes, for live output. */
+  onCheck?: (check: ConformanceCheck) => void;
+}
+
+class CheckFailed extends Error {}
+class CheckSkipped extends Error {}
+
+function expect(condition: unknown, detail: string): asserts condition {
+  if (!condition) throw new CheckFailed(detail);
+}
+
+export async function runConformance(
+  packageDirectory: string,
+  options: ConformanceOptions = {},
+): Promise<ConformanceReport> {
+  const packageDir = resolve(packageDirectory);
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const checks: ConformanceCheck[] = [];
+  const record = (check: ConformanceCheck) => {
+    checks.push(check);
+    options.onCheck?.(check);
+  };
+  const run = async (name: string, body: () => Promise<void>) => {
+    try {
+      await body();
+      record({ name, status: 'pass' });
+    } catch (error) {
+      if (error instanceof CheckSkipped) record({ name, status: 'skip', detail: error.message });
+      else record({ name, status: 'fail', detail: error instanceof Error ? error.message : String(error) });
+    }
+  };
+
+  const manifest = await loadManifest(packageDir, record);
+  if (!manifest) return { ok: false, checks };
+  const executable = await checkExecutable(packageDir, manifest.executable);
+  if (!executable.ok) {
+    record({ name: 'executable follows the package rules', status: 'fail', detail: executable.error });
+    return { ok: false, plugin: { id: manifest.id, version: manifest.version }, checks };
+  }
+  record({ name: 'executable follows the package rules', status: 'pass' });
+
+  const projectRoot = await mkdtemp(join(tmpdir(), 'switchyard-conformance-'));
+  try {
+    await runProtocolChecks(manifest, packageDir, executable.path, projectRoot, timeoutMs, run);
+  } finally {
+    await rm(projectRoot, { recursive: true, force: true });
+  }
+  return {
+    ok: checks.every((check) => check.status !== 'fail'),
+    plugin: { id: manifest.id, version: manifest.version },
+    checks,
+  };
+}
+
+async function loadManifest(
+  packageDir: string,
+  record: (check: ConformanceCheck) => void,
+): Promise<Manifest | undefined> {
+  const name = 'plugin.json is a valid manifest';
+  let bytes: Buffer;
+  try {
+    const handle = await open(join(packageDir, 'plugin.json'), 'r');
+    try {
+      const buffer = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      bytes = buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    record({ name, status: 'fail', detail: `cannot read plugin.json: ${(error as Error).message}` });
+    return undefined;
+  }
+  const parsed = parseManifest(bytes);
+  if (!parsed.ok) {
+    record({ name, status: 'fail', detail: parsed.errors.join('; ') });
+    return undefined;
+  }
+  record({ name, status: 'pass' });
+  return parsed.manifest;
+}
+
+type Runner = (name: string, body: () => Promise<void>) => Promise<void>;
+
+async function runProtocolChecks(
+  manifest: Manifest,
+  packageDir: string,
+  executablePath: string,
+  projectRoot: string,
+  timeoutMs: number,
+  run: Runner,
+): Promise<void> {
+  const requested = manifest.requestedScopes;
+  const declares = (capability: string) => (manifest.capabilities as string[]).includes(capability);
+  const project = { id: 'conformance-project', displayName: 'Conformance project' };
+
+  /** A fresh process per check, always stopped (process group killed) at the end. */
+  const withProbe = async (body: (probe: Probe) => Promise<void>) => {
+    const probe = new Probe(executablePath, manifest.arguments ?? [], packageDir, timeoutMs);
+    try {
+      await body(probe);
+    } finally {
+      await probe.stop();
+    }
+  };
+  const initialize = async (probe: Probe, grantedScopes: readonly Scope[], id = 1) => {
+    const reply = await probe.call(id, 'initialize', {
+      protocolVersion: PROTOCOL_VERSION,
+      hostVersion: 'switchyard-conformance',
+      grantedScopes,
+    });
+    expectResult(reply, id, 'initialize');
+  };
+
+  await run('initialize negotiates the protocol and echoes the exact identity', () =>
+    withProbe(async (probe) => {
+      const reply = await probe.call(1, 'initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        hostVersion: 'switchyard-conformance',
+        grantedScopes: requested,
+      });
+      const result = expectResult(reply, 1, 'initialize');
+      expect(
+        result.protocolVersion === PROTOCOL_VERSION,
+        `protocolVersion is ${JSON.stringify(result.protocolVersion)}, expected ${PROTOCOL_VERSION}`,
+      );
+      const identity = identityOf(manifest);
+      for (const field of ['schemaVersion', 'id', 'name', 'version', 'protocolVersion'] as const) {
+        expect(
+          result.plugin[field] === identity[field],
+          `plugin.${field} is ${JSON.stringify(result.plugin[field])} but plugin.json says ${JSON.stringify(identity[field])}`,
+        );
+      }
+      expect(
+        sameSet(result.plugin.capabilities, identity.capabilities),
+        `plugin.capabilities ${JSON.stringify(result.plugin.capabilities)} differ from plugin.json ${JSON.stringify(identity.capabilities)}`,
+      );
+      expect(
+        sameSet(result.plugin.requestedScopes, identity.requestedScopes),
+        `plugin.requestedScopes ${JSON.stringify(result.plugin.requestedScopes)} differ from plugin.json ${JSON.stringify(identity.requestedScopes)}`,
+      );
+      expect(
+        sameSet(result.grantedScopes, requested),
+        `grantedScopes ${JSON.stringify(result.grantedScopes)} differ from the grants sent ${JSON.stringify(requested)}`,
+      );
+    }),
+  );
+
+  await run('initialize with another protocol version → -32001', () =>
+    withProbe(async (probe) => {
+      const reply = await probe.call(1, 'initialize', {
+        protocolVersion: 'switchyard.plugin/v0',
+        hostVersion: 'switchyard-conformance',
+        grantedScopes: [],
+      });
+      expectError(reply, 1, ERROR_CODES.protocolMismatch);
+    }),
+  );
+
+  await run('plugin.health answers a valid result', () =>
+    withProbe(async (probe) => {
+      await initialize(probe, requested);
+      expectResult(await probe.call(2, 'plugin.health', {}), 2, 'plugin.health');
+    }),
+  );
+
+  const inspects = declares('project.inspect');
+  await run('project.inspect with project.files.read receives root and answers a valid result', () => {
+    if (!inspects) throw new CheckSkipped('plugin does not declare project.inspect');
+    if (!requested.includes('project.files.read'))
+      throw new CheckSkipped('plugin does not request project.files.read');
+    return withProbe(async (probe) => {
+      await initialize(probe, ['project.metadata.read', 'project.files.read']);
+      expectResult(
+        await probe.call(2, 'project.inspect', { project: { ...project, root: projectRoot } }),
+        2,
+        'project.inspect',
+      );
+    });
+  });
+
+  await run('project.inspect without project.files.read answers (a result or an application error)', () => {
+    if (!inspects) throw new CheckSkipped('plugin does not declare project.inspect');
+    return withProbe(async (probe) => {
+      await initialize(probe, ['project.metadata.read']);
+      const reply = await probe.call(2, 'project.inspect', { project });
+      if (reply.kind === 'error') expectError(reply, 2, ERROR_CODES.applicationError);
+      else expectResult(reply, 2, 'project.inspect');
+    });
+  });
+
+  await run('root sent without project.files.read → -32003', () => {
+    if (!inspects) throw new CheckSkipped('plugin does not declare project.inspect');
+    return withProbe(async (probe) => {
+      await initialize(probe, ['project.metadata.read']);
+      expectError(
+        await probe.call(2, 'project.inspect', { project: { ...project, root: projectRoot } }),
+        2,
+        ERROR_CODES.permissionDenied,
+      );
+    });
+  });
+
+  await run('a declared capability whose scope is not granted → -32003', () =>
+    withProbe(async (probe) => {
+      if (inspects) {
+        await initialize(
+          probe,
+          requested.filter((scope) => scope !== 'project.metadata.read'),
+        );
+        expectError(await probe.call(2, 'project.inspect', { project }), 2, ERROR_CODES.permissionDenied);
+      } else {
+        await initialize(
+          probe,
+          requested.filter((scope) => scope !== 'project.operate'),
+        );
+        expectError(
+          await probe.call(2, 'project.operate', { project, action: 'conformance.noop', input: null }),
+          2,
+          ERROR_CODES.permissionDenied,
+        );
+      }
+    }),
+  );
+
+  await run('a capability the manifest does not declare → -32003', () => {
+    const missing = (['project.inspect', 'project.operate'] as const).find(
+      (capability) => !declares(capability),
+    );
+    if (!missing) throw new CheckSkipped('plugin declares every capability');
+    return withProbe(async (probe) => {
+      await initialize(probe, requested);
+      const params =
+        missing === 'project.inspect' ? { project } : { project, action: 'conformance.noop', input: null };
+      expectError(await probe.call(2, missing, params), 2, ERROR_CODES.permissionDenied);
+    });
+  });
+
+  await run('a granted scope the manifest did not request → -32003', () => {
+    const undeclared = SCOPES.find((scope) => !requested.includes(scope));
+    if (!undeclared) throw new CheckSkipped('plugin requests every scope');
+    return withProbe(async (probe) => {
+      const reply = await probe.call(1, 'initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        hostVersion: 'switchyard-conformance',
+        grantedScopes: [undeclared],
+      });
+      expectError(reply, 1, ERROR_CODES.permissionDenied);
+    });
+  });
+
+  await run('a call before initialize → -32002', () =>
+    withProbe(async (probe) => {
+      expectError(await probe.call(1, 'plugin.health', {}), 1, ERROR_CODES.notInitialized);
+    }),
+  );
+
+  await run('a second initialize → -32002', () =>
+    withProbe(async (probe) => {
+      await initialize(probe, requested);
+      const reply = await probe.call(2, 'initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        hostVersion: 'switchyard-conformance',
+        grantedScopes: requested,
+      });
+      expectError(reply, 2, ERROR_CODES.notInitialized);
+    }),
+  );
+
+  await run('a line that is not JSON → -32700 with id null, then it keeps serving', () =>
+    withProbe(async (probe) => {
+      probe.send('this is not json');
+      expectError(await probe.receive(), null, ERROR_CODES.parseError);
+      await initialize(probe, requested, 7);
+    }),
+  );
+
+  await run('an unknown envelope field → -32700 with id null', () =>
+    withProbe(async (probe) => {
+      probe.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'plugin.health', params: {}, extra: true }));
+      expectError(await probe.receive(), null, ERROR_CODES.parseError);
+    }),
+  );
+
+  await run(`a request line over ${MAX_MESSAGE_BYTES} bytes → -32700, then it keeps serving`, () =>
+    withProbe(async (probe) => {
+      probe.send(
+        `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"${'x'.repeat(MAX_MESSAGE_BYTES)}"}}`,
+      );
+      expectError(await probe.receive(), null, ERROR_CODES.parseError);
+      await initialize(probe, requested, 2);
+    }),
+  );
+
+  await run('an unknown method → -32601', () =>
+    withProbe(async (probe) => {
+      await initialize(probe, requested);
+      expectError(await probe.call(2, 'project.delete', {}), 2, ERROR_CODES.methodNotFound);
+    }),
+  );
+
+  await run('an unknown params field → -32602', () =>
+    withProbe(async (probe) => {
+      await initialize(probe, requested);
+      expectError(await probe.call(2, 'plugin.health', { unexpected: true }), 2, ERROR_CODES.invalidParams);
+    }),
+  );
+
+  await run('large integer ids are echoed exactly', () =>
+    withProbe(async (probe) => {
+      await initialize(probe, requested, 2_147_483_648);
+    }),
+  );
+
+  await run('exits within 3 s once stdin closes', async () => {
+    const probe = new Probe(executablePath, manifest.arguments ?? [], packageDir, timeoutMs);
+    await initialize(probe, requested).catch(async (error: unknown) => {
+      await probe.stop(0);
+      throw error;
+    });
+    const { exitedOnItsOwn } = await probe.stop(3_000);
+    expect(exitedOnItsOwn, 'still running 3 s after stdin closed (the host would kill it)');
+  });
+}
+
+function expectResult<M extends keyof typeof methodSchemas>(reply: Reply, id: number, method: M) {
+  if (reply.kind === 'invalid') throw new CheckFailed(reply.reason);
+  if (reply.kind === 'error')
+    throw new CheckFailed(`${method} answered error ${reply.code}: ${reply.message}`);
+  expect(reply.id === id, `response id ${JSON.stringify(reply.id)} does not echo request id ${id}`);
+  const parsed = methodSchemas[method].result.safeParse(reply.result);
+  if (!parsed.success)
+    throw new CheckFailed(`invalid ${method} result: ${describeIssues(parsed.error, 'result').join('; ')}`);
+  return parsed.data as ReturnType<(typeof methodSchemas)[M]['result']['parse']>;
+}
+
+function expectError(reply: Reply, id: number | null, code: number): void {
+  if (reply.kind === 'invalid') throw new CheckFailed(reply.reason);
+  if (reply.kind === 'result')
+    throw new CheckFailed(
+      `expected error ${code}, got a result: ${JSON.stringify(reply.result).slice(0, 200)}`,
+    );
+  expect(reply.code === code, `expected error ${code}, got ${reply.code}: ${reply.message}`);
+  expect(reply.id === id, `error response id is ${JSON.stringify(reply.id)}, expected ${JSON.stringify(id)}`);
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const union = new Set([...a, ...b]).size;
+  return a.length === b.length && new Set(a).size === union && new Set(b).size === union;
+}

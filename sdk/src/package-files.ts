@@ -1,0 +1,56 @@
+// PROTOCOL.md §3 on disk: the executable must be a regular file inside the
+// package (no symlink, not even through a parent directory), executable, not
+// group- or world-writable, and at most 128 MiB. Shared by the conformance
+// kit and the host, so both judge a package the same way.
+import { lstat, realpath } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
+import { MAX_EXECUTABLE_BYTES } from './constants.js';
+import { executablePathErrors } from './manifest.js';
+
+export type ExecutableCheck = { ok: true; path: string; stats: Stats } | { ok: false; error: string };
+
+export async function checkExecutable(packageDir: string, executable: string): Promise<ExecutableCheck> {
+  const lexical = executablePathErrors(executable);
+  if (lexical.length > 0) return { ok: false, error: lexical[0]! };
+  const path = join(packageDir, executable);
+  let stats: Stats;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return {
+      ok: false,
+      error:
+        code === 'ENOENT'
+          ? `executable: ${executable} does not exist in the package`
+          : `executable: cannot read ${executable} (${code})`,
+    };
+  }
+  if (stats.isSymbolicLink())
+    return { ok: false, error: `executable: ${executable} is a symlink; it must be a regular file` };
+  if (!stats.isFile()) return { ok: false, error: `executable: ${executable} is not a regular file` };
+  try {
+    const [realPackage, realParent] = await Promise.all([realpath(packageDir), realpath(dirname(path))]);
+    if (realParent !== realPackage && !realParent.startsWith(realPackage + sep)) {
+      return { ok: false, error: `executable: ${executable} resolves outside the package directory` };
+    }
+  } catch (error) {
+    return {
+      ok: false,
+      error: `executable: cannot resolve ${executable} (${(error as NodeJS.ErrnoException).code})`,
+    };
+  }
+  const problem = modeProblem(stats.mode, stats.size);
+  if (problem) return { ok: false, error: `executable: ${executable} ${problem}` };
+  return { ok: true, path, stats };
+}
+
+/** The mode and size rules alone, for a file already opened and fstat-ed. */
+export function modeProblem(mode: number, size: number): string | undefined {
+  if ((mode & 0o111) === 0) return 'has no execute bit (chmod 0755 it)';
+  if ((mode & 0o020) !== 0) return 'is group-writable (chmod g-w it)';
+  if ((mode & 0o002) !== 0) return 'is world-writable (chmod o-w it)';
+  if (size > MAX_EXECUTABLE_BYTES) return `is larger than ${MAX_EXECUTABLE_BYTES} bytes (128 MiB)`;
+  return undefined;
+}
