@@ -8,3 +8,4 @@ export {
   executablePathErrors,
   type ManifestValidation,
 } from './manifest.js';
+export { identityProblems, sameSet, type ExpectedIdentity } from './identity.js';

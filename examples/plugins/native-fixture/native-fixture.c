@@ -629,10 +629,11 @@ static void handle_initialize(const jnode *id, const jnode *params)
             return;
         }
     }
-    if (f[0]->type != J_STRING || f[1]->type != J_STRING) {
-        send_error(id, E_PARAMS, "invalid params: ", f[0]->type != J_STRING ? names[0] : names[1],
-                   strlen(f[0]->type != J_STRING ? names[0] : names[1]), " must be a string");
-        return;
+    for (int i = 0; i < 2; i++) {
+        if (f[i]->type != J_STRING) {
+            send_error(id, E_PARAMS, "invalid params: ", names[i], strlen(names[i]), " must be a string");
+            return;
+        }
     }
     int all_strings = f[2]->type == J_ARRAY;
     for (const jnode *s = all_strings ? f[2]->child : NULL; s; s = s->next)

@@ -13,6 +13,7 @@ import {
   type Scope,
 } from '../constants.js';
 import { identityOf, parseManifest } from '../manifest.js';
+import { identityProblems } from '../identity.js';
 import { checkExecutable } from '../package-files.js';
 import { describeIssues, methodSchemas, type Manifest } from '../schemas.js';
 import { Probe, type Reply } from './probe.js';
@@ -154,29 +155,8 @@ async function runProtocolChecks(
         grantedScopes: requested,
       });
       const result = expectResult(reply, 1, 'initialize');
-      expect(
-        result.protocolVersion === PROTOCOL_VERSION,
-        `protocolVersion is ${JSON.stringify(result.protocolVersion)}, expected ${PROTOCOL_VERSION}`,
-      );
-      const identity = identityOf(manifest);
-      for (const field of ['schemaVersion', 'id', 'name', 'version', 'protocolVersion'] as const) {
-        expect(
-          result.plugin[field] === identity[field],
-          `plugin.${field} is ${JSON.stringify(result.plugin[field])} but plugin.json says ${JSON.stringify(identity[field])}`,
-        );
-      }
-      expect(
-        sameSet(result.plugin.capabilities, identity.capabilities),
-        `plugin.capabilities ${JSON.stringify(result.plugin.capabilities)} differ from plugin.json ${JSON.stringify(identity.capabilities)}`,
-      );
-      expect(
-        sameSet(result.plugin.requestedScopes, identity.requestedScopes),
-        `plugin.requestedScopes ${JSON.stringify(result.plugin.requestedScopes)} differ from plugin.json ${JSON.stringify(identity.requestedScopes)}`,
-      );
-      expect(
-        sameSet(result.grantedScopes, requested),
-        `grantedScopes ${JSON.stringify(result.grantedScopes)} differ from the grants sent ${JSON.stringify(requested)}`,
-      );
+      const problems = identityProblems(result, identityOf(manifest), requested);
+      expect(problems.length === 0, `identity differs from plugin.json: ${problems.join('; ')}`);
     }),
   );
 
@@ -376,9 +356,4 @@ function expectError(reply: Reply, id: number | null, code: number): void {
     );
   expect(reply.code === code, `expected error ${code}, got ${reply.code}: ${reply.message}`);
   expect(reply.id === id, `error response id is ${JSON.stringify(reply.id)}, expected ${JSON.stringify(id)}`);
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  const union = new Set([...a, ...b]).size;
-  return a.length === b.length && new Set(a).size === union && new Set(b).size === union;
 }

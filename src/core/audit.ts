@@ -1,0 +1,52 @@
+// The audit trail: an append-only Redis stream of every decision and its actor.
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { Keys } from './keys.js';
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  detail: Record<string, unknown>;
+}
+
+export type AuditInput = Omit<AuditEntry, 'id' | 'at'>;
+
+/** Appends to a MULTI so the entry lands atomically with the change it records. */
+export function auditInto(multi: ChainableCommander, keys: Keys, entry: AuditInput): ChainableCommander {
+  return multi.xadd(
+    keys.audit,
+    '*',
+    'at',
+    new Date().toISOString(),
+    'actor',
+    entry.actor,
+    'action',
+    entry.action,
+    'target',
+    entry.target,
+    'detail',
+    JSON.stringify(entry.detail),
+  );
+}
+
+export async function appendAudit(redis: Redis, keys: Keys, entry: AuditInput): Promise<void> {
+  await auditInto(redis.multi(), keys, entry).exec();
+}
+
+export async function readAudit(redis: Redis, keys: Keys, limit = 50): Promise<AuditEntry[]> {
+  const rows = await redis.xrevrange(keys.audit, '+', '-', 'COUNT', limit);
+  return rows.map(([id, fields]) => {
+    const map = new Map<string, string>();
+    for (let index = 0; index + 1 < fields.length; index += 2) map.set(fields[index]!, fields[index + 1]!);
+    return {
+      id,
+      at: map.get('at') ?? '',
+      actor: map.get('actor') ?? '',
+      action: map.get('action') ?? '',
+      target: map.get('target') ?? '',
+      detail: JSON.parse(map.get('detail') ?? '{}') as Record<string, unknown>,
+    };
+  });
+}

@@ -1,0 +1,130 @@
+// Discovery (PROTOCOL.md §1–4): a deterministic scan of
+// <data-dir>/plugins/*/plugin.json that never executes anything. A broken
+// package is reported with its own error; the others are still discovered.
+import { open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  MAX_MANIFEST_BYTES,
+  PLUGIN_ID_PATTERN,
+  parseManifest,
+  type Manifest,
+} from '@switchyard/plugin-sdk/protocol';
+import { checkExecutable } from '@switchyard/plugin-sdk/host';
+import { PackageInvalidError } from './errors.js';
+import { hashExecutable } from './fingerprint.js';
+
+export const MAX_PACKAGES = 100;
+
+export interface DiscoveredPackage {
+  /** The manifest's id, or the directory name when the manifest has no usable id. */
+  id: string;
+  packageDir: string;
+  manifestPath: string;
+  manifest?: Manifest;
+  fingerprint?: string;
+  /** Why the package cannot be used; absent when it can. */
+  error?: string;
+  protocolMismatch: boolean;
+}
+
+export class DiscoveryError extends PackageInvalidError {}
+
+export async function discoverPackages(pluginsDir: string): Promise<DiscoveredPackage[]> {
+  let entries;
+  try {
+    entries = await readdir(pluginsDir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new DiscoveryError(`cannot read the plugins directory ${pluginsDir}: ${(error as Error).message}`);
+  }
+  const directories = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  directories.sort();
+  const packages: DiscoveredPackage[] = [];
+  for (const name of directories) {
+    const found = await readPackage(join(pluginsDir, name), name);
+    if (found) packages.push(found);
+  }
+  if (packages.length > MAX_PACKAGES) {
+    throw new DiscoveryError(
+      `${pluginsDir} holds ${packages.length} plugin packages; at most ${MAX_PACKAGES} are allowed (remove some)`,
+    );
+  }
+  markDuplicates(packages);
+  return packages.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.packageDir < b.packageDir ? -1 : 1));
+}
+
+/** Reads one package; undefined when the directory has no plugin.json (ignored). */
+export async function readPackage(
+  packageDir: string,
+  dirName: string,
+): Promise<DiscoveredPackage | undefined> {
+  const manifestPath = join(packageDir, 'plugin.json');
+  const bytes = await readBounded(manifestPath);
+  if (bytes === undefined) return undefined;
+  const base = { packageDir, manifestPath, protocolMismatch: false };
+  if (bytes === 'too-large') {
+    return { ...base, id: dirName, error: `${manifestPath}: larger than ${MAX_MANIFEST_BYTES} bytes` };
+  }
+  const parsed = parseManifest(bytes, manifestPath);
+  if (!parsed.ok) {
+    return {
+      ...base,
+      id: idHint(bytes) ?? dirName,
+      error: parsed.errors.join('; '),
+      protocolMismatch: parsed.protocolMismatch,
+    };
+  }
+  const manifest = parsed.manifest;
+  const executable = await checkExecutable(packageDir, manifest.executable);
+  if (!executable.ok) return { ...base, id: manifest.id, manifest, error: executable.error };
+  const fingerprint = await hashExecutable(bytes, executable.path);
+  if (typeof fingerprint !== 'string')
+    return { ...base, id: manifest.id, manifest, error: fingerprint.error };
+  return { ...base, id: manifest.id, manifest, fingerprint };
+}
+
+/** plugin.json bytes, at most the limit; 'too-large' beyond; undefined when absent. */
+export async function readBounded(path: string): Promise<Buffer | 'too-large' | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const buffer = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
+    let total = 0;
+    while (total < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+    }
+    return total > MAX_MANIFEST_BYTES ? 'too-large' : buffer.subarray(0, total);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A broken manifest may still name its id; it keeps duplicates detectable. */
+function idHint(bytes: Buffer): string | undefined {
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    const id = (value as { id?: unknown } | null)?.id;
+    return typeof id === 'string' && PLUGIN_ID_PATTERN.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function markDuplicates(packages: DiscoveredPackage[]): void {
+  const byId = new Map<string, DiscoveredPackage[]>();
+  for (const found of packages) byId.set(found.id, [...(byId.get(found.id) ?? []), found]);
+  for (const [id, group] of byId) {
+    if (group.length < 2) continue;
+    const paths = group.map((found) => found.manifestPath).join(' and ');
+    for (const found of group) {
+      found.error = `duplicate plugin id ${id}: declared by ${paths}; neither can be used until one is removed`;
+    }
+  }
+}

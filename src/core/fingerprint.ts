@@ -1,0 +1,69 @@
+// PROTOCOL.md §4 fingerprints, recomputed before every call. The executable is
+// hashed from the descriptor that was fstat-ed (so the checked file is the
+// hashed file) and streamed, never loaded whole.
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { modeProblem } from '@switchyard/plugin-sdk/host';
+
+const CHUNK = 1 << 20;
+
+/**
+ * Results keyed on what makes reuse sound: the manifest's exact bytes and the
+ * executable's device, inode, size, mtime and ctime in nanoseconds. Any write
+ * to the file moves ctime, which no user can set back. A file whose ctime is
+ * within RACY_MS of the moment it was hashed is never cached: a second write
+ * inside the same clock tick could leave every stat field unchanged ("racy
+ * git" problem), so such files are re-hashed until they are old enough.
+ */
+const cache = new Map<string, string>();
+const CACHE_LIMIT = 1_000;
+const RACY_MS = 2_000n;
+
+export interface HashOptions {
+  /** Skip the cache (the benchmark's "before" figure). */
+  noCache?: boolean;
+}
+
+export async function hashExecutable(
+  manifestBytes: Uint8Array,
+  executablePath: string,
+  options: HashOptions = {},
+): Promise<string | { error: string }> {
+  let handle;
+  try {
+    handle = await open(executablePath, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { error: code === 'ELOOP' ? 'executable: is a symlink' : `executable: cannot open (${code})` };
+  }
+  try {
+    const stats = await handle.stat({ bigint: true });
+    if (!stats.isFile()) return { error: 'executable: is not a regular file' };
+    const problem = modeProblem(Number(stats.mode), Number(stats.size));
+    if (problem) return { error: `executable: ${problem}` };
+    const manifestDigest = createHash('sha256').update(manifestBytes).digest('hex');
+    const key = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${manifestDigest}`;
+    const cached = options.noCache ? undefined : cache.get(key);
+    if (cached) return cached;
+
+    const hash = createHash('sha256').update(manifestBytes);
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    let position = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      position += bytesRead;
+    }
+    const fingerprint = hash.digest('hex');
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    if (!options.noCache && nowNs - stats.ctimeNs > RACY_MS * 1_000_000n) {
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      cache.set(key, fingerprint);
+    }
+    return fingerprint;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,128 @@
+// Plugin registry in Redis. Each plugin is one JSON value in a hash, so a
+// reader sees a whole record or none of it; changes that belong together
+// (record + audit) go in one optimistic MULTI, retried on conflict.
+import type { Redis } from 'ioredis';
+import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
+import { auditInto, type AuditInput } from './audit.js';
+import type { Keys } from './keys.js';
+
+export type TrustState = 'untrusted' | 'trusted' | 'changed';
+export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
+
+export interface PluginRecord {
+  id: string;
+  name: string;
+  version: string;
+  protocolVersion: string;
+  capabilities: Capability[];
+  requestedScopes: Scope[];
+  executable: string;
+  arguments: string[];
+  packageDir: string;
+  manifestPath: string;
+  /** Fingerprint seen by the last discovery (null when it could not be computed). */
+  fingerprint: string | null;
+  available: boolean;
+  error?: string;
+  protocolMismatch: boolean;
+  trust: TrustState;
+  trustedFingerprint?: string;
+  trustedBy?: string;
+  trustedAt?: string;
+  enabled: boolean;
+  grantedScopes: Scope[];
+  discoveredAt: string;
+}
+
+export interface HealthRecord {
+  health: HealthState;
+  lastError?: string;
+  checkedAt?: string;
+}
+
+export class PluginStore {
+  /** WATCH state belongs to a connection: transactions get their own, one at a time. */
+  #txRedis: Redis | undefined;
+  #txQueue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {}
+
+  async close(): Promise<void> {
+    this.#txRedis?.disconnect();
+    this.#txRedis = undefined;
+  }
+
+  async get(id: string): Promise<PluginRecord | undefined> {
+    const raw = await this.redis.hget(this.keys.plugins, id);
+    return raw ? (JSON.parse(raw) as PluginRecord) : undefined;
+  }
+
+  async all(): Promise<PluginRecord[]> {
+    const raw = await this.redis.hvals(this.keys.plugins);
+    return raw.map((value) => JSON.parse(value) as PluginRecord).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async health(id: string): Promise<HealthRecord> {
+    const raw = await this.redis.hget(this.keys.pluginHealth, id);
+    return raw ? (JSON.parse(raw) as HealthRecord) : { health: 'unknown' };
+  }
+
+  async allHealth(): Promise<Map<string, HealthRecord>> {
+    const raw = await this.redis.hgetall(this.keys.pluginHealth);
+    return new Map(Object.entries(raw).map(([id, value]) => [id, JSON.parse(value) as HealthRecord]));
+  }
+
+  async setHealth(id: string, health: HealthRecord): Promise<void> {
+    await this.redis.hset(this.keys.pluginHealth, id, JSON.stringify(health));
+  }
+
+  /**
+   * Reads, changes and writes one record atomically with its audit entries.
+   * `change` returns the new record (or undefined to leave it) and the audit
+   * entries; it may run more than once when another writer raced us.
+   */
+  async mutate<T>(
+    id: string,
+    change: (current: PluginRecord | undefined) => {
+      next?: PluginRecord | null;
+      audit?: AuditInput[];
+      value: T;
+    },
+  ): Promise<T> {
+    const run = this.#txQueue.then(() => this.#mutate(id, change));
+    this.#txQueue = run.catch(() => {});
+    return run;
+  }
+
+  async #mutate<T>(
+    id: string,
+    change: (current: PluginRecord | undefined) => {
+      next?: PluginRecord | null;
+      audit?: AuditInput[];
+      value: T;
+    },
+  ): Promise<T> {
+    this.#txRedis ??= this.redis.duplicate();
+    const tx = this.#txRedis;
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      await tx.watch(this.keys.plugins);
+      const raw = await tx.hget(this.keys.plugins, id);
+      const current = raw ? (JSON.parse(raw) as PluginRecord) : undefined;
+      const { next, audit = [], value } = change(current);
+      if (next === undefined && audit.length === 0) {
+        await tx.unwatch();
+        return value;
+      }
+      let multi = tx.multi();
+      if (next === null) multi = multi.hdel(this.keys.plugins, id);
+      else if (next !== undefined) multi = multi.hset(this.keys.plugins, id, JSON.stringify(next));
+      for (const entry of audit) multi = auditInto(multi, this.keys, entry);
+      const result = await multi.exec();
+      if (result !== null) return value;
+    }
+    throw new Error(`could not update plugin ${id}: too many concurrent writers`);
+  }
+}

@@ -1,0 +1,144 @@
+// Projects: id, display name, real root path, trusted. Ids per CLI.md: the
+// directory's name, lower-cased, anything outside [a-z0-9._-] replaced by '-'.
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { auditInto } from './audit.js';
+import { InvalidInputError, ProjectNotFoundError } from './errors.js';
+import type { Keys } from './keys.js';
+
+export interface Project {
+  id: string;
+  displayName: string;
+  root: string;
+  trusted: boolean;
+}
+
+const PROJECT_ID = /^[a-z0-9._-]{1,128}$/;
+
+export function projectIdFor(directoryName: string): string {
+  return directoryName.toLowerCase().replace(/[^a-z0-9._-]/g, '-');
+}
+
+export interface AddOptions {
+  id?: string;
+  name?: string;
+  trust?: boolean;
+}
+
+export class ProjectService {
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {}
+
+  async list(): Promise<Project[]> {
+    const raw = await this.redis.hvals(this.keys.projects);
+    return raw.map((value) => JSON.parse(value) as Project).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async get(id: string): Promise<Project | undefined> {
+    const raw = await this.redis.hget(this.keys.projects, id);
+    return raw ? (JSON.parse(raw) as Project) : undefined;
+  }
+
+  async require(id: string): Promise<Project> {
+    const project = await this.get(id);
+    if (!project) throw new ProjectNotFoundError(id);
+    return project;
+  }
+
+  async add(path: string, options: AddOptions, actor: string): Promise<Project> {
+    const [project] = await this.#addAll([await this.#describe(path, options)], actor);
+    return project!;
+  }
+
+  /** Adds each immediate, non-hidden subdirectory of `dir`; all or nothing. */
+  async scan(dir: string, options: { trust?: boolean }, actor: string): Promise<Project[]> {
+    const root = await existingDirectory(dir);
+    const entries = await readdir(root, { withFileTypes: true });
+    const candidates = [];
+    for (const entry of entries
+      .filter((item) => item.isDirectory() && !item.name.startsWith('.'))
+      .sort((a, b) => a.name.localeCompare(b.name))) {
+      candidates.push(await this.#describe(join(root, entry.name), { trust: options.trust }));
+    }
+    return this.#addAll(candidates, actor);
+  }
+
+  async setTrusted(id: string, trusted: boolean, actor: string): Promise<Project> {
+    const project = await this.require(id);
+    const next = { ...project, trusted };
+    await auditInto(this.redis.multi().hset(this.keys.projects, id, JSON.stringify(next)), this.keys, {
+      actor,
+      action: trusted ? 'project.trust' : 'project.untrust',
+      target: id,
+      detail: { root: project.root },
+    }).exec();
+    return next;
+  }
+
+  async remove(id: string, actor: string): Promise<Project> {
+    const project = await this.require(id);
+    await auditInto(this.redis.multi().hdel(this.keys.projects, id), this.keys, {
+      actor,
+      action: 'project.remove',
+      target: id,
+      detail: { root: project.root },
+    }).exec();
+    return project;
+  }
+
+  async #describe(path: string, options: AddOptions): Promise<Project> {
+    const root = await existingDirectory(path);
+    const id = options.id ?? projectIdFor(basename(root));
+    if (!PROJECT_ID.test(id)) {
+      throw new InvalidInputError(
+        `project id ${JSON.stringify(id)} must be 1–128 characters of a-z 0-9 . _ -`,
+      );
+    }
+    return { id, displayName: options.name ?? basename(root), root, trusted: options.trust === true };
+  }
+
+  async #addAll(candidates: Project[], actor: string): Promise<Project[]> {
+    const seen = new Map<string, Project>();
+    for (const candidate of candidates) {
+      const twin = seen.get(candidate.id) ?? (await this.get(candidate.id));
+      if (twin && twin.root !== candidate.root) {
+        throw new InvalidInputError(
+          `project id ${candidate.id} clashes: ${twin.root} and ${candidate.root} (give one another id with --id)`,
+        );
+      }
+      seen.set(candidate.id, candidate);
+    }
+    const results: Project[] = [];
+    let multi = this.redis.multi();
+    for (const candidate of candidates) {
+      const existing = await this.get(candidate.id);
+      // Re-adding keeps an earlier trust decision unless --trust asks for more.
+      const project = { ...candidate, trusted: candidate.trusted || existing?.trusted === true };
+      results.push(project);
+      multi = multi.hset(this.keys.projects, project.id, JSON.stringify(project));
+      multi = auditInto(multi, this.keys, {
+        actor,
+        action: existing ? 'project.update' : 'project.add',
+        target: project.id,
+        detail: { root: project.root, trusted: project.trusted },
+      });
+    }
+    if (results.length > 0) await multi.exec();
+    return results;
+  }
+}
+
+async function existingDirectory(path: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch {
+    throw new InvalidInputError(`project path ${path} does not exist`);
+  }
+  if (!(await stat(real)).isDirectory())
+    throw new InvalidInputError(`project path ${path} is not a directory`);
+  return real;
+}

@@ -1,0 +1,72 @@
+// Redis connections. Every process gets its connections from here so errors
+// name the URL and say how to get a Redis.
+import { Redis, type RedisOptions } from 'ioredis';
+import { registerSecret } from './redact.js';
+
+export interface ConnectOptions {
+  /** Fail fast (CLI commands) instead of retrying forever (workers, api). */
+  failFast?: boolean;
+  /** BullMQ workers need maxRetriesPerRequest: null. */
+  forBullmq?: boolean;
+}
+
+export class RedisUnreachableError extends Error {
+  readonly code = 'REDIS_UNREACHABLE';
+}
+
+export function redisOptions(url: string, options: ConnectOptions = {}): RedisOptions {
+  const parsed = new URL(url);
+  registerSecret(decodeURIComponent(parsed.password));
+  const base: RedisOptions = {
+    lazyConnect: true,
+    enableReadyCheck: true,
+    connectionName: 'switchyard',
+    ...(options.forBullmq
+      ? { maxRetriesPerRequest: null }
+      : { maxRetriesPerRequest: options.failFast ? 1 : 20 }),
+  };
+  if (options.failFast) base.retryStrategy = (times) => (times > 2 ? null : 100 * times);
+  else base.retryStrategy = (times) => Math.min(100 * times, 2_000);
+  return base;
+}
+
+/** Connects and waits for the ready check; a clear error when Redis cannot be reached. */
+export async function connectRedis(url: string, options: ConnectOptions = {}): Promise<Redis> {
+  const redis = createRedis(url, options);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    throw new RedisUnreachableError(
+      `cannot reach Redis at ${safeUrl(url)} (${(error as Error).message}); start one with \`switchyard up\`, or pass --redis-url`,
+    );
+  }
+  return redis;
+}
+
+export function createRedis(url: string, options: ConnectOptions = {}): Redis {
+  const redis = unixSocketPath(url)
+    ? new Redis({ ...redisOptions(url, options), path: unixSocketPath(url)! })
+    : new Redis(url, redisOptions(url, options));
+  // Errors surface through commands; without a listener ioredis prints them.
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** redis+unix:///path/to/sock or unix:///path/to/sock */
+function unixSocketPath(url: string): string | undefined {
+  const match = /^(?:redis\+)?unix:\/\/(.+)$/.exec(url);
+  return match ? match[1] : undefined;
+}
+
+/** The URL with any password hidden, for messages. */
+export function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}

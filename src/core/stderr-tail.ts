@@ -1,0 +1,53 @@
+// Bounded per-call stderr (PROTOCOL.md §9.6): only the last 64 KiB is held,
+// and what is kept is the last 200 lines of at most 2,048 characters, redacted.
+import { redact } from './redact.js';
+
+export const STDERR_BYTES = 64 * 1024;
+export const STDERR_LINES = 200;
+export const STDERR_LINE_CHARS = 2_048;
+
+export class StderrTail {
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #dropped = 0;
+
+  push(chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    while (this.#size - (this.#chunks[0]?.length ?? 0) >= STDERR_BYTES && this.#chunks.length > 1) {
+      const first = this.#chunks.shift()!;
+      this.#size -= first.length;
+      this.#dropped += first.length;
+    }
+    if (this.#size > STDERR_BYTES * 2) {
+      // One huge chunk: keep only its tail.
+      const all = Buffer.concat(this.#chunks);
+      const keep = all.subarray(all.length - STDERR_BYTES);
+      this.#dropped += all.length - keep.length;
+      this.#chunks = [Buffer.from(keep)];
+      this.#size = keep.length;
+    }
+  }
+
+  /** Bytes that were discarded because the limit was reached. */
+  get droppedBytes(): number {
+    return this.#dropped;
+  }
+
+  lines(): string[] {
+    if (this.#size === 0) return [];
+    let bytes = Buffer.concat(this.#chunks);
+    if (bytes.length > STDERR_BYTES) bytes = bytes.subarray(bytes.length - STDERR_BYTES);
+    const text = bytes.toString('utf8');
+    const lines = text.split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    // When bytes were dropped the first kept line is a fragment; say so.
+    if (this.#dropped > 0 && lines.length > 0) lines[0] = `…${lines[0]}`;
+    const kept = lines.slice(-STDERR_LINES).map((line) => {
+      const clean = redact(line);
+      return clean.length <= STDERR_LINE_CHARS ? clean : `${clean.slice(0, STDERR_LINE_CHARS - 1)}…`;
+    });
+    if (this.#dropped > 0) kept.unshift(`[${this.#dropped} earlier bytes of stderr dropped]`);
+    return kept.slice(-STDERR_LINES);
+  }
+}

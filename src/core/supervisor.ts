@@ -1,0 +1,229 @@
+// The per-call supervisor (PROTOCOL.md §9.3–9.7): one call = one process.
+// Spawn with a minimal environment in its own process group, initialize with
+// the grants, verify the running identity, make the one call, close stdin,
+// allow a grace period, then SIGKILL the whole group. Every way this can go
+// wrong ends as one typed error; nothing of the call outlives it.
+import { execa } from 'execa';
+import treeKill from 'tree-kill';
+import { PROTOCOL_VERSION, identityProblems, type Scope } from '@switchyard/plugin-sdk/protocol';
+import {
+  ConnectionClosedError,
+  IdMismatchError,
+  OversizedResponseError as ClientOversized,
+  PluginClient,
+  PluginRpcError,
+  RequestAbortedError,
+  pluginEnvironment,
+  type MethodName,
+  type MethodParams,
+  type MethodResult,
+} from '@switchyard/plugin-sdk/host';
+import {
+  CallCancelledError,
+  IdentityMismatchError,
+  MalformedResponseError,
+  OversizedResponseError,
+  PluginCallError,
+  PluginCrashedError,
+  PluginTimeoutError,
+  SpawnFailedError,
+  SwitchyardError,
+} from './errors.js';
+import { StderrTail } from './stderr-tail.js';
+
+export const HOST_VERSION = 'switchyard-ts/0.1.0';
+
+export interface SupervisorLimits {
+  /** The whole exchange (initialize + call) must finish within this. */
+  callTimeoutMs: number;
+  /** After stdin closes, how long the plugin may take to exit before SIGKILL. */
+  graceMs: number;
+}
+
+export const DEFAULT_LIMITS: SupervisorLimits = { callTimeoutMs: 15_000, graceMs: 3_000 };
+
+/** The trusted identity a running plugin must echo. */
+export interface TrustedIdentity {
+  id: string;
+  name: string;
+  version: string;
+  capabilities: readonly string[];
+  requestedScopes: readonly string[];
+}
+
+export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
+  executablePath: string;
+  arguments: readonly string[];
+  packageDir: string;
+  identity: TrustedIdentity;
+  grants: readonly Scope[];
+  method: M;
+  params: MethodParams<M>;
+  limits?: Partial<SupervisorLimits>;
+  /** Aborting kills the process group at once; the call fails with CallCancelledError. */
+  signal?: AbortSignal;
+  /** Runs after identity verification, right before the method is written (the dispatch mark). */
+  beforeSend?: () => Promise<void>;
+  onSpawn?: (pid: number) => void;
+}
+
+export interface CallOutcome<M extends MethodName> {
+  result: MethodResult<M>;
+  stderr: string[];
+  pid: number;
+  durationMs: number;
+}
+
+/** Every failure carries the call's redacted stderr lines. */
+export type CallError = SwitchyardError & { stderr?: string[] };
+
+export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>(
+  spec: CallSpec<M>,
+): Promise<CallOutcome<M>> {
+  const limits = { ...DEFAULT_LIMITS, ...spec.limits };
+  const started = performance.now();
+  const stderr = new StderrTail();
+  const child = execa(spec.executablePath, [...spec.arguments], {
+    cwd: spec.packageDir,
+    env: pluginEnvironment(),
+    extendEnv: false,
+    detached: true,
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    encoding: 'buffer',
+    cleanup: true,
+  });
+  // The result promise is awaited only for its settle; errors arrive as events.
+  void child.catch(() => {});
+
+  let hasExited = false;
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      hasExited = true;
+      resolve({ code, signal });
+    });
+    child.once('error', () => resolve({ code: null, signal: null }));
+  });
+  const spawned = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', (error) => resolve(error));
+  });
+  if (spawned || child.pid === undefined) {
+    throw withStderr(
+      new SpawnFailedError(`could not start ${spec.executablePath}: ${spawned?.message ?? 'no pid'}`),
+      [],
+    );
+  }
+  const pid = child.pid;
+  spec.onSpawn?.(pid);
+  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stderr!.on('error', () => {});
+
+  const client = new PluginClient(child.stdin!, child.stdout!);
+  const abort = new AbortController();
+  let reason: 'timeout' | 'cancelled' | undefined;
+  const timer = setTimeout(() => {
+    reason ??= 'timeout';
+    abort.abort();
+  }, limits.callTimeoutMs);
+  const onCancel = () => {
+    reason ??= 'cancelled';
+    abort.abort();
+  };
+  if (spec.signal?.aborted) onCancel();
+  spec.signal?.addEventListener('abort', onCancel, { once: true });
+
+  try {
+    const init = await client.request(
+      'initialize',
+      { protocolVersion: PROTOCOL_VERSION, hostVersion: HOST_VERSION, grantedScopes: [...spec.grants] },
+      abort.signal,
+    );
+    verifyIdentity(init, spec.identity, spec.grants);
+    await spec.beforeSend?.();
+    if (abort.signal.aborted) throw new RequestAbortedError('aborted');
+    const result = await client.request(spec.method, spec.params, abort.signal);
+    clearTimeout(timer);
+    client.close();
+    const exit = await Promise.race([exited, delay(limits.graceMs).then(() => undefined)]);
+    await killGroup(pid, exit === undefined);
+    return { result, stderr: stderr.lines(), pid, durationMs: performance.now() - started };
+  } catch (error) {
+    clearTimeout(timer);
+    // Kill first: a failed call must leave no process behind, whatever the error.
+    await killGroup(pid, !hasExited);
+    const exit = await Promise.race([exited, delay(limits.graceMs).then(() => undefined)]);
+    throw withStderr(classify(error, reason, limits, exit), stderr.lines());
+  } finally {
+    spec.signal?.removeEventListener('abort', onCancel);
+    child.stdin?.destroy();
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+  }
+}
+
+function verifyIdentity(
+  init: MethodResult<'initialize'>,
+  identity: TrustedIdentity,
+  grants: readonly Scope[],
+): void {
+  const problems = identityProblems(init, identity, grants);
+  if (problems.length > 0) {
+    throw new IdentityMismatchError(
+      `the running plugin's identity differs from the trusted package: ${problems.join('; ')}`,
+    );
+  }
+}
+
+function classify(
+  error: unknown,
+  reason: 'timeout' | 'cancelled' | undefined,
+  limits: SupervisorLimits,
+  exit: { code: number | null; signal: string | null } | undefined,
+): SwitchyardError {
+  if (reason === 'cancelled')
+    return new CallCancelledError('the call was cancelled; its process group was killed');
+  if (reason === 'timeout')
+    return new PluginTimeoutError(
+      `no response within ${limits.callTimeoutMs} ms; the process group was killed`,
+    );
+  if (error instanceof SwitchyardError) return error;
+  if (error instanceof ClientOversized) return new OversizedResponseError(error.message);
+  if (error instanceof IdMismatchError) return new MalformedResponseError(error.message);
+  if (error instanceof PluginRpcError) return new PluginCallError(error.code, error.rpcMessage);
+  if (error instanceof ConnectionClosedError) {
+    const how = exit?.signal ? `was killed by ${exit.signal}` : `exited with code ${exit?.code ?? 'unknown'}`;
+    return new PluginCrashedError(
+      `the plugin ${how} without answering`,
+      exit?.code ?? null,
+      exit?.signal ?? null,
+    );
+  }
+  if (error instanceof Error && error.name === 'MalformedResponseError')
+    return new MalformedResponseError(error.message);
+  return new MalformedResponseError(error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * SIGKILL to the negative pid kills the group, grandchildren included. When
+ * the leader still runs, tree-kill also reaches descendants that left the group.
+ */
+async function killGroup(pid: number, leaderMayRun: boolean): Promise<void> {
+  if (leaderMayRun) await new Promise<void>((resolve) => treeKill(pid, 'SIGKILL', () => resolve()));
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone
+  }
+}
+
+function withStderr(error: SwitchyardError, lines: string[]): CallError {
+  return Object.assign(error, { stderr: lines });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,141 @@
+// An owned Redis for each test file: from testcontainers when a Docker engine
+// answers, otherwise a redis-server process on a free port with a temp dir
+// (fault tests kill and restart it). Never the shared 6379 instance.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface OwnedRedis {
+  url: string;
+  /** SIGKILL the server (data on disk survives per its AOF setting). */
+  kill(): Promise<void>;
+  /** Start it again on the same port and directory. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface OwnedRedisOptions {
+  appendfsync?: 'always' | 'everysec' | 'no';
+}
+
+export async function startOwnedRedis(options: OwnedRedisOptions = {}): Promise<OwnedRedis> {
+  if (await dockerAnswers()) return startContainer(options);
+  return startProcess(options);
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  if (!process.env.DOCKER_HOST && !existsSync('/var/run/docker.sock')) return false;
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startContainer(options: OwnedRedisOptions): Promise<OwnedRedis> {
+  const { GenericContainer, Wait } = await import('testcontainers');
+  const container = await new GenericContainer('redis:7')
+    .withCommand(['redis-server', '--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always'])
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
+    .start();
+  const url = `redis://${container.getHost()}:${container.getMappedPort(6379)}`;
+  return {
+    url,
+    async kill() {
+      await container.exec(['sh', '-c', 'kill -9 1']).catch(() => {});
+    },
+    async restart() {
+      await container.restart();
+    },
+    async stop() {
+      await container.stop();
+    },
+  };
+}
+
+async function startProcess(options: OwnedRedisOptions): Promise<OwnedRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchyard-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const launch = async () => {
+    child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        options.appendfsync ?? 'always',
+        '--daemonize',
+        'no',
+        '--logfile',
+        join(dir, 'redis.log'),
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitForPing(`redis://127.0.0.1:${port}`);
+  };
+  const kill = async () => {
+    const current = child;
+    if (!current || current.exitCode !== null || current.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      current.once('exit', () => resolve());
+      current.kill('SIGKILL');
+    });
+  };
+  await launch();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    kill,
+    restart: launch,
+    async stop() {
+      await kill();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForPing(url: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    redis.on('error', () => {});
+    try {
+      await redis.connect();
+      await redis.ping();
+      redis.disconnect();
+      return;
+    } catch (error) {
+      redis.disconnect();
+      if (Date.now() > deadline)
+        throw new Error(`owned redis-server did not start: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
