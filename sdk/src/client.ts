@@ -5,7 +5,13 @@
 import type { Readable, Writable } from 'node:stream';
 import { MAX_MESSAGE_BYTES } from './constants.js';
 import { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';
-import { describeIssues, errorResponseSchema, methodSchemas, successResponseSchema } from './schemas.js';
+import {
+  describeIssues,
+  errorResponseSchema,
+  methodSchemas,
+  successResponseSchema,
+  REPORT_INPUT,
+} from './schemas.js';
 
 export type ClientErrorKind =
   'malformed' | 'oversized' | 'id-mismatch' | 'rpc-error' | 'closed' | 'aborted' | 'busy';
@@ -191,19 +197,19 @@ function parseResponse<M extends MethodName>(
     );
   }
   if (typeof value === 'object' && value !== null && 'error' in value) {
-    const failure = errorResponseSchema.safeParse(value);
+    const failure = errorResponseSchema.safeParse(value, REPORT_INPUT);
     if (!failure.success) {
       throw new MalformedResponseError(`invalid error response: ${describeIssues(failure.error).join('; ')}`);
     }
     if (failure.data.id !== id) throw new IdMismatchError(id, failure.data.id);
     throw new PluginRpcError(failure.data.error.code, failure.data.error.message);
   }
-  const success = successResponseSchema.safeParse(value);
+  const success = successResponseSchema.safeParse(value, REPORT_INPUT);
   if (!success.success) {
     throw new MalformedResponseError(`invalid response: ${describeIssues(success.error).join('; ')}`);
   }
   if (success.data.id !== id) throw new IdMismatchError(id, success.data.id);
-  const result = methodSchemas[method].result.safeParse(success.data.result);
+  const result = methodSchemas[method].result.safeParse(success.data.result, REPORT_INPUT);
   if (!result.success) {
     throw new MalformedResponseError(
       `invalid ${method} result: ${describeIssues(result.error, 'result').join('; ')}`,

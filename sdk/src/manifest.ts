@@ -2,7 +2,7 @@
 // §3), each failure a message that names the field.
 import { posix } from 'node:path';
 import { MAX_MANIFEST_BYTES, PROTOCOL_VERSION } from './constants.js';
-import { describeIssues, manifestSchema, type Manifest } from './schemas.js';
+import { describeIssues, manifestSchema, type Manifest, REPORT_INPUT } from './schemas.js';
 
 export type ManifestValidation =
   | { ok: true; manifest: Manifest }
@@ -19,7 +19,7 @@ export function validateManifest(value: unknown): ManifestValidation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, errors: ['plugin.json must be a JSON object'], protocolMismatch };
   }
-  const parsed = manifestSchema.safeParse(value);
+  const parsed = manifestSchema.safeParse(value, REPORT_INPUT);
   if (!parsed.success) errors.push(...describeIssues(parsed.error));
 
   const record = value as Record<string, unknown>;

@@ -199,6 +199,9 @@ export const methodSchemas = {
 
 export { PROTOCOL_VERSION };
 
+/** Parse options that keep each issue's input, so a missing field can be told from a mistyped one. */
+export const REPORT_INPUT = { reportInput: true } as const;
+
 /** "field.path: message" for each zod issue, the form every error here uses. */
 export function describeIssues(error: z.core.$ZodError, prefix = ''): string[] {
   return error.issues.map((issue) => {
@@ -212,11 +215,20 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}`;
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return `is required (${issue.expected})`;
+  if (issue.code === 'invalid_type') {
+    const expected = issue.expected === 'record' ? 'object' : issue.expected;
+    return issue.input === undefined
+      ? `is required (${expected})`
+      : `must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}, not ${describeType(issue.input)}`;
   }
   if (issue.code === 'invalid_value' && issue.values.length > 1) {
     return `must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
   }
   return issue.message;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

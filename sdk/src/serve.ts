@@ -26,6 +26,7 @@ import {
   type OperateParams,
   type OperateResult,
   type RequestId,
+  REPORT_INPUT,
 } from './schemas.js';
 
 export interface CallContext {
@@ -136,7 +137,7 @@ class Session {
     } catch {
       return errorLine(null, ERROR_CODES.parseError, 'parse error: line is not valid JSON');
     }
-    const envelope = requestSchema.safeParse(value);
+    const envelope = requestSchema.safeParse(value, REPORT_INPUT);
     if (!envelope.success) {
       return errorLine(
         null,
@@ -156,7 +157,7 @@ class Session {
   }
 
   async dispatch(method: string, params: Record<string, unknown>): Promise<unknown> {
-    if (!(method in methodSchemas)) {
+    if (!Object.hasOwn(methodSchemas, method)) {
       throw new RpcFailure(ERROR_CODES.methodNotFound, `method not found: ${method}`);
     }
     if (method === 'initialize') return this.initialize(params);
@@ -236,7 +237,7 @@ class Session {
 }
 
 function parseParams<M extends keyof typeof methodSchemas>(method: M, params: Record<string, unknown>) {
-  const parsed = methodSchemas[method].params.safeParse(params);
+  const parsed = methodSchemas[method].params.safeParse(params, REPORT_INPUT);
   if (!parsed.success) {
     throw new RpcFailure(
       ERROR_CODES.invalidParams,
@@ -288,16 +289,19 @@ function normalizeOperate(value: OperateReturn): OperateResult {
 
 /** A handler's result must itself be strictly valid, or the host would reject it. */
 function checkResult<M extends keyof typeof methodSchemas>(method: M, value: unknown) {
-  const parsed = methodSchemas[method].result.safeParse(value);
+  const parsed = methodSchemas[method].result.safeParse(value, REPORT_INPUT);
   if (!parsed.success)
     invalidResult(`invalid ${method} result: ${describeIssues(parsed.error, 'result').join('; ')}`);
   return parsed.data as never;
 }
 
 function cut(message: string): string {
-  return message.length <= MAX_ERROR_MESSAGE_CHARS
-    ? message
-    : `${message.slice(0, MAX_ERROR_MESSAGE_CHARS - 1)}…`;
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message;
+  let end = MAX_ERROR_MESSAGE_CHARS - 1;
+  // Never leave half of a surrogate pair: a strict decoder would turn it into U+FFFD.
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${message.slice(0, end)}…`;
 }
 
 function errorLine(id: RequestId | null, code: number, message: string): string {

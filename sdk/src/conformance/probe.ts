@@ -5,7 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { MAX_MESSAGE_BYTES } from '../constants.js';
 import { pluginEnvironment } from '../environment.js';
 import { LineSplitter, decodeUtf8, type LineEvent } from '../lines.js';
-import { errorResponseSchema, describeIssues, successResponseSchema } from '../schemas.js';
+import { errorResponseSchema, describeIssues, successResponseSchema, REPORT_INPUT } from '../schemas.js';
 
 export type Reply =
   | { kind: 'result'; id: unknown; result: unknown }
@@ -145,7 +145,7 @@ function interpret(bytes: Buffer): Reply {
     };
   }
   if (typeof value === 'object' && value !== null && 'error' in value) {
-    const parsed = errorResponseSchema.safeParse(value);
+    const parsed = errorResponseSchema.safeParse(value, REPORT_INPUT);
     if (!parsed.success)
       return {
         kind: 'invalid',
@@ -158,7 +158,7 @@ function interpret(bytes: Buffer): Reply {
       message: parsed.data.error.message,
     };
   }
-  const parsed = successResponseSchema.safeParse(value);
+  const parsed = successResponseSchema.safeParse(value, REPORT_INPUT);
   if (!parsed.success)
     return { kind: 'invalid', reason: `invalid response: ${describeIssues(parsed.error).join('; ')}` };
   return { kind: 'result', id: parsed.data.id, result: parsed.data.result };

@@ -15,7 +15,7 @@ import {
 import { identityOf, parseManifest } from '../manifest.js';
 import { identityProblems } from '../identity.js';
 import { checkExecutable } from '../package-files.js';
-import { describeIssues, methodSchemas, type Manifest } from '../schemas.js';
+import { describeIssues, methodSchemas, type Manifest, REPORT_INPUT } from '../schemas.js';
 import { Probe, type Reply } from './probe.js';
 
 export interface ConformanceCheck {
@@ -342,7 +342,7 @@ function expectResult<M extends keyof typeof methodSchemas>(reply: Reply, id: nu
   if (reply.kind === 'error')
     throw new CheckFailed(`${method} answered error ${reply.code}: ${reply.message}`);
   expect(reply.id === id, `response id ${JSON.stringify(reply.id)} does not echo request id ${id}`);
-  const parsed = methodSchemas[method].result.safeParse(reply.result);
+  const parsed = methodSchemas[method].result.safeParse(reply.result, REPORT_INPUT);
   if (!parsed.success)
     throw new CheckFailed(`invalid ${method} result: ${describeIssues(parsed.error, 'result').join('; ')}`);
   return parsed.data as ReturnType<(typeof methodSchemas)[M]['result']['parse']>;

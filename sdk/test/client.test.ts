@@ -1,0 +1,242 @@
+// PluginClient against a simulated plugin over in-process PassThrough pairs.
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import {
+  ClientBusyError,
+  ConnectionClosedError,
+  IdMismatchError,
+  MalformedResponseError,
+  OversizedResponseError,
+  PluginClient,
+  PluginRpcError,
+  RequestAbortedError,
+} from '../src/client.js';
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from '../src/constants.js';
+import { identityOf } from '../src/manifest.js';
+import { serve } from '../src/serve.js';
+import { FIXED_TIME, FULL_MANIFEST, fixtureHandler } from './serve-harness.js';
+
+const HEALTH = { status: 'healthy', checkedAt: FIXED_TIME };
+const INIT_PARAMS = {
+  protocolVersion: PROTOCOL_VERSION,
+  hostVersion: 'client-test',
+  grantedScopes: ['project.metadata.read' as const],
+};
+const INIT_RESULT = {
+  protocolVersion: PROTOCOL_VERSION,
+  plugin: identityOf(FULL_MANIFEST),
+  grantedScopes: ['project.metadata.read'],
+};
+
+/**
+ * A fake plugin: `answer` gets each request line the client wrote (parsed)
+ * and returns what to write back on stdout (or nothing).
+ */
+function fakePlugin(
+  answer: (request: { id: number; method: string; params: unknown }) => string | undefined,
+) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const requests: string[] = [];
+  let pending = '';
+  stdin.on('data', (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    for (let newline = pending.indexOf('\n'); newline !== -1; newline = pending.indexOf('\n')) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      requests.push(line);
+      const reply = answer(JSON.parse(line) as { id: number; method: string; params: unknown });
+      if (reply !== undefined) stdout.write(reply);
+    }
+  });
+  const client = new PluginClient(stdin, stdout);
+  return { client, stdin, stdout, requests };
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('PluginClient', () => {
+  it('returns the parsed result of a valid exchange, with integer ids from 1', async () => {
+    const { client, requests } = fakePlugin((request) =>
+      request.method === 'initialize'
+        ? `${JSON.stringify({ jsonrpc: '2.0', id: request.id, result: INIT_RESULT })}\n`
+        : `${JSON.stringify({ jsonrpc: '2.0', id: request.id, result: HEALTH })}\n`,
+    );
+    await expect(client.request('initialize', INIT_PARAMS)).resolves.toEqual(INIT_RESULT);
+    await expect(client.request('plugin.health', {})).resolves.toEqual(HEALTH);
+    expect(requests).toEqual([
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_PARAMS }),
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'plugin.health', params: {} }),
+    ]);
+  });
+
+  it('talks to a real serve() session', async () => {
+    const toPlugin = new PassThrough();
+    const fromPlugin = new PassThrough();
+    const served = serve(FULL_MANIFEST, fixtureHandler, { input: toPlugin, output: fromPlugin });
+    const client = new PluginClient(toPlugin, fromPlugin);
+    await expect(client.request('initialize', INIT_PARAMS)).resolves.toEqual(INIT_RESULT);
+    await expect(
+      client.request('project.inspect', { project: { id: 'omits', displayName: 'P' } }),
+    ).resolves.toEqual({
+      summary: 'P: root (not sent); granted project.metadata.read',
+      facts: [],
+      actions: [],
+      warnings: [],
+      observedAt: FIXED_TIME,
+    });
+    const denied = await client
+      .request('project.operate', { project: { id: 'p', displayName: 'P' }, action: 'echo', input: 1 })
+      .catch((error: unknown) => error);
+    expect(denied).toBeInstanceOf(PluginRpcError);
+    expect(denied).toMatchObject({ code: -32003 });
+    client.close();
+    await served;
+  });
+
+  const malformed: [string, (id: number) => string, string][] = [
+    [
+      'an unknown field in the envelope',
+      (id) => JSON.stringify({ jsonrpc: '2.0', id, result: HEALTH, extra: 1 }),
+      'unknown field "extra"',
+    ],
+    [
+      'an unknown field in the result',
+      (id) => JSON.stringify({ jsonrpc: '2.0', id, result: { ...HEALTH, uptime: 5 } }),
+      'unknown field "uptime"',
+    ],
+    [
+      'an unknown field in the error object',
+      (id) => JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: 'x', data: {} } }),
+      'unknown field "data"',
+    ],
+    ['neither result nor error', (id) => JSON.stringify({ jsonrpc: '2.0', id }), 'result'],
+    [
+      'both result and error',
+      (id) => JSON.stringify({ jsonrpc: '2.0', id, result: HEALTH, error: { code: -32000, message: 'x' } }),
+      'unknown field "result"',
+    ],
+    [
+      'two JSON documents on one line',
+      (id) => `${JSON.stringify({ jsonrpc: '2.0', id, result: HEALTH })} {}`,
+      'not exactly one JSON document',
+    ],
+    ['jsonrpc 1.0', (id) => JSON.stringify({ jsonrpc: '1.0', id, result: HEALTH }), 'jsonrpc'],
+    [
+      'a result of the wrong shape',
+      (id) => JSON.stringify({ jsonrpc: '2.0', id, result: { status: 'ok' } }),
+      'result.status',
+    ],
+    ['a banner instead of JSON', () => 'plugin starting...', 'not exactly one JSON document'],
+  ];
+
+  it.each(malformed)('rejects %s with MalformedResponseError', async (_name, reply, text) => {
+    const { client } = fakePlugin((request) => `${reply(request.id)}\n`);
+    const error = await client.request('plugin.health', {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MalformedResponseError);
+    expect((error as Error).message).toContain(text);
+  });
+
+  it('rejects a line that is not valid UTF-8 with MalformedResponseError', async () => {
+    const { client, stdout } = fakePlugin(() => undefined);
+    const pending = client.request('plugin.health', {}).catch((caught: unknown) => caught);
+    stdout.write(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]));
+    expect(await pending).toBeInstanceOf(MalformedResponseError);
+  });
+
+  it('rejects a response with another id with IdMismatchError', async () => {
+    for (const id of [2, '1', null]) {
+      const { client } = fakePlugin(() => `${JSON.stringify({ jsonrpc: '2.0', id, result: HEALTH })}\n`);
+      const error = await client.request('plugin.health', {}).catch((caught: unknown) => caught);
+      expect(error, JSON.stringify(id)).toBeInstanceOf(IdMismatchError);
+      expect(error).toMatchObject({ expected: 1, received: id });
+    }
+    const { client } = fakePlugin(
+      () => `${JSON.stringify({ jsonrpc: '2.0', id: 7, error: { code: -32000, message: 'x' } })}\n`,
+    );
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(IdMismatchError);
+  });
+
+  it('turns an error response into PluginRpcError with its code and message', async () => {
+    const { client } = fakePlugin(
+      (request) =>
+        `${JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code: -32003, message: 'permission denied: nope' } })}\n`,
+    );
+    const error = await client.request('plugin.health', {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PluginRpcError);
+    expect(error).toMatchObject({ kind: 'rpc-error', code: -32003, rpcMessage: 'permission denied: nope' });
+  });
+
+  it('rejects a response line over 1 MiB without holding more than the limit while a 3 MiB line streams in', async () => {
+    const { client, stdout } = fakePlugin(() => undefined);
+    const first = client.request('plugin.health', {}).catch((caught: unknown) => caught);
+    const prefix = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"status":"healthy","message":"`);
+    const line = Buffer.concat([prefix, Buffer.alloc(3 * 1_048_576, 0x6d), Buffer.from('"}}\n')]);
+    let maxBuffered = 0;
+    for (let offset = 0; offset < line.length; offset += 65_536) {
+      stdout.write(line.subarray(offset, offset + 65_536));
+      await tick();
+      maxBuffered = Math.max(maxBuffered, client.bufferedBytes);
+      expect(client.bufferedBytes).toBeLessThanOrEqual(1_048_577);
+    }
+    // It was measured while buffering, not only after giving up.
+    expect(maxBuffered).toBeGreaterThan(MAX_MESSAGE_BYTES - 65_536);
+    const error = await first;
+    expect(error).toBeInstanceOf(OversizedResponseError);
+    expect(error).toMatchObject({ kind: 'oversized', limit: MAX_MESSAGE_BYTES });
+    // The rest of the oversized line is skipped: the next response is read normally.
+    const second = client.request('plugin.health', {});
+    stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, result: HEALTH })}\n`);
+    await expect(second).resolves.toEqual(HEALTH);
+  });
+
+  it('rejects with ConnectionClosedError when stdout ends before an answer, also for later calls', async () => {
+    const { client, stdout } = fakePlugin(() => undefined);
+    const pending = client.request('plugin.health', {}).catch((caught: unknown) => caught);
+    stdout.write('{"jsonrpc":"2.0","id":1,"res');
+    stdout.end();
+    expect(await pending).toBeInstanceOf(MalformedResponseError);
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(ConnectionClosedError);
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(ConnectionClosedError);
+  });
+
+  it('rejects with ConnectionClosedError when stdout closes with nothing sent', async () => {
+    const { client, stdout } = fakePlugin(() => undefined);
+    const pending = client.request('initialize', INIT_PARAMS).catch((caught: unknown) => caught);
+    stdout.end();
+    const error = await pending;
+    expect(error).toBeInstanceOf(ConnectionClosedError);
+    expect(error).toMatchObject({ kind: 'closed' });
+  });
+
+  it('rejects with RequestAbortedError when the signal aborts, and before sending when already aborted', async () => {
+    const { client } = fakePlugin(() => undefined);
+    const controller = new AbortController();
+    const pending = client.request('plugin.health', {}, controller.signal).catch((caught: unknown) => caught);
+    await tick();
+    controller.abort();
+    const error = await pending;
+    expect(error).toBeInstanceOf(RequestAbortedError);
+    expect(error).toMatchObject({ kind: 'aborted' });
+    await expect(client.request('plugin.health', {}, AbortSignal.abort())).rejects.toBeInstanceOf(
+      RequestAbortedError,
+    );
+  });
+
+  it('refuses a second request while one is in flight', async () => {
+    const { client, stdout } = fakePlugin(() => undefined);
+    const first = client.request('plugin.health', {});
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(ClientBusyError);
+    stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, result: HEALTH })}\n`);
+    await expect(first).resolves.toEqual(HEALTH);
+  });
+
+  it('treats output the plugin wrote before the request as the answer (so noise fails the call)', async () => {
+    const { client, stdout } = fakePlugin(
+      (request) => `${JSON.stringify({ jsonrpc: '2.0', id: request.id, result: HEALTH })}\n`,
+    );
+    stdout.write('hello from the plugin\n');
+    await tick();
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(MalformedResponseError);
+  });
+});

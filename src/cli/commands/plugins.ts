@@ -1,0 +1,187 @@
+// switchyard plugin …: review, trust and enable plugins (CLI.md "Plugins").
+import type { Command } from 'commander';
+import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@switchyard/plugin-sdk/protocol';
+import { InvalidInputError } from '../../core/errors.js';
+import type { PluginDetail, PluginView } from '../../core/plugins.js';
+import { withRuntime } from '../context.js';
+import { emit, printFields, printJson, printTable } from '../output.js';
+import { positiveInt, requireYes } from '../parse.js';
+
+export function registerPluginCommands(program: Command): void {
+  const plugin = program.command('plugin').description('discover, review, trust and enable plugins');
+
+  plugin
+    .command('refresh')
+    .description('rediscover plugin packages in <data-dir>/plugins (never runs them)')
+    .addHelpText('after', '\nExample:\n  switchyard plugin refresh')
+    .action(async (_options, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        const plugins = await runtime.core.plugins.refresh(actor);
+        emit(config.json, plugins, () => printPluginTable(plugins));
+      }),
+    );
+
+  plugin
+    .command('list')
+    .description('one row per plugin: id, version, trust, enabled, health, grants')
+    .addHelpText('after', '\nExample:\n  switchyard plugin list --json')
+    .action(async (_options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const plugins = await runtime.core.plugins.list();
+        emit(config.json, plugins, () => printPluginTable(plugins));
+      }),
+    );
+
+  plugin
+    .command('show <id>')
+    .description('everything a reviewer needs, with the full SHA-256 fingerprint')
+    .addHelpText('after', '\nExample:\n  switchyard plugin show fixture-inspector')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const detail = await runtime.core.plugins.show(id);
+        if (config.json) return printJson({ ...detail, osTrustBoundary: OS_TRUST_BOUNDARY_STATEMENT });
+        printDetail(detail);
+      }),
+    );
+
+  plugin
+    .command('trust <id>')
+    .description('record the exact reviewed fingerprint; the plugin stays disabled')
+    .requiredOption('--fingerprint <sha256>', 'the full fingerprint that `plugin show` prints')
+    .option('--yes', 'confirm that you reviewed this plugin')
+    .addHelpText(
+      'after',
+      '\nExample:\n  switchyard plugin trust fixture-inspector --fingerprint 3f5a…e1 --yes',
+    )
+    .action(async (id: string, options: { fingerprint: string; yes?: boolean }, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
+        requireYes(options.yes, `plugin trust ${id} --fingerprint ${options.fingerprint}`);
+        if (!/^[0-9a-f]{64}$/.test(options.fingerprint)) {
+          throw new InvalidInputError(
+            '--fingerprint must be the 64 lower-case hex characters that `plugin show` prints',
+          );
+        }
+        const view = await runtime.core.plugins.trust(id, options.fingerprint, actor);
+        emit(config.json, view, () =>
+          process.stdout.write(
+            `trusted ${id} at ${options.fingerprint}; it stays disabled until you enable it\n`,
+          ),
+        );
+      }),
+    );
+
+  plugin
+    .command('enable <id>')
+    .description('grant a subset of the requested scopes, after a successful initialize/health exchange')
+    .option('--scope <scope>', 'a scope to grant (repeat for several)', collect, [] as string[])
+    .option('--yes', 'confirm the grant')
+    .addHelpText(
+      'after',
+      '\nExample:\n  switchyard plugin enable fixture-inspector --scope project.metadata.read --scope project.files.read --yes',
+    )
+    .action(async (id: string, options: { scope: string[]; yes?: boolean }, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        requireYes(
+          options.yes,
+          `plugin enable ${id} ${options.scope.map((scope) => `--scope ${scope}`).join(' ')}`,
+        );
+        const view = await runtime.core.plugins.enable(id, options.scope, actor);
+        emit(config.json, view, () =>
+          process.stdout.write(
+            `enabled ${id} with ${view.grantedScopes.join(', ')} (health: ${view.health})\n`,
+          ),
+        );
+      }),
+    );
+
+  plugin
+    .command('disable <id>')
+    .description('revoke every grant, without running plugin code')
+    .addHelpText('after', '\nExample:\n  switchyard plugin disable fixture-inspector')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        const view = await runtime.core.plugins.disable(id, actor);
+        emit(config.json, view, () => process.stdout.write(`disabled ${id}; all grants revoked\n`));
+      }),
+    );
+
+  plugin
+    .command('health <id>')
+    .description('one supervised health check now')
+    .addHelpText('after', '\nExample:\n  switchyard plugin health fixture-inspector')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const health = await runtime.core.plugins.health(id);
+        emit(config.json, health, () =>
+          process.stdout.write(`${id}: ${health.status}${health.message ? ` — ${health.message}` : ''}\n`),
+        );
+      }),
+    );
+
+  plugin
+    .command('logs <id>')
+    .description('newest redacted log entries (plugin stderr and call failures)')
+    .option('--limit <n>', 'how many entries', positiveInt('--limit'), 50)
+    .addHelpText('after', '\nExample:\n  switchyard plugin logs fixture-inspector --limit 20')
+    .action(async (id: string, options: { limit: number }, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const logs = await runtime.core.plugins.logs(id, options.limit);
+        if (config.json) return printJson(logs);
+        if (logs.length === 0) return void process.stdout.write(`no log entries for ${id}\n`);
+        for (const entry of [...logs].reverse())
+          process.stdout.write(`${entry.at}  ${entry.source.padEnd(6)}  ${entry.line}\n`);
+      }),
+    );
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function printPluginTable(plugins: PluginView[]): void {
+  if (plugins.length === 0) {
+    process.stdout.write(
+      'no plugins found; put packages in <data-dir>/plugins/<package>/ and run `switchyard plugin refresh`\n',
+    );
+    return;
+  }
+  printTable(
+    ['ID', 'VERSION', 'TRUST', 'ENABLED', 'HEALTH', 'GRANTS', 'NOTE'],
+    plugins.map((plugin) => [
+      plugin.id,
+      plugin.version,
+      plugin.trust,
+      plugin.enabled ? 'yes' : 'no',
+      plugin.health,
+      plugin.grantedScopes.join(',') || '-',
+      plugin.available ? '' : `unavailable: ${plugin.error ?? ''}`.slice(0, 80),
+    ]),
+  );
+}
+
+function printDetail(detail: PluginDetail): void {
+  printFields([
+    ['id', detail.id],
+    ['name', detail.name],
+    ['version', detail.version],
+    ['protocol', detail.protocolVersion],
+    ['fingerprint', detail.fingerprint ?? '(cannot be computed)'],
+    ['trusted fingerprint', detail.trust === 'changed' ? detail.trustedFingerprint : undefined],
+    ['trust', detail.trust === 'changed' ? 'CHANGED since review — review again' : detail.trust],
+    ['trusted by', detail.trustedBy ? `${detail.trustedBy} at ${detail.trustedAt}` : undefined],
+    ['enabled', detail.enabled ? 'yes' : 'no'],
+    ['capabilities', detail.capabilities.join(', ')],
+    ['requested scopes', detail.requestedScopes.join(', ') || '(none)'],
+    ['granted scopes', detail.grantedScopes.join(', ') || '(none)'],
+    ['health', detail.health],
+    ['last error', detail.lastError],
+    ['available', detail.available ? 'yes' : `no — ${detail.error}`],
+    ['manifest', detail.manifestPath],
+    ['executable', detail.executable],
+  ]);
+  process.stdout.write('\nwhat the requested scopes allow:\n');
+  for (const scope of detail.requestedScopes)
+    process.stdout.write(`  ${scope}: ${SCOPE_DESCRIPTIONS[scope as Scope]}\n`);
+  process.stdout.write(`\nOS trust boundary: ${OS_TRUST_BOUNDARY_STATEMENT}\n`);
+}

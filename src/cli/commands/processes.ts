@@ -1,0 +1,95 @@
+// switchyard worker / scheduler: one process each, for running them apart or
+// on other machines.
+import type { Command } from 'commander';
+import { runSchedulerProcess } from '../../scheduler/run.js';
+import { runWorkerProcess } from '../../worker/run.js';
+import { globalsOf } from '../context.js';
+import { positiveInt } from '../parse.js';
+
+export function registerProcessCommands(program: Command): void {
+  program
+    .command('worker')
+    .description('run a worker process: takes inspect, operate, health and maintenance jobs')
+    .option('--concurrency <n>', 'plugin calls at once in this process', positiveInt('--concurrency'), 2)
+    .option(
+      '--shutdown-deadline <ms>',
+      'on SIGTERM, how long running calls may finish before they are cancelled',
+      positiveInt('--shutdown-deadline'),
+      10_000,
+    )
+    .option('--call-timeout <ms>', 'per plugin call', positiveInt('--call-timeout'))
+    .option(
+      '--lock-duration <ms>',
+      "after how long a dead worker's jobs are taken again",
+      positiveInt('--lock-duration'),
+    )
+    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addHelpText(
+      'after',
+      '\nExample (another machine joining):\n  switchyard worker --redis-url redis://:password@queue-host:6379 --concurrency 4',
+    )
+    .action(
+      async (
+        options: {
+          concurrency: number;
+          shutdownDeadline: number;
+          callTimeout?: number;
+          lockDuration?: number;
+          logLevel: string;
+        },
+        command: Command,
+      ) => {
+        const config = globalsOf(command);
+        await runWorkerProcess({
+          dataDir: config.dataDir,
+          redisUrl: config.redisUrl,
+          prefix: config.prefix,
+          concurrency: options.concurrency,
+          shutdownDeadlineMs: options.shutdownDeadline,
+          logLevel: options.logLevel,
+          ...(options.callTimeout ? { callTimeoutMs: options.callTimeout } : {}),
+          ...(options.lockDuration
+            ? {
+                worker: {
+                  lockDurationMs: options.lockDuration,
+                  stalledIntervalMs: Math.max(500, Math.floor(options.lockDuration / 2)),
+                },
+              }
+            : {}),
+        });
+      },
+    );
+
+  program
+    .command('scheduler')
+    .description('run the scheduler: health checks, rediscovery, retention, recurring inspections')
+    .option('--health-every <ms>', 'health checks of enabled plugins', positiveInt('--health-every'), 30_000)
+    .option(
+      '--rediscover-every <ms>',
+      'rediscovery of plugin packages',
+      positiveInt('--rediscover-every'),
+      60_000,
+    )
+    .option('--retention-every <ms>', 'retention clean-up', positiveInt('--retention-every'), 3_600_000)
+    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addHelpText('after', '\nExample:\n  switchyard scheduler --health-every 60000')
+    .action(
+      async (
+        options: { healthEvery: number; rediscoverEvery: number; retentionEvery: number; logLevel: string },
+        command: Command,
+      ) => {
+        const config = globalsOf(command);
+        await runSchedulerProcess({
+          dataDir: config.dataDir,
+          redisUrl: config.redisUrl,
+          prefix: config.prefix,
+          logLevel: options.logLevel,
+          scheduler: {
+            healthEveryMs: options.healthEvery,
+            rediscoverEveryMs: options.rediscoverEvery,
+            retentionEveryMs: options.retentionEvery,
+          },
+        });
+      },
+    );
+}

@@ -1,0 +1,90 @@
+// switchyard project …: the projects plugins may look at (CLI.md "Projects").
+import type { Command } from 'commander';
+import type { Project } from '../../core/projects.js';
+import { withRuntime } from '../context.js';
+import { emit, printTable } from '../output.js';
+
+export function registerProjectCommands(program: Command): void {
+  const project = program.command('project').description('register and trust projects');
+
+  project
+    .command('add <path>')
+    .description('register one project directory')
+    .option('--id <id>', 'project id (default: the directory name, lower-cased)')
+    .option('--name <name>', 'display name (default: the directory name)')
+    .option('--trust', 'trust it now (projects start untrusted)')
+    .addHelpText('after', '\nExample:\n  switchyard project add ~/src/shop --trust')
+    .action(
+      async (path: string, options: { id?: string; name?: string; trust?: boolean }, command: Command) =>
+        withRuntime(command, async ({ config, runtime, actor }) => {
+          const added = await runtime.core.projects.add(path, options, actor);
+          emit(config.json, added, () => printProjects([added]));
+        }),
+    );
+
+  project
+    .command('scan <dir>')
+    .description('register each immediate subdirectory of <dir>')
+    .option('--trust', 'trust them now')
+    .addHelpText('after', '\nExample:\n  switchyard project scan ~/src --trust')
+    .action(async (dir: string, options: { trust?: boolean }, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        const added = await runtime.core.projects.scan(dir, options, actor);
+        emit(config.json, added, () => printProjects(added));
+      }),
+    );
+
+  project
+    .command('list')
+    .description('all registered projects')
+    .addHelpText('after', '\nExample:\n  switchyard project list --json')
+    .action(async (_options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const projects = await runtime.core.projects.list();
+        emit(config.json, projects, () => printProjects(projects));
+      }),
+    );
+
+  for (const [name, trusted] of [
+    ['trust', true],
+    ['untrust', false],
+  ] as const) {
+    project
+      .command(`${name} <id>`)
+      .description(
+        trusted ? 'allow plugins to be called on this project' : 'stop all plugin calls on this project',
+      )
+      .addHelpText('after', `\nExample:\n  switchyard project ${name} shop`)
+      .action(async (id: string, _options, command: Command) =>
+        withRuntime(command, async ({ config, runtime, actor }) => {
+          const updated = await runtime.core.projects.setTrusted(id, trusted, actor);
+          emit(config.json, updated, () => printProjects([updated]));
+        }),
+      );
+  }
+
+  project
+    .command('remove <id>')
+    .description('forget a project (its files are not touched)')
+    .addHelpText('after', '\nExample:\n  switchyard project remove shop')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        const removed = await runtime.core.projects.remove(id, actor);
+        emit(config.json, removed, () => process.stdout.write(`removed project ${id} (${removed.root})\n`));
+      }),
+    );
+}
+
+function printProjects(projects: Project[]): void {
+  if (projects.length === 0)
+    return void process.stdout.write('no projects; add one with `switchyard project add <path>`\n');
+  printTable(
+    ['ID', 'NAME', 'TRUSTED', 'ROOT'],
+    projects.map((project) => [
+      project.id,
+      project.displayName,
+      project.trusted ? 'yes' : 'no',
+      project.root,
+    ]),
+  );
+}

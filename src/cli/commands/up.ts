@@ -1,0 +1,96 @@
+// switchyard up / api: the embedded default and the front process.
+import type { Command } from 'commander';
+import { runApiProcess } from '../../api/run.js';
+import { createLogger } from '../../core/log.js';
+import { globalsOf } from '../context.js';
+import { positiveInt } from '../parse.js';
+import { startUp, type AppendFsync } from '../up.js';
+import { InvalidArgumentError } from 'commander';
+
+export const DEFAULT_PORT = 7317;
+
+function port(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65_535)
+    throw new InvalidArgumentError('--port must be 0–65535');
+  return parsed;
+}
+
+function appendfsync(value: string): AppendFsync {
+  if (value !== 'always' && value !== 'everysec')
+    throw new InvalidArgumentError('--appendfsync must be always or everysec');
+  return value;
+}
+
+export function registerUpCommand(program: Command): void {
+  program
+    .command('up')
+    .description(
+      'run everything on this machine: embedded Redis (unless --redis-url), the api with the UI, workers, the scheduler',
+    )
+    .option('--workers <n>', 'worker processes', positiveInt('--workers'), 2)
+    .option('--concurrency <n>', 'plugin calls at once per worker', positiveInt('--concurrency'), 2)
+    .option('--host <host>', 'address the api binds', '127.0.0.1')
+    .option('--port <port>', 'api port', port, DEFAULT_PORT)
+    .option(
+      '--appendfsync <mode>',
+      'embedded Redis AOF fsync: everysec (default) or always',
+      appendfsync,
+      'everysec',
+    )
+    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addHelpText('after', '\nExample:\n  switchyard up --workers 4 --port 8080')
+    .action(
+      async (
+        options: {
+          workers: number;
+          concurrency: number;
+          host: string;
+          port: number;
+          appendfsync: AppendFsync;
+          logLevel: string;
+        },
+        command: Command,
+      ) => {
+        const config = globalsOf(command);
+        const logger = createLogger('up', options.logLevel);
+        const up = await startUp(
+          config,
+          {
+            workers: options.workers,
+            workerConcurrency: options.concurrency,
+            host: options.host,
+            port: options.port,
+            logLevel: options.logLevel,
+            appendfsync: options.appendfsync,
+          },
+          logger,
+        );
+        process.stdout.write(
+          `Switchyard is up: ${up.url}/ (Redis ${up.redisUrl}); Ctrl-C stops everything\n`,
+        );
+        process.once('SIGINT', () => void up.stop());
+        process.once('SIGTERM', () => void up.stop());
+        await up.stopped;
+        process.stdout.write('Switchyard stopped\n');
+      },
+    );
+
+  program
+    .command('api')
+    .description('run the api process (HTTP API and web UI)')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--port <port>', 'port', port, DEFAULT_PORT)
+    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addHelpText('after', '\nExample:\n  switchyard api --port 8080 --redis-url redis://127.0.0.1:6379')
+    .action(async (options: { host: string; port: number; logLevel: string }, command: Command) => {
+      const config = globalsOf(command);
+      await runApiProcess({
+        dataDir: config.dataDir,
+        redisUrl: config.redisUrl,
+        prefix: config.prefix,
+        logLevel: options.logLevel,
+        api: { host: options.host, port: options.port },
+      });
+    });
+}

@@ -1,0 +1,312 @@
+// switchyard inspect / batch / run / op / audit: queued work (CLI.md "Work").
+import type { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import type { BatchView } from '../../core/batches.js';
+import { readAudit } from '../../core/audit.js';
+import { InvalidInputError } from '../../core/errors.js';
+import type { OperationView } from '../../core/operations.js';
+import type { WorkService } from '../../core/work.js';
+import { withRuntime } from '../context.js';
+import { emit, note, printJson, printTable } from '../output.js';
+import { parseJsonInput, positiveInt, requireYes } from '../parse.js';
+
+/** Exit status set by commands whose requested work failed (CLI.md: 1). */
+export class WorkFailed extends Error {
+  readonly exitCode = 1;
+}
+
+const NO_WORKER_AFTER_MS = 3_000;
+
+export function registerWorkCommands(program: Command): void {
+  program
+    .command('inspect <plugin> [projects...]')
+    .description('one batch of inspections: the named projects, or --all trusted projects')
+    .option('--all', 'every trusted project')
+    .option('--no-wait', 'print the batch at once instead of following it')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard inspect fixture-inspector --all\n  switchyard inspect fixture-inspector shop blog --json',
+    )
+    .action(
+      async (
+        pluginId: string,
+        projects: string[],
+        options: { all?: boolean; wait: boolean },
+        command: Command,
+      ) =>
+        withRuntime(command, async ({ config, runtime, actor }) => {
+          if (options.all && projects.length > 0)
+            throw new InvalidInputError('name projects or use --all, not both');
+          if (!options.all && projects.length === 0)
+            throw new InvalidInputError('name at least one project, or use --all');
+          const batch = await runtime.work.createBatch(pluginId, options.all ? 'all' : projects, actor);
+          if (!options.wait) {
+            if (config.json) return printJson(withoutResults(batch));
+            return void process.stdout.write(`batch ${batch.batchId}: ${batch.total} inspections queued\n`);
+          }
+          const final = await followWithProgress(runtime.work, batch, config.json);
+          if (config.json) printJson(batchDocument(final));
+          else printBatchResults(final);
+          if (final.failed > 0) throw new WorkFailed(`${final.failed} of ${final.total} inspections failed`);
+        }),
+    );
+
+  const batch = program.command('batch').description('inspection batches');
+  batch
+    .command('show <batchId>')
+    .description('counts so far (pending too) and per-project results')
+    .addHelpText('after', '\nExample:\n  switchyard batch show batch_1f2e… --json')
+    .action(async (batchId: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const view = await runtime.work.getBatch(batchId);
+        emit(config.json, batchDocument(view), () => printBatchResults(view));
+      }),
+    );
+  batch
+    .command('list')
+    .description('the newest batches')
+    .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
+    .addHelpText('after', '\nExample:\n  switchyard batch list')
+    .action(async (options: { limit: number }, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const batches = await runtime.work.listBatches(options.limit);
+        if (config.json) return printJson(batches.map(withoutResults));
+        printTable(
+          ['BATCH', 'PLUGIN', 'STATE', 'TOTAL', 'SUCCEEDED', 'FAILED', 'PENDING', 'CREATED'],
+          batches.map((item) => [
+            item.batchId,
+            item.pluginId,
+            item.state,
+            item.total,
+            item.succeeded,
+            item.failed,
+            item.pending,
+            item.createdAt,
+          ]),
+        );
+      }),
+    );
+
+  program
+    .command('run <plugin> <project> <action>')
+    .description('queue one durable operation (a plugin action on a project)')
+    .option('--input <json>', 'the action input, as JSON')
+    .option('--yes', 'confirm: this lets the plugin change the project')
+    .option('--idempotency-key <key>', 'the same key returns the same operation')
+    .option('--wait', 'follow it to a terminal state (exit 1 unless it succeeded)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  switchyard run fixture-inspector shop fixture.echo --input \'{"hello":"world"}\' --yes --wait',
+    )
+    .action(
+      async (
+        pluginId: string,
+        projectId: string,
+        action: string,
+        options: { input?: string; yes?: boolean; idempotencyKey?: string; wait?: boolean },
+        command: Command,
+      ) =>
+        withRuntime(command, async ({ config, runtime, actor }) => {
+          const input = parseJsonInput(options.input);
+          requireYes(options.yes, `run ${pluginId} ${projectId} ${action}`);
+          const { operation, created } = await runtime.work.createOperation(
+            {
+              pluginId,
+              projectId,
+              action,
+              input,
+              ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+            },
+            actor,
+          );
+          if (!options.wait) {
+            if (config.json) return printJson(operation);
+            return void process.stdout.write(
+              `${operation.id}${created ? '' : ' (existing operation for this idempotency key)'}\n`,
+            );
+          }
+          await finishOperation(runtime.work, operation, config.json);
+        }),
+    );
+
+  const op = program.command('op').description('durable operations');
+  op.command('list')
+    .description('the newest operations')
+    .option('--project <id>', 'only this project')
+    .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
+    .addHelpText('after', '\nExample:\n  switchyard op list --project shop')
+    .action(async (options: { project?: string; limit: number }, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const operations = await runtime.work.listOperations({
+          limit: options.limit,
+          ...(options.project ? { projectId: options.project } : {}),
+        });
+        if (config.json) return printJson(operations);
+        printTable(
+          ['OPERATION', 'PLUGIN', 'PROJECT', 'ACTION', 'STATE', 'ERROR', 'REQUESTED'],
+          operations.map((item) => [
+            item.id,
+            item.pluginId,
+            item.projectId,
+            item.action,
+            item.state,
+            item.errorCode,
+            item.requestedAt,
+          ]),
+        );
+      }),
+    );
+  op.command('show <id>')
+    .description('one operation with its result or error')
+    .addHelpText('after', '\nExample:\n  switchyard op show op_5c1d…')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const operation = await runtime.work.getOperation(id);
+        emit(config.json, operation, () => printOperation(operation));
+      }),
+    );
+  op.command('cancel <id>')
+    .description('cancel: a queued operation never starts; a running one is killed')
+    .addHelpText('after', '\nExample:\n  switchyard op cancel op_5c1d…')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime, actor }) => {
+        const operation = await runtime.work.cancelOperation(id, actor);
+        emit(config.json, operation, () => process.stdout.write(`${id}: ${operation.state}\n`));
+      }),
+    );
+  op.command('wait <id>')
+    .description('follow an operation to a terminal state (exit 1 unless it succeeded)')
+    .addHelpText('after', '\nExample:\n  switchyard op wait op_5c1d…')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        await finishOperation(runtime.work, await runtime.work.getOperation(id), config.json);
+      }),
+    );
+
+  program
+    .command('audit')
+    .description('newest audit entries: who trusted, enabled, ran or cancelled what')
+    .option('--limit <n>', 'how many', positiveInt('--limit'), 50)
+    .addHelpText('after', '\nExample:\n  switchyard audit --limit 20')
+    .action(async (options: { limit: number }, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const entries = await readAudit(runtime.core.redis, runtime.core.keys, options.limit);
+        if (config.json) return printJson(entries);
+        printTable(
+          ['AT', 'ACTOR', 'ACTION', 'TARGET', 'DETAIL'],
+          entries.map((entry) => [
+            entry.at,
+            entry.actor,
+            entry.action,
+            entry.target,
+            JSON.stringify(entry.detail).slice(0, 100),
+          ]),
+        );
+      }),
+    );
+}
+
+async function finishOperation(work: WorkService, operation: OperationView, json: boolean): Promise<void> {
+  const warning = warnWithoutWorkers(work, 'operate', () => operation.state === 'queued');
+  const final = await work.waitOperation(operation.id).finally(() => clearTimeout(warning));
+  emit(json, final, () => printOperation(final));
+  if (final.state !== 'succeeded') throw new WorkFailed(`operation ${final.id} ended ${final.state}`);
+}
+
+async function followWithProgress(work: WorkService, batch: BatchView, json: boolean): Promise<BatchView> {
+  let latest = { done: 0, total: batch.total };
+  const warning = warnWithoutWorkers(work, 'inspect', () => latest.done === 0);
+  const bar =
+    !json && process.stdout.isTTY
+      ? new cliProgress.SingleBar(
+          {
+            format: 'inspecting {bar} {value}/{total} | {failed} failed | {rate}/s | eta {eta}s',
+            hideCursor: true,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  const started = Date.now();
+  bar?.start(batch.total, 0, { failed: 0, rate: '0.0' });
+  try {
+    return await work.followBatch(
+      batch.batchId,
+      (progress) => {
+        const done = progress.succeeded + progress.failed;
+        latest = { done, total: progress.total };
+        const rate = (done / Math.max(0.001, (Date.now() - started) / 1_000)).toFixed(1);
+        bar?.update(done, { failed: progress.failed, rate });
+      },
+      { pollMs: 500 },
+    );
+  } finally {
+    clearTimeout(warning);
+    bar?.stop();
+  }
+}
+
+/** Says so when queued work has no worker consuming its queue, instead of waiting in silence. */
+function warnWithoutWorkers(
+  work: WorkService,
+  queue: 'inspect' | 'operate',
+  stillWaiting: () => boolean,
+): NodeJS.Timeout {
+  return setTimeout(() => {
+    void work.workersConsuming(queue).then((count) => {
+      if (count === 0 && stillWaiting()) {
+        note(
+          `no worker is consuming the ${queue} queue; the work stays queued until one starts (\`switchyard worker\` or \`switchyard up\`)`,
+        );
+      }
+    });
+  }, NO_WORKER_AFTER_MS);
+}
+
+function withoutResults(batch: BatchView) {
+  const { results: _results, ...rest } = batch;
+  return rest;
+}
+
+/** CLI.md: {batchId, total, succeeded, failed, results: [...]} (+ pending, state, …). */
+function batchDocument(batch: BatchView) {
+  return { ...batch, results: batch.results ?? [] };
+}
+
+function printBatchResults(batch: BatchView): void {
+  printTable(
+    ['PROJECT', 'STATUS', 'SUMMARY / ERROR', 'FACTS'],
+    (batch.results ?? []).map((outcome) => [
+      outcome.projectId,
+      outcome.status,
+      outcome.result?.summary ??
+        (outcome.error ? `${outcome.error.code}: ${outcome.error.message}`.slice(0, 100) : ''),
+      outcome.result
+        ? outcome.result.facts
+            .map((fact) => `${fact.label}: ${fact.value}`)
+            .join('; ')
+            .slice(0, 80)
+        : '',
+    ]),
+  );
+  process.stdout.write(
+    `batch ${batch.batchId}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}\n`,
+  );
+}
+
+function printOperation(operation: OperationView): void {
+  const fields: [string, string | undefined][] = [
+    ['id', operation.id],
+    ['plugin', operation.pluginId],
+    ['project', operation.projectId],
+    ['action', operation.action],
+    ['state', operation.state],
+    ['error', operation.errorCode ? `${operation.errorCode}: ${operation.errorMessage ?? ''}` : undefined],
+    ['summary', operation.result?.summary],
+    ['output', operation.result ? JSON.stringify(operation.result.output) : undefined],
+    ['requested', operation.requestedAt],
+    ['started', operation.startedAt],
+    ['finished', operation.finishedAt],
+  ];
+  for (const [name, value] of fields)
+    if (value !== undefined) process.stdout.write(`${name.padEnd(9)}  ${value}\n`);
+}

@@ -1,0 +1,31 @@
+// Option parsing that fails with exit 2 and a message naming what to fix.
+import { InvalidArgumentError } from 'commander';
+import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
+import { InvalidInputError } from '../core/errors.js';
+
+export function positiveInt(name: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed <= 0)
+      throw new InvalidArgumentError(`${name} must be a positive integer`);
+    return parsed;
+  };
+}
+
+export function requireYes(yes: boolean | undefined, command: string): void {
+  if (!yes)
+    throw new InvalidInputError(
+      `this changes what code may run; confirm with --yes: switchyard ${command} --yes`,
+    );
+}
+
+export function parseJsonInput(text: string | undefined): JsonValue {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (error) {
+    throw new InvalidInputError(
+      `--input is not valid JSON (${(error as Error).message}); example: --input '{"key":"value"}'`,
+    );
+  }
+}

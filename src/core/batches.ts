@@ -1,0 +1,183 @@
+// Inspection batches: one batch → one job per project, counts, per-project
+// results and the latest result per plugin × project. A result is recorded
+// once per project (HSETNX in one Lua script), so a job that runs again after
+// its worker died can never count twice.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
+import type { Keys } from './keys.js';
+
+export interface ProjectOutcome {
+  projectId: string;
+  status: 'succeeded' | 'failed';
+  result?: InspectResult;
+  error?: { code: string; message: string };
+}
+
+/** CLI.md's document for `inspect --json` and `batch show`. */
+export interface BatchView {
+  batchId: string;
+  pluginId: string;
+  state: 'running' | 'finished';
+  total: number;
+  pending: number;
+  succeeded: number;
+  failed: number;
+  createdAt: string;
+  createdBy: string;
+  finishedAt?: string;
+  results?: ProjectOutcome[];
+}
+
+export interface BatchProgress {
+  batchId: string;
+  projectId: string;
+  status: ProjectOutcome['status'];
+  total: number;
+  succeeded: number;
+  failed: number;
+  finished: boolean;
+}
+
+// KEYS: batch, results, latest, channel-less. ARGV: projectId, outcome json, status, latest field, latest json, channel, now
+const RECORD = `
+  if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+  local counter = ARGV[3] == 'succeeded' and 'succeeded' or 'failed'
+  redis.call('HINCRBY', KEYS[1], counter, 1)
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+  local total = tonumber(redis.call('HGET', KEYS[1], 'total'))
+  local done = tonumber(redis.call('HGET', KEYS[1], 'succeeded') or '0') + tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
+  local finished = 0
+  if done >= total then
+    redis.call('HSET', KEYS[1], 'finishedAt', ARGV[7])
+    finished = 1
+  end
+  redis.call('PUBLISH', ARGV[6], cjson.encode({projectId = ARGV[1], status = ARGV[3],
+    succeeded = tonumber(redis.call('HGET', KEYS[1], 'succeeded') or '0'),
+    failed = tonumber(redis.call('HGET', KEYS[1], 'failed') or '0'), total = total, finished = finished == 1}))
+  return 1`;
+
+type BatchRedis = Redis & { syBatchRecord(...args: (string | number)[]): Promise<number> };
+
+export class BatchStore {
+  readonly redis: BatchRedis;
+
+  constructor(
+    redis: Redis,
+    readonly keys: Keys,
+  ) {
+    this.redis = redis as BatchRedis;
+    if (typeof this.redis.syBatchRecord !== 'function') {
+      redis.defineCommand('syBatchRecord', { numberOfKeys: 3, lua: RECORD });
+    }
+  }
+
+  eventsChannel(batchId: string): string {
+    return this.keys.batchEvents(batchId);
+  }
+
+  async create(pluginId: string, total: number, createdBy: string): Promise<BatchView> {
+    const batchId = `batch_${randomUUID()}`;
+    const createdAt = new Date();
+    await this.redis
+      .multi()
+      .hset(this.keys.batch(batchId), {
+        id: batchId,
+        pluginId,
+        total: String(total),
+        succeeded: '0',
+        failed: '0',
+        createdAt: createdAt.toISOString(),
+        createdBy,
+        ...(total === 0 ? { finishedAt: createdAt.toISOString() } : {}),
+      })
+      .zadd(this.keys.batches, createdAt.getTime(), batchId)
+      .exec();
+    return (await this.get(batchId, { results: false }))!;
+  }
+
+  /** Records one project's outcome; false when it was already recorded. */
+  async record(batchId: string, pluginId: string, outcome: ProjectOutcome): Promise<boolean> {
+    const now = new Date().toISOString();
+    const recorded = await this.redis.syBatchRecord(
+      this.keys.batch(batchId),
+      this.keys.batchResults(batchId),
+      this.keys.latestInspection,
+      outcome.projectId,
+      JSON.stringify(outcome),
+      outcome.status,
+      `${pluginId}/${outcome.projectId}`,
+      JSON.stringify({ batchId, at: now, ...outcome }),
+      this.eventsChannel(batchId),
+      now,
+    );
+    return recorded === 1;
+  }
+
+  async get(batchId: string, options: { results?: boolean } = {}): Promise<BatchView | undefined> {
+    const hash = await this.redis.hgetall(this.keys.batch(batchId));
+    if (!hash.id) return undefined;
+    const view = toView(hash);
+    if (options.results !== false) {
+      const raw = await this.redis.hvals(this.keys.batchResults(batchId));
+      view.results = raw
+        .map((value) => JSON.parse(value) as ProjectOutcome)
+        .sort((a, b) => a.projectId.localeCompare(b.projectId));
+    }
+    return view;
+  }
+
+  async list(limit = 20): Promise<BatchView[]> {
+    const ids = await this.redis.zrevrange(this.keys.batches, 0, limit - 1);
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.batch(id));
+    const rows = (await pipeline.exec()) ?? [];
+    return rows
+      .map(([, hash]) => hash as Record<string, string>)
+      .filter((hash) => hash?.id)
+      .map(toView);
+  }
+
+  async latest(
+    pluginId: string,
+    projectId: string,
+  ): Promise<(ProjectOutcome & { batchId: string; at: string }) | undefined> {
+    const raw = await this.redis.hget(this.keys.latestInspection, `${pluginId}/${projectId}`);
+    return raw ? JSON.parse(raw) : undefined;
+  }
+
+  /** Deletes finished batches older than the cut-off; returns how many. */
+  async deleteFinishedBefore(cutoffMs: number): Promise<number> {
+    const ids = await this.redis.zrangebyscore(this.keys.batches, 0, cutoffMs);
+    let deleted = 0;
+    for (const id of ids) {
+      const finishedAt = await this.redis.hget(this.keys.batch(id), 'finishedAt');
+      if (!finishedAt) continue;
+      await this.redis
+        .multi()
+        .del(this.keys.batch(id), this.keys.batchResults(id))
+        .zrem(this.keys.batches, id)
+        .exec();
+      deleted += 1;
+    }
+    return deleted;
+  }
+}
+
+function toView(hash: Record<string, string>): BatchView {
+  const total = Number(hash.total ?? 0);
+  const succeeded = Number(hash.succeeded ?? 0);
+  const failed = Number(hash.failed ?? 0);
+  return {
+    batchId: hash.id!,
+    pluginId: hash.pluginId ?? '',
+    state: hash.finishedAt ? 'finished' : 'running',
+    total,
+    pending: Math.max(0, total - succeeded - failed),
+    succeeded,
+    failed,
+    createdAt: hash.createdAt ?? '',
+    createdBy: hash.createdBy ?? '',
+    ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+  };
+}

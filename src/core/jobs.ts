@@ -1,0 +1,81 @@
+// Queues and job payloads. Payloads are validated with zod when enqueued and
+// again when a worker takes them: a malformed job fails at once, finally.
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import type { Keys } from './keys.js';
+
+export const QUEUE_NAMES = {
+  inspect: 'inspect',
+  operate: 'operate',
+  health: 'health',
+  maintenance: 'maintenance',
+} as const;
+
+export const inspectJobSchema = z.strictObject({
+  batchId: z.string().min(1),
+  pluginId: z.string().min(1),
+  projectId: z.string().min(1),
+});
+export type InspectJob = z.infer<typeof inspectJobSchema>;
+
+export const operateJobSchema = z.strictObject({ operationId: z.string().min(1) });
+export type OperateJob = z.infer<typeof operateJobSchema>;
+
+export const healthJobSchema = z.strictObject({ pluginId: z.string().min(1).optional() });
+export type HealthJob = z.infer<typeof healthJobSchema>;
+
+export const maintenanceJobSchema = z.discriminatedUnion('task', [
+  z.strictObject({ task: z.literal('rediscover') }),
+  z.strictObject({ task: z.literal('retention') }),
+  z.strictObject({ task: z.literal('health-checks') }),
+  z.strictObject({ task: z.literal('recurring-inspection'), scheduleId: z.string().min(1) }),
+]);
+export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
+
+export interface RetentionConfig {
+  /** Finished batches and operations are deleted after this many seconds. */
+  recordsSeconds: number;
+  /** BullMQ keeps failed jobs (for inspection) this long. */
+  failedJobsSeconds: number;
+}
+
+export const DEFAULT_RETENTION: RetentionConfig = {
+  recordsSeconds: 7 * 24 * 3600,
+  failedJobsSeconds: 24 * 3600,
+};
+
+/** Inspections: 3 attempts with exponential backoff (only transient failures retry). */
+export const INSPECT_ATTEMPTS = 3;
+export const OPERATE_ATTEMPTS = 3;
+
+export function jobDefaults(retention: RetentionConfig = DEFAULT_RETENTION): JobsOptions {
+  return {
+    // Results live in Switchyard's own records; a finished job is not needed.
+    removeOnComplete: true,
+    removeOnFail: { age: retention.failedJobsSeconds, count: 10_000 },
+  };
+}
+
+export interface Queues {
+  inspect: Queue;
+  operate: Queue;
+  health: Queue;
+  maintenance: Queue;
+  close(): Promise<void>;
+}
+
+export function createQueues(connection: ConnectionOptions, keys: Keys, retention?: RetentionConfig): Queues {
+  const options = { connection, prefix: keys.bullPrefix, defaultJobOptions: jobDefaults(retention) };
+  const queues = {
+    inspect: new Queue(QUEUE_NAMES.inspect, options),
+    operate: new Queue(QUEUE_NAMES.operate, options),
+    health: new Queue(QUEUE_NAMES.health, options),
+    maintenance: new Queue(QUEUE_NAMES.maintenance, options),
+  };
+  return {
+    ...queues,
+    async close() {
+      await Promise.all(Object.values(queues).map((queue) => queue.close()));
+    },
+  };
+}

@@ -1,0 +1,34 @@
+// Builds everything a process needs from its configuration: the core, the
+// BullMQ queues and the work services. Each process shell calls this once.
+import type { Redis } from 'ioredis';
+import { createCore, type Core, type CoreConfig } from './context.js';
+import { createQueues, type Queues, type RetentionConfig } from './jobs.js';
+import { createRedis } from './redis.js';
+import { WorkService } from './work.js';
+
+export interface Runtime {
+  core: Core;
+  queues: Queues;
+  work: WorkService;
+  /** The connection BullMQ uses (maxRetriesPerRequest: null). */
+  bullConnection: Redis;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(config: CoreConfig & { retention?: RetentionConfig }): Promise<Runtime> {
+  const core = await createCore(config);
+  const bullConnection = createRedis(config.redisUrl, { forBullmq: true });
+  const queues = createQueues(bullConnection, core.keys, config.retention);
+  const work = new WorkService(core.redis, core.keys, core.plugins, core.projects, queues);
+  return {
+    core,
+    queues,
+    work,
+    bullConnection,
+    async close() {
+      await queues.close();
+      bullConnection.disconnect();
+      await core.close();
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// The front's work services: batches of inspections and durable operations.
+// The api, the CLI and the web UI all enqueue through these; workers execute.
+import type { Redis } from 'ioredis';
+import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
+import { appendAudit } from './audit.js';
+import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
+import { InvalidInputError } from './errors.js';
+import {
+  INSPECT_ATTEMPTS,
+  OPERATE_ATTEMPTS,
+  inspectJobSchema,
+  operateJobSchema,
+  type Queues,
+} from './jobs.js';
+import type { Keys } from './keys.js';
+import { OperationStore, isTerminal, toOperationView, type OperationView } from './operations.js';
+import type { PluginService } from './plugins.js';
+import type { ProjectService } from './projects.js';
+
+/** addBulk chunk: one round trip per chunk, not per project. */
+export const ENQUEUE_CHUNK = 1_000;
+
+export type ProjectSelection = string[] | 'all';
+
+export interface OperationRequest {
+  pluginId: string;
+  projectId: string;
+  action: string;
+  input: JsonValue;
+  idempotencyKey?: string;
+}
+
+export class WorkService {
+  readonly batches: BatchStore;
+  readonly operations: OperationStore;
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+    readonly plugins: PluginService,
+    readonly projects: ProjectService,
+    readonly queues: Queues,
+  ) {
+    this.batches = new BatchStore(redis, keys);
+    this.operations = new OperationStore(redis, keys);
+  }
+
+  // ---- batches ------------------------------------------------------------------
+
+  /** Validates now, records the batch, enqueues one job per project in chunks; returns at once. */
+  async createBatch(pluginId: string, selection: ProjectSelection, actor: string): Promise<BatchView> {
+    await this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
+    const projectIds = await this.#resolveProjects(selection);
+    const batch = await this.batches.create(pluginId, projectIds.length, actor);
+    for (let start = 0; start < projectIds.length; start += ENQUEUE_CHUNK) {
+      const chunk = projectIds.slice(start, start + ENQUEUE_CHUNK);
+      await this.queues.inspect.addBulk(
+        chunk.map((projectId) => ({
+          name: 'inspect',
+          data: inspectJobSchema.parse({ batchId: batch.batchId, pluginId, projectId }),
+          opts: {
+            jobId: `${batch.batchId}.${projectId}`,
+            attempts: INSPECT_ATTEMPTS,
+            backoff: { type: 'exponential', delay: 500 },
+          },
+        })),
+      );
+    }
+    await appendAudit(this.redis, this.keys, {
+      actor,
+      action: 'batch.create',
+      target: batch.batchId,
+      detail: { pluginId, total: projectIds.length },
+    });
+    return batch;
+  }
+
+  async getBatch(batchId: string): Promise<BatchView> {
+    const batch = await this.batches.get(batchId);
+    if (!batch)
+      throw new InvalidInputError(
+        `unknown batch ${JSON.stringify(batchId)} (batch list shows the known ones)`,
+      );
+    return batch;
+  }
+
+  listBatches(limit = 20): Promise<BatchView[]> {
+    return this.batches.list(limit);
+  }
+
+  /**
+   * Follows a batch to its end, calling onProgress for each recorded project
+   * (live, over pub/sub) and polling as a fallback for anything missed.
+   */
+  async followBatch(
+    batchId: string,
+    onProgress: (progress: BatchProgress | BatchView) => void,
+    options: { pollMs?: number; signal?: AbortSignal } = {},
+  ): Promise<BatchView> {
+    const subscriber = this.redis.duplicate();
+    subscriber.on('error', () => {});
+    try {
+      await subscriber.subscribe(this.batches.eventsChannel(batchId));
+      subscriber.on('message', (_channel, message: string) =>
+        onProgress({ batchId, ...JSON.parse(message) }),
+      );
+      for (;;) {
+        const batch = await this.getBatch(batchId);
+        if (batch.state === 'finished') return (await this.batches.get(batchId))!;
+        if (options.signal?.aborted) return batch;
+        onProgress(batch);
+        await sleep(options.pollMs ?? 1_000);
+      }
+    } finally {
+      subscriber.disconnect();
+    }
+  }
+
+  async #resolveProjects(selection: ProjectSelection): Promise<string[]> {
+    if (selection === 'all')
+      return (await this.projects.list()).filter((project) => project.trusted).map((project) => project.id);
+    if (selection.length === 0) throw new InvalidInputError('name at least one project, or use --all');
+    const unique = [...new Set(selection)];
+    const known = new Set((await this.projects.list()).map((project) => project.id));
+    const unknown = unique.filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new InvalidInputError(
+        `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (project list shows the known ones)`,
+      );
+    }
+    return unique;
+  }
+
+  // ---- operations ---------------------------------------------------------------
+
+  /**
+   * Accepts an operation only when plugin, grants and project trust allow it
+   * now; writes the durable record, then enqueues. A known idempotency key
+   * returns the existing operation.
+   */
+  async createOperation(
+    request: OperationRequest,
+    actor: string,
+  ): Promise<{ operation: OperationView; created: boolean }> {
+    if (request.idempotencyKey !== undefined) {
+      validateIdempotencyKey(request.idempotencyKey);
+      const existingId = await this.redis.get(this.keys.idempotency(request.idempotencyKey));
+      const existing = existingId ? await this.operations.get(existingId) : undefined;
+      if (existing) return { operation: toOperationView(existing), created: false };
+    }
+    if (typeof request.action !== 'string' || request.action.trim() === '') {
+      throw new InvalidInputError("action must be a non-empty string naming one of the plugin's actions");
+    }
+    await this.plugins.authorize(request.pluginId, 'project.operate', 'project.operate');
+    await this.plugins.authorizeProject(request.projectId);
+    const { operation, created } = await this.operations.create({ ...request, requestedBy: actor });
+    if (created) {
+      await this.queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
+        jobId: operation.id,
+        attempts: OPERATE_ATTEMPTS,
+        backoff: { type: 'exponential', delay: 500 },
+      });
+      await appendAudit(this.redis, this.keys, {
+        actor,
+        action: 'operation.request',
+        target: operation.id,
+        detail: { pluginId: request.pluginId, projectId: request.projectId, action: request.action },
+      });
+    }
+    return { operation: toOperationView(operation), created };
+  }
+
+  async getOperation(id: string): Promise<OperationView> {
+    const record = await this.operations.get(id);
+    if (!record)
+      throw new InvalidInputError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
+    return toOperationView(record);
+  }
+
+  async listOperations(options: { projectId?: string; limit?: number } = {}): Promise<OperationView[]> {
+    return (await this.operations.list(options)).map(toOperationView);
+  }
+
+  /**
+   * Cancels from any process: a queued operation never starts; a running one
+   * is killed by the worker holding it. Harmless when repeated; a finished
+   * operation is left as it is. Every request is audited.
+   */
+  async cancelOperation(id: string, actor: string): Promise<OperationView> {
+    const { outcome, state } = await this.operations.requestCancel(id);
+    if (outcome === 'missing') throw new InvalidInputError(`unknown operation ${JSON.stringify(id)}`);
+    if (outcome === 'cancelled') await this.queues.operate.remove(id).catch(() => 0);
+    await appendAudit(this.redis, this.keys, {
+      actor,
+      action: 'operation.cancel',
+      target: id,
+      detail: { outcome, stateBefore: state },
+    });
+    return this.getOperation(id);
+  }
+
+  /** Polls until the operation is terminal (or the signal aborts). */
+  async waitOperation(
+    id: string,
+    options: { pollMs?: number; signal?: AbortSignal } = {},
+  ): Promise<OperationView> {
+    for (;;) {
+      const operation = await this.getOperation(id);
+      if (isTerminal(operation.state) || options.signal?.aborted) return operation;
+      await sleep(options.pollMs ?? 200);
+    }
+  }
+
+  /** How many workers consume a queue now (0: queued work would wait forever). */
+  async workersConsuming(queue: keyof Omit<Queues, 'close'>): Promise<number> {
+    return this.queues[queue].getWorkersCount();
+  }
+}
+
+function validateIdempotencyKey(key: string): void {
+  if (key.length === 0 || key.length > 200 || /[\s\0]/.test(key)) {
+    throw new InvalidInputError('idempotency key must be 1–200 characters without whitespace');
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
