@@ -21,6 +21,8 @@ export interface DiscoveredPackage {
   packageDir: string;
   manifestPath: string;
   manifest?: Manifest;
+  /** What an invalid manifest still says about itself, for listing it. */
+  hints?: { name?: string; version?: string; protocolVersion?: string };
   fingerprint?: string;
   /** Why the package cannot be used; absent when it can. */
   error?: string;
@@ -67,9 +69,11 @@ export async function readPackage(
   }
   const parsed = parseManifest(bytes, manifestPath);
   if (!parsed.ok) {
+    const hints = readHints(bytes);
     return {
       ...base,
-      id: idHint(bytes) ?? dirName,
+      id: hints.id ?? dirName,
+      hints,
       error: parsed.errors.join('; '),
       protocolMismatch: parsed.protocolMismatch,
     };
@@ -106,15 +110,29 @@ export async function readBounded(path: string): Promise<Buffer | 'too-large' | 
   }
 }
 
-/** A broken manifest may still name its id; it keeps duplicates detectable. */
-function idHint(bytes: Buffer): string | undefined {
+/** A broken manifest may still name itself; its id keeps duplicates detectable. */
+function readHints(bytes: Buffer): {
+  id?: string;
+  name?: string;
+  version?: string;
+  protocolVersion?: string;
+} {
+  let value: Record<string, unknown>;
   try {
-    const value: unknown = JSON.parse(bytes.toString('utf8'));
-    const id = (value as { id?: unknown } | null)?.id;
-    return typeof id === 'string' && PLUGIN_ID_PATTERN.test(id) ? id : undefined;
+    value = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
   } catch {
-    return undefined;
+    return {};
   }
+  if (typeof value !== 'object' || value === null) return {};
+  const text = (field: string) =>
+    typeof value[field] === 'string' ? (value[field] as string).slice(0, 200) : undefined;
+  const id = text('id');
+  return {
+    ...(id && PLUGIN_ID_PATTERN.test(id) ? { id } : {}),
+    ...(text('name') ? { name: text('name') } : {}),
+    ...(text('version') ? { version: text('version') } : {}),
+    ...(text('protocolVersion') ? { protocolVersion: text('protocolVersion') } : {}),
+  };
 }
 
 function markDuplicates(packages: DiscoveredPackage[]): void {

@@ -528,9 +528,10 @@ function reconcile(
   }
   const next: PluginRecord = {
     id: found.id,
-    name: manifest?.name ?? current?.name ?? '',
-    version: manifest?.version ?? current?.version ?? '',
-    protocolVersion: manifest?.protocolVersion ?? current?.protocolVersion ?? '',
+    name: manifest?.name ?? found.hints?.name ?? current?.name ?? '',
+    version: manifest?.version ?? found.hints?.version ?? current?.version ?? '',
+    protocolVersion:
+      manifest?.protocolVersion ?? found.hints?.protocolVersion ?? current?.protocolVersion ?? '',
     capabilities: manifest?.capabilities ?? current?.capabilities ?? [],
     requestedScopes: manifest?.requestedScopes ?? current?.requestedScopes ?? [],
     executable: manifest?.executable ?? current?.executable ?? '',

@@ -4,8 +4,9 @@ const REDACTED = '[REDACTED]';
 
 const PATTERNS: [RegExp, string][] = [
   [/\bBearer\s+[A-Za-z0-9._~+/=-]+/gi, `Bearer ${REDACTED}`],
+  // key=value, key: value, "key":"value", and the same inside JSON-escaped text (\"key\":\"value\").
   [
-    /\b(password|passwd|pwd|secret|token|api_key|access_key|private_key)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)/gi,
+    /\b(password|passwd|pwd|secret|token|api_key|access_key|private_key)(\\?["']?\s*[=:]\s*)(\\?"(?:[^"\\]|\\(?!"))*\\?"|'[^']*'|[^\s,;&"'\\]+)/gi,
     `$1$2${REDACTED}`,
   ],
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@]*:[^\s/@]*@/gi, `$1${REDACTED}@`],

@@ -37,17 +37,26 @@ export class StderrTail {
   lines(): string[] {
     if (this.#size === 0) return [];
     let bytes = Buffer.concat(this.#chunks);
-    if (bytes.length > STDERR_BYTES) bytes = bytes.subarray(bytes.length - STDERR_BYTES);
-    const text = bytes.toString('utf8');
-    const lines = text.split('\n');
+    let dropped = this.#dropped;
+    if (bytes.length > STDERR_BYTES) {
+      dropped += bytes.length - STDERR_BYTES;
+      bytes = bytes.subarray(bytes.length - STDERR_BYTES);
+    }
+    if (dropped > 0) {
+      // The first kept line is a fragment; a fragment can hide a secret's key
+      // (`…word=hunter2`), so it is discarded rather than shown.
+      const newline = bytes.indexOf(0x0a);
+      const cut = newline === -1 ? bytes.length : newline + 1;
+      dropped += cut;
+      bytes = bytes.subarray(cut);
+    }
+    const lines = bytes.toString('utf8').split('\n');
     if (lines.at(-1) === '') lines.pop();
-    // When bytes were dropped the first kept line is a fragment; say so.
-    if (this.#dropped > 0 && lines.length > 0) lines[0] = `…${lines[0]}`;
     const kept = lines.slice(-STDERR_LINES).map((line) => {
       const clean = redact(line);
       return clean.length <= STDERR_LINE_CHARS ? clean : `${clean.slice(0, STDERR_LINE_CHARS - 1)}…`;
     });
-    if (this.#dropped > 0) kept.unshift(`[${this.#dropped} earlier bytes of stderr dropped]`);
+    if (dropped > 0) kept.unshift(`[${dropped} earlier bytes of stderr dropped]`);
     return kept.slice(-STDERR_LINES);
   }
 }
