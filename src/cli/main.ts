@@ -7,7 +7,7 @@ import { registerPluginCommands } from './commands/plugins.js';
 import { registerProcessCommands } from './commands/processes.js';
 import { registerProjectCommands } from './commands/projects.js';
 import { WorkFailed, registerWorkCommands } from './commands/work.js';
-import { registerUpCommand } from './commands/up.js';
+import { registerDemoCommand, registerUpCommand } from './commands/up.js';
 
 export function buildProgram(): Command {
   const program = new Command('switchyard')
@@ -31,6 +31,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerProcessCommands(program);
   registerUpCommand(program);
+  registerDemoCommand(program);
   registerPluginCommands(program);
   registerProjectCommands(program);
   registerWorkCommands(program);

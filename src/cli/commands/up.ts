@@ -6,6 +6,7 @@ import { globalsOf } from '../context.js';
 import { positiveInt } from '../parse.js';
 import { startUp, type AppendFsync } from '../up.js';
 import { InvalidArgumentError } from 'commander';
+import { runDemo } from '../demo.js';
 
 export const DEFAULT_PORT = 7317;
 
@@ -91,6 +92,25 @@ export function registerUpCommand(program: Command): void {
         prefix: config.prefix,
         logLevel: options.logLevel,
         api: { host: options.host, port: options.port },
+      });
+    });
+}
+
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'the guided main job (npm start): a fresh demo data dir, the example plugin, a batch inspection, then serve',
+    )
+    .option('--port <port>', 'api port', port, DEFAULT_PORT)
+    .option('--workers <n>', 'worker processes', positiveInt('--workers'), 2)
+    .addHelpText('after', '\nExample:\n  npm start            (same as: switchyard demo)')
+    .action(async (options: { port: number; workers: number }, command: Command) => {
+      const given = command.optsWithGlobals() as { dataDir?: string };
+      await runDemo({
+        ...(given.dataDir ? { dataDir: given.dataDir } : {}),
+        port: options.port,
+        workers: options.workers,
       });
     });
 }

@@ -213,7 +213,11 @@ async function finishOperation(work: WorkService, operation: OperationView, json
   if (final.state !== 'succeeded') throw new WorkFailed(`operation ${final.id} ended ${final.state}`);
 }
 
-async function followWithProgress(work: WorkService, batch: BatchView, json: boolean): Promise<BatchView> {
+export async function followWithProgress(
+  work: WorkService,
+  batch: BatchView,
+  json: boolean,
+): Promise<BatchView> {
   let latest = { done: 0, total: batch.total };
   const warning = warnWithoutWorkers(work, 'inspect', () => latest.done === 0);
   const bar =
@@ -272,7 +276,7 @@ function batchDocument(batch: BatchView) {
   return { ...batch, results: batch.results ?? [] };
 }
 
-function printBatchResults(batch: BatchView): void {
+export function printBatchResults(batch: BatchView): void {
   printTable(
     ['PROJECT', 'STATUS', 'SUMMARY / ERROR', 'FACTS'],
     (batch.results ?? []).map((outcome) => [
