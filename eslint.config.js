@@ -6,6 +6,26 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // The review UI runs in the browser.
+    files: ['src/api/ui/**/*.js'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        sessionStorage: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        fetch: 'readonly',
+        navigator: 'readonly',
+        HTMLElement: 'readonly',
+        Event: 'readonly',
+        FormData: 'readonly',
+        URLSearchParams: 'readonly',
+        requestAnimationFrame: 'readonly',
+      },
+    },
+  },
+  {
     languageOptions: {
       globals: {
         process: 'readonly',

@@ -1,8 +1,30 @@
-// `switchyard api`: the front process.
+// `switchyard api`: the front process. Binds 127.0.0.1 unless told otherwise,
+// and refuses a non-loopback address without TLS or an explicit
+// --insecure-http. The first start writes an admin token to <data-dir>/api-token.
+import { readFile, writeFile, chmod, mkdir } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import Fastify from 'fastify';
 import { processIdentity } from '../core/context.js';
+import { InvalidInputError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
-import { buildApi, type ApiOptions } from './server.js';
+import { TokenStore } from '../core/tokens.js';
+import { BODY_LIMIT, buildApi } from './server.js';
+
+export interface ApiOptions {
+  host: string;
+  port: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp?: boolean;
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1' || host === '[::1]';
+}
 
 export async function runApiProcess(config: {
   dataDir: string;
@@ -12,15 +34,41 @@ export async function runApiProcess(config: {
   api: ApiOptions;
 }): Promise<void> {
   const logger = createLogger('api', config.logLevel);
+  const tls = config.api.tlsCert && config.api.tlsKey;
+  if ((config.api.tlsCert === undefined) !== (config.api.tlsKey === undefined)) {
+    throw new InvalidInputError('--tls-cert and --tls-key go together');
+  }
+  if (!isLoopback(config.api.host) && !tls) {
+    if (!config.api.insecureHttp) {
+      throw new InvalidInputError(
+        `refusing to serve plain HTTP on ${config.api.host}: tokens would cross the network in clear text; give --tls-cert and --tls-key, or --insecure-http if a TLS proxy fronts this`,
+      );
+    }
+    logger.warn(
+      { event: 'insecure-http', host: config.api.host },
+      'serving plain HTTP on a non-loopback address',
+    );
+  }
   const runtime = await createRuntime({
     dataDir: config.dataDir,
     redisUrl: config.redisUrl,
     prefix: config.prefix,
     processActor: processIdentity('api'),
   });
-  const app = await buildApi(runtime);
+  const tokens = new TokenStore(runtime.core.redis, runtime.core.keys);
+  await ensureFirstToken(tokens, config.dataDir, logger);
+  const app = await buildApi(
+    runtime,
+    tokens,
+    tls
+      ? Fastify({
+          bodyLimit: BODY_LIMIT,
+          https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) },
+        })
+      : undefined,
+  );
   const address = await app.listen({ host: config.api.host, port: config.api.port });
-  logger.info({ event: 'listening', address }, 'listening');
+  logger.info({ event: 'listening', address }, `listening on ${address}`);
   await new Promise<void>((resolve) => {
     const stop = () =>
       void app
@@ -30,4 +78,19 @@ export async function runApiProcess(config: {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });
+}
+
+/** With no token at all, create an admin token and write it to <data-dir>/api-token (0600). */
+async function ensureFirstToken(
+  tokens: TokenStore,
+  dataDir: string,
+  logger: ReturnType<typeof createLogger>,
+) {
+  if ((await tokens.count()) > 0) return;
+  const created = await tokens.create('initial-admin', 'admin', processIdentity('api'));
+  await mkdir(dataDir, { recursive: true });
+  const path = join(dataDir, 'api-token');
+  await writeFile(path, `${created.token}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
+  logger.info({ event: 'token-written', path }, `wrote the first admin token to ${path}`);
 }

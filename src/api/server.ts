@@ -1,28 +1,510 @@
-// The api process: HTTP on 127.0.0.1 by default. /healthz answers 200 once
-// Redis, the api, the workers and the scheduler are all up.
-import Fastify, { type FastifyInstance } from 'fastify';
+// The HTTP API (/api/v1) and the review web UI, over the same core services as
+// the CLI. Every /api/v1 route needs a bearer token with a sufficient role.
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
+import { readAudit } from '../core/audit.js';
+import { NotFoundError, SwitchyardError } from '../core/errors.js';
 import { liveness } from '../core/liveness.js';
+import { isTerminal } from '../core/operations.js';
 import type { Runtime } from '../core/runtime.js';
+import { TokenStore, roleAllows, type Role, type TokenView } from '../core/tokens.js';
+import { renderMetrics } from './metrics.js';
+import { bodies, limitQuery, openApiDocument, operationsQuery, type RouteDoc } from './schemas.js';
 
-export interface ApiOptions {
-  host: string;
-  port: number;
+export const BODY_LIMIT = 64 * 1024;
+const UI_DIR = fileURLToPath(new URL('../../src/api/ui/', import.meta.url));
+const UI_FILE = /^[a-z0-9][a-z0-9._-]*\.(html|js|css|svg|png)$/;
+const CONTENT_TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+};
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    token?: TokenView;
+  }
 }
 
-export async function buildApi(runtime: Runtime): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
+export class ProblemError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errors?: { field: string; message: string }[],
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiDeps {
+  runtime: Runtime;
+  tokens: TokenStore;
+}
+
+export async function buildApi(
+  runtime: Runtime,
+  tokens = new TokenStore(runtime.core.redis, runtime.core.keys),
+  instance?: FastifyInstance,
+) {
+  const app = instance ?? Fastify({ logger: false, bodyLimit: BODY_LIMIT });
+  const { core, work } = runtime;
+  const docs: RouteDoc[] = [];
+
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cache-control', 'no-store');
+  });
+
+  // JSON bodies: an empty body counts as {} so routes that take nothing accept a bare POST.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ProblemError(400, 'the request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.setErrorHandler((error, request, reply) => sendProblem(reply, toProblem(error, request)));
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new ProblemError(404, `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  /** Same-origin only: a browser request from another origin is refused. */
+  app.addHook('onRequest', async (request) => {
+    const origin = request.headers.origin;
+    if (origin && request.url.startsWith('/api/')) {
+      const host = request.headers.host;
+      if (!host || (origin !== `http://${host}` && origin !== `https://${host}`)) {
+        throw new ProblemError(403, `cross-origin requests are refused (origin ${origin})`);
+      }
+    }
+  });
+
+  const authenticate = async (request: FastifyRequest, needed: Role) => {
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match)
+      throw new ProblemError(
+        401,
+        'send Authorization: Bearer <token> (the first admin token is in <data-dir>/api-token)',
+      );
+    const token = await tokens.verify(match[1]!);
+    if (!token) throw new ProblemError(401, 'unknown or revoked token');
+    if (!roleAllows(token.role, needed)) {
+      throw new ProblemError(403, `this needs the ${needed} role; token ${token.name} has ${token.role}`);
+    }
+    request.token = token;
+  };
+  const actorOf = (request: FastifyRequest) => `token:${request.token?.name ?? 'unknown'}`;
+
+  type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  const route = (
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    role: Role,
+    summary: string,
+    handler: Handler,
+    options: { body?: z.ZodType; status?: number; raw?: boolean } = {},
+  ) => {
+    docs.push({
+      method,
+      path: `/api/v1${path}`,
+      role,
+      summary,
+      status: options.status ?? 200,
+      ...(options.body ? { body: options.body } : {}),
+    });
+    app.route({
+      method,
+      url: `/api/v1${path}`,
+      handler: async (request, reply) => {
+        await authenticate(request, role);
+        const result = await handler(request, reply);
+        if (options.raw) return reply;
+        return reply.code(options.status ?? 200).send(result);
+      },
+    });
+  };
+  const body = <T>(schema: z.ZodType<T>, request: FastifyRequest): T =>
+    parseOrProblem(schema, request.body ?? {}, 'body');
+  const query = <T>(schema: z.ZodType<T>, request: FastifyRequest): T =>
+    parseOrProblem(schema, request.query ?? {}, 'query');
+  const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name]!;
+
+  // ---- plugins ----
+  route('GET', '/plugins', 'viewer', 'list plugins', () => core.plugins.list());
+  route('GET', '/plugins/:id', 'viewer', 'everything a reviewer needs', async (request) => ({
+    ...(await core.plugins.show(param(request, 'id'))),
+    osTrustBoundary: OS_TRUST_BOUNDARY_STATEMENT,
+    scopeDescriptions: SCOPE_DESCRIPTIONS,
+  }));
+  route(
+    'POST',
+    '/plugins/refresh',
+    'admin',
+    'rediscover packages',
+    async (request) => {
+      body(bodies.empty, request);
+      return core.plugins.refresh(actorOf(request));
+    },
+    { body: bodies.empty },
+  );
+  route(
+    'POST',
+    '/plugins/:id/trust',
+    'admin',
+    'trust the exact reviewed fingerprint',
+    async (request) =>
+      core.plugins.trust(param(request, 'id'), body(bodies.trust, request).fingerprint, actorOf(request)),
+    { body: bodies.trust },
+  );
+  route(
+    'POST',
+    '/plugins/:id/enable',
+    'admin',
+    'grant a subset of the requested scopes',
+    async (request) =>
+      core.plugins.enable(param(request, 'id'), body(bodies.enable, request).scopes, actorOf(request)),
+    { body: bodies.enable },
+  );
+  route(
+    'POST',
+    '/plugins/:id/disable',
+    'admin',
+    'revoke every grant',
+    async (request) => {
+      body(bodies.empty, request);
+      return core.plugins.disable(param(request, 'id'), actorOf(request));
+    },
+    { body: bodies.empty },
+  );
+  route(
+    'POST',
+    '/plugins/:id/health',
+    'operator',
+    'one supervised health check now',
+    async (request) => {
+      body(bodies.empty, request);
+      return core.plugins.health(param(request, 'id'));
+    },
+    { body: bodies.empty },
+  );
+  route('GET', '/plugins/:id/logs', 'viewer', 'newest redacted log entries', async (request) =>
+    core.plugins.logs(param(request, 'id'), query(limitQuery, request).limit ?? 100),
+  );
+
+  // ---- projects ----
+  route('GET', '/projects', 'viewer', 'list projects', () => core.projects.list());
+  route(
+    'POST',
+    '/projects',
+    'admin',
+    'add a project',
+    async (request) => {
+      const input = body(bodies.addProject, request);
+      return core.projects.add(input.path, input, actorOf(request));
+    },
+    { body: bodies.addProject, status: 201 },
+  );
+  route(
+    'POST',
+    '/projects/scan',
+    'admin',
+    'add each immediate subdirectory',
+    async (request) => {
+      const input = body(bodies.scanProjects, request);
+      return core.projects.scan(input.dir, input, actorOf(request));
+    },
+    { body: bodies.scanProjects, status: 201 },
+  );
+  for (const [name, trusted] of [
+    ['trust', true],
+    ['untrust', false],
+  ] as const) {
+    route(
+      'POST',
+      `/projects/:id/${name}`,
+      'admin',
+      `${name} a project`,
+      async (request) => {
+        body(bodies.empty, request);
+        return core.projects.setTrusted(param(request, 'id'), trusted, actorOf(request));
+      },
+      { body: bodies.empty },
+    );
+  }
+  route('DELETE', '/projects/:id', 'admin', 'forget a project', async (request) =>
+    core.projects.remove(param(request, 'id'), actorOf(request)),
+  );
+
+  // ---- batches ----
+  route(
+    'POST',
+    '/batches',
+    'operator',
+    'start a batch inspection',
+    async (request) => {
+      const input = body(bodies.createBatch, request);
+      return work.createBatch(input.pluginId, input.projects, actorOf(request));
+    },
+    { body: bodies.createBatch, status: 202 },
+  );
+  route('GET', '/batches', 'viewer', 'newest batches', async (request) => {
+    const batches = await work.listBatches(query(limitQuery, request).limit ?? 20);
+    return batches.map(({ results: _results, ...rest }) => rest);
+  });
+  route('GET', '/batches/:id', 'viewer', 'a batch with its results', (request) =>
+    work.getBatch(param(request, 'id')),
+  );
+  route(
+    'GET',
+    '/batches/:id/events',
+    'viewer',
+    'live progress (Server-Sent Events)',
+    async (request, reply) => {
+      const id = param(request, 'id');
+      await work.getBatch(id);
+      await stream(request, reply, async (send, alive) => {
+        let last = '';
+        while (alive()) {
+          const { results: _results, ...batch } = await work.getBatch(id);
+          const key = `${batch.succeeded}/${batch.failed}/${batch.state}`;
+          if (key !== last) send('progress', batch);
+          last = key;
+          if (batch.state === 'finished') return send('done', await work.getBatch(id));
+          await sleep(300);
+        }
+      });
+    },
+    { raw: true },
+  );
+
+  // ---- operations ----
+  route(
+    'POST',
+    '/operations',
+    'operator',
+    'queue one durable operation',
+    async (request, reply) => {
+      const input = body(bodies.createOperation, request);
+      const key = request.headers['idempotency-key'];
+      const { operation, created } = await work.createOperation(
+        {
+          pluginId: input.pluginId,
+          projectId: input.projectId,
+          action: input.action,
+          input: (input.input ?? null) as never,
+          ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
+        },
+        actorOf(request),
+      );
+      return reply.code(created ? 202 : 200).send(operation);
+    },
+    { body: bodies.createOperation, status: 202, raw: true },
+  );
+  route('GET', '/operations', 'viewer', 'newest operations', async (request) => {
+    const options = query(operationsQuery, request);
+    return work.listOperations({
+      limit: options.limit ?? 50,
+      ...(options.projectId ? { projectId: options.projectId } : {}),
+    });
+  });
+  route('GET', '/operations/:id', 'viewer', 'one operation', (request) =>
+    work.getOperation(param(request, 'id')),
+  );
+  route(
+    'POST',
+    '/operations/:id/cancel',
+    'operator',
+    'cancel an operation',
+    async (request) => {
+      body(bodies.empty, request);
+      return work.cancelOperation(param(request, 'id'), actorOf(request));
+    },
+    { body: bodies.empty },
+  );
+  route(
+    'GET',
+    '/operations/:id/events',
+    'viewer',
+    'state changes (Server-Sent Events)',
+    async (request, reply) => {
+      const id = param(request, 'id');
+      await work.getOperation(id);
+      await stream(request, reply, async (send, alive) => {
+        let last = '';
+        while (alive()) {
+          const operation = await work.getOperation(id);
+          if (operation.state !== last) send('state', operation);
+          last = operation.state;
+          if (isTerminal(operation.state)) return send('done', operation);
+          await sleep(250);
+        }
+      });
+    },
+    { raw: true },
+  );
+
+  // ---- audit and tokens ----
+  route('GET', '/audit', 'viewer', 'newest audit entries', async (request) =>
+    readAudit(core.redis, core.keys, query(limitQuery, request).limit ?? 50),
+  );
+  route('GET', '/tokens', 'admin', 'list tokens', () => tokens.list());
+  route(
+    'POST',
+    '/tokens',
+    'admin',
+    'create a token (shown once)',
+    async (request) => {
+      const input = body(bodies.createToken, request);
+      return tokens.create(input.name, input.role, actorOf(request));
+    },
+    { body: bodies.createToken, status: 201 },
+  );
+  route('DELETE', '/tokens/:id', 'admin', 'revoke a token', async (request) => {
+    const revoked = await tokens.revoke(param(request, 'id'), actorOf(request));
+    return { id: revoked.id, revoked: true };
+  });
+  route('GET', '/openapi.json', 'viewer', 'this document', async () => openApiDocument(docs));
+
+  // ---- unauthenticated ----
   app.get('/healthz', async (_request, reply) => {
-    const state = await liveness(runtime.core.redis, runtime.core.keys, runtime.queues);
+    const state = await liveness(core.redis, core.keys, runtime.queues);
     return reply
       .code(state.ok ? 200 : 503)
       .send({ status: state.ok ? 'ok' : 'starting', api: true, ...state });
   });
-  app.get('/', async (_request, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .send(
-        '<!doctype html><title>Switchyard</title><h1>Switchyard</h1><p>The review UI is not built yet; use the CLI.</p>',
-      ),
+  app.get('/metrics', async (_request, reply) =>
+    reply.type('text/plain; version=0.0.4; charset=utf-8').send(await renderMetrics(runtime)),
   );
+  app.get('/', (_request, reply) => sendUiFile(reply, 'index.html'));
+  app.get('/:file', (request, reply) => sendUiFile(reply, (request.params as { file: string }).file));
+
   return app;
 }
+
+async function sendUiFile(reply: FastifyReply, file: string) {
+  if (!UI_FILE.test(file)) throw new ProblemError(404, `no file ${file}`);
+  let content: Buffer;
+  try {
+    content = await readFile(new URL(file, `file://${UI_DIR}`));
+  } catch {
+    throw new ProblemError(404, `no file ${file}`);
+  }
+  return reply.type(CONTENT_TYPES[file.split('.').pop()!] ?? 'application/octet-stream').send(content);
+}
+
+function parseOrProblem<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const errors = parsed.error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.join('.') : where,
+    message:
+      issue.code === 'unrecognized_keys'
+        ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
+        : issue.message,
+  }));
+  throw new ProblemError(
+    400,
+    `invalid ${where}: ${errors.map((error) => `${error.field}: ${error.message}`).join('; ')}`,
+    errors,
+  );
+}
+
+function toProblem(error: unknown, request: FastifyRequest): ProblemError {
+  if (error instanceof ProblemError) return error;
+  if (error instanceof NotFoundError) return new ProblemError(404, error.message);
+  if (error instanceof SwitchyardError) {
+    if (error.badInput) return new ProblemError(400, error.message);
+    return new ProblemError(error.callFailure ? 502 : 409, error.message);
+  }
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new ProblemError(413, `the request body is larger than ${BODY_LIMIT} bytes`);
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new ProblemError(415, 'send the body as application/json');
+  const status = (error as { statusCode?: number }).statusCode;
+  if (status && status >= 400 && status < 500) return new ProblemError(status, (error as Error).message);
+  request.log.error(error);
+  return new ProblemError(500, 'internal error; see the api log');
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+};
+
+function sendProblem(reply: FastifyReply, problem: ProblemError) {
+  if (problem.status === 401) reply.header('www-authenticate', 'Bearer');
+  return reply
+    .code(problem.status)
+    .type('application/problem+json')
+    .send({
+      type: 'about:blank',
+      title: TITLES[problem.status] ?? 'Error',
+      status: problem.status,
+      detail: problem.message,
+      ...(problem.errors ? { errors: problem.errors } : {}),
+    });
+}
+
+/** A Server-Sent Events response; ends when `body` returns or the client goes away. */
+async function stream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: (send: (event: string, data: unknown) => void, alive: () => boolean) => Promise<void>,
+): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'keep-alive',
+    'content-security-policy': CSP,
+    'x-content-type-options': 'nosniff',
+  });
+  let open = true;
+  raw.on('close', () => (open = false));
+  const send = (event: string, data: unknown) => {
+    if (open) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  try {
+    await body(
+      (event, data) => {
+        if (!open) throw new Error('client gone');
+        send(event, data);
+      },
+      () => open,
+    );
+  } catch {
+    // the client went away, or the record vanished: just end the stream
+  } finally {
+    raw.end();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export type Api = FastifyInstance;

@@ -17,16 +17,20 @@ abstract class BadInputError extends SwitchyardError {
 export class InvalidInputError extends BadInputError {
   readonly code = 'INVALID_INPUT';
 }
-export class PluginNotFoundError extends BadInputError {
-  readonly code = 'PLUGIN_NOT_FOUND';
+/** An id that names nothing (HTTP 404). */
+export class NotFoundError extends BadInputError {
+  readonly code: string = 'NOT_FOUND';
+}
+export class PluginNotFoundError extends NotFoundError {
+  override readonly code = 'PLUGIN_NOT_FOUND';
   constructor(readonly pluginId: string) {
     super(
       `unknown plugin ${JSON.stringify(pluginId)} (plugin list shows the known ones; plugin refresh rediscovers)`,
     );
   }
 }
-export class ProjectNotFoundError extends BadInputError {
-  readonly code = 'PROJECT_NOT_FOUND';
+export class ProjectNotFoundError extends NotFoundError {
+  override readonly code = 'PROJECT_NOT_FOUND';
   constructor(readonly projectId: string) {
     super(`unknown project ${JSON.stringify(projectId)} (project list shows the known ones)`);
   }

@@ -33,6 +33,7 @@ import { hashExecutable } from './fingerprint.js';
 import type { Keys } from './keys.js';
 import { PluginStore, type HealthRecord, type HealthState, type PluginRecord } from './plugin-store.js';
 import type { Project, ProjectService } from './projects.js';
+import { recordCall } from './call-metrics.js';
 import { boundedMessage } from './redact.js';
 import { superviseCall, type CallError, type CallOutcome, type SupervisorLimits } from './supervisor.js';
 
@@ -330,6 +331,9 @@ export class PluginService {
     params: MethodParams<M>,
     options: CallOptions,
   ): Promise<CallOutcome<M>> {
+    const started = performance.now();
+    const measure = (ok: boolean) =>
+      recordCall(this.redis, this.keys, record.id, method, (performance.now() - started) / 1_000, ok);
     try {
       const outcome = await superviseCall({
         executablePath: join(record.packageDir, record.executable),
@@ -348,9 +352,11 @@ export class PluginService {
         method === 'plugin.health'
           ? (outcome.result as { status: HealthState }).status
           : ('healthy' as const);
+      measure(true);
       await this.#recordOutcome(record.id, { health: status }, outcome.stderr);
       return outcome;
     } catch (error) {
+      measure(false);
       await this.#recordFailure(record.id, error);
       throw error;
     }

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
 import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
-import { InvalidInputError } from './errors.js';
+import { InvalidInputError, NotFoundError } from './errors.js';
 import {
   INSPECT_ATTEMPTS,
   OPERATE_ATTEMPTS,
@@ -188,7 +188,7 @@ export class WorkService {
    */
   async cancelOperation(id: string, actor: string): Promise<OperationView> {
     const { outcome, state } = await this.operations.requestCancel(id);
-    if (outcome === 'missing') throw new InvalidInputError(`unknown operation ${JSON.stringify(id)}`);
+    if (outcome === 'missing') throw new NotFoundError(`unknown operation ${JSON.stringify(id)}`);
     if (outcome === 'cancelled') await this.queues.operate.remove(id).catch(() => 0);
     await appendAudit(this.redis, this.keys, {
       actor,

@@ -82,18 +82,39 @@ export function registerUpCommand(program: Command): void {
     .description('run the api process (HTTP API and web UI)')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--port <port>', 'port', port, DEFAULT_PORT)
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM)')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
+    .option('--insecure-http', 'allow plain HTTP on a non-loopback address (behind a TLS proxy only)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText('after', '\nExample:\n  switchyard api --port 8080 --redis-url redis://127.0.0.1:6379')
-    .action(async (options: { host: string; port: number; logLevel: string }, command: Command) => {
-      const config = globalsOf(command);
-      await runApiProcess({
-        dataDir: config.dataDir,
-        redisUrl: config.redisUrl,
-        prefix: config.prefix,
-        logLevel: options.logLevel,
-        api: { host: options.host, port: options.port },
-      });
-    });
+    .action(
+      async (
+        options: {
+          host: string;
+          port: number;
+          logLevel: string;
+          tlsCert?: string;
+          tlsKey?: string;
+          insecureHttp?: boolean;
+        },
+        command: Command,
+      ) => {
+        const config = globalsOf(command);
+        await runApiProcess({
+          dataDir: config.dataDir,
+          redisUrl: config.redisUrl,
+          prefix: config.prefix,
+          logLevel: options.logLevel,
+          api: {
+            host: options.host,
+            port: options.port,
+            ...(options.tlsCert ? { tlsCert: options.tlsCert } : {}),
+            ...(options.tlsKey ? { tlsKey: options.tlsKey } : {}),
+            ...(options.insecureHttp ? { insecureHttp: true } : {}),
+          },
+        });
+      },
+    );
 }
 
 export function registerDemoCommand(program: Command): void {

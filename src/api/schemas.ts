@@ -1,0 +1,88 @@
+// Request bodies of the HTTP API, strict (unknown fields rejected), and the
+// OpenAPI document generated from the same schemas.
+import { z } from 'zod';
+import { SCOPES } from '@switchyard/plugin-sdk/protocol';
+import { ROLES } from '../core/tokens.js';
+
+const json: z.ZodType<unknown> = z.json();
+
+export const bodies = {
+  empty: z.strictObject({}),
+  trust: z.strictObject({
+    fingerprint: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'must be the 64 lower-case hex characters of the fingerprint'),
+  }),
+  enable: z.strictObject({ scopes: z.array(z.enum(SCOPES)).min(1, 'grant at least one scope') }),
+  addProject: z.strictObject({
+    path: z.string().min(1),
+    id: z.string().min(1).optional(),
+    name: z.string().min(1).optional(),
+    trust: z.boolean().optional(),
+  }),
+  scanProjects: z.strictObject({ dir: z.string().min(1), trust: z.boolean().optional() }),
+  createBatch: z.strictObject({
+    pluginId: z.string().min(1),
+    projects: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]),
+  }),
+  createOperation: z.strictObject({
+    pluginId: z.string().min(1),
+    projectId: z.string().min(1),
+    action: z.string().min(1),
+    input: json.optional(),
+  }),
+  createToken: z.strictObject({ name: z.string().min(1).max(64), role: z.enum(ROLES) }),
+};
+
+export const limitQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1_000).optional() });
+export const operationsQuery = limitQuery.extend({ projectId: z.string().min(1).optional() });
+
+export interface RouteDoc {
+  method: string;
+  path: string;
+  role: string;
+  summary: string;
+  body?: z.ZodType;
+  status: number;
+}
+
+export function openApiDocument(routes: RouteDoc[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    const parameters = [...route.path.matchAll(/:(\w+)/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = {
+      summary: route.summary,
+      description: `Requires role: ${route.role}.`,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(route.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: z.toJSONSchema(route.body) } },
+            },
+          }
+        : {}),
+      responses: {
+        [String(route.status)]: { description: 'OK' },
+        '400': { description: 'invalid request (problem+json)' },
+        '401': { description: 'no or unknown token' },
+        '403': { description: 'role too low' },
+        '404': { description: 'unknown id' },
+      },
+      security: [{ bearer: [] }],
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchyard API', version: 'v1' },
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    paths,
+  };
+}

@@ -1,0 +1,122 @@
+// The API client: bearer token from sessionStorage, problem+json errors,
+// Server-Sent Events read with fetch() (EventSource cannot send Authorization).
+/* global sessionStorage, fetch, TextDecoder */
+
+const TOKEN_KEY = 'switchyard.token';
+const BASE = '/api/v1';
+
+let onUnauthorized = () => {};
+
+export function setUnauthorizedHandler(handler) {
+  onUnauthorized = handler;
+}
+
+export function getToken() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token) {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail ?? problem?.title ?? `HTTP ${status}`);
+    this.name = 'ApiError';
+    this.status = status;
+    this.title = problem?.title ?? statusTitle(status);
+    this.detail = problem?.detail ?? this.message;
+    this.errors = problem?.errors;
+  }
+}
+
+function statusTitle(status) {
+  return (
+    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict' }[
+      status
+    ] ?? 'Error'
+  );
+}
+
+async function send(method, path, { body, headers = {}, signal, accept = 'application/json' } = {}) {
+  const token = getToken();
+  const init = {
+    method,
+    signal,
+    credentials: 'omit',
+    cache: 'no-store',
+    headers: { Accept: accept, ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+  };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(BASE + path, init);
+  if (response.ok) return response;
+  let problem;
+  try {
+    problem = await response.json();
+  } catch {
+    problem = undefined;
+  }
+  const error = new ApiError(response.status, problem);
+  if (response.status === 401) {
+    error.signedOut = true;
+    onUnauthorized(error);
+  }
+  throw error;
+}
+
+export async function get(path, signal) {
+  return (await send('GET', path, { signal })).json();
+}
+
+export async function post(path, body = {}, headers = {}) {
+  return (await send('POST', path, { body, headers })).json();
+}
+
+export async function del(path) {
+  return (await send('DELETE', path)).json();
+}
+
+/**
+ * Reads a text/event-stream answer and calls onEvent(name, data) per event
+ * (data parsed as JSON when it is JSON). Resolves when the stream ends.
+ */
+export async function stream(path, onEvent, signal) {
+  const response = await send('GET', path, { signal, accept: 'text/event-stream' });
+  if (!response.body) throw new Error('the browser did not give a streaming body');
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replaceAll('\r\n', '\n');
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const key = colon < 0 ? line : line.slice(0, colon);
+        const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (key === 'event') name = val;
+        else if (key === 'data') data.push(val);
+      }
+      if (data.length === 0) continue;
+      const text = data.join('\n');
+      let parsed = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // plain text data
+      }
+      onEvent(name, parsed);
+    }
+  }
+}

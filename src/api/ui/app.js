@@ -1,0 +1,152 @@
+// Switchyard review UI: sign-in, hash routing, and the shell around each view.
+/* global document, window, location */
+import { get, getToken, setToken, setUnauthorizedHandler } from './api.js';
+import { auditView } from './audit.js';
+import { batchView, batchesView } from './batches.js';
+import { errorBox, field, h } from './dom.js';
+import { operationView, operationsView } from './operations.js';
+import { pluginView, pluginsView } from './plugins.js';
+import { projectsView } from './projects.js';
+
+const ROUTES = [
+  [/^\/plugins$/, pluginsView],
+  [/^\/plugins\/([^/]+)$/, pluginView],
+  [/^\/projects$/, projectsView],
+  [/^\/batches$/, batchesView],
+  [/^\/batches\/([^/]+)$/, batchView],
+  [/^\/operations$/, operationsView],
+  [/^\/operations\/([^/]+)$/, operationView],
+  [/^\/audit$/, auditView],
+];
+
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const signOutButton = document.getElementById('sign-out');
+let current; // { controller }
+let flashText;
+let signInMessage;
+
+/** A message shown once at the top of the next rendered view. */
+export function flash(text) {
+  flashText = text;
+}
+
+export function navigate(hash) {
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+
+/** Renders the current route again (after an action changed what it shows). */
+export function rerender() {
+  render();
+}
+
+function signOut(message) {
+  setToken(null);
+  signInMessage = message;
+  render();
+}
+
+setUnauthorizedHandler(() =>
+  signOut('The API rejected the token (401): it is unknown, revoked or mistyped. Sign in again.'),
+);
+signOutButton.addEventListener('click', () => signOut('Signed out.'));
+window.addEventListener('hashchange', () => render());
+
+function render() {
+  current?.controller.abort();
+  const controller = new AbortController();
+  current = { controller };
+  const container = h('div', { class: 'view' });
+  main.replaceChildren(container);
+
+  if (!getToken()) {
+    nav.hidden = true;
+    signOutButton.hidden = true;
+    renderSignIn(container);
+    return;
+  }
+  nav.hidden = false;
+  signOutButton.hidden = false;
+
+  const path = decodeURIComponent(location.hash.replace(/^#/, '')) || '/plugins';
+  for (const link of nav.querySelectorAll('a')) {
+    if (path.startsWith(`/${link.dataset.route}`)) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  if (flashText) {
+    container.append(h('p', { class: 'flash', role: 'status', testid: 'flash' }, flashText));
+    flashText = undefined;
+  }
+  for (const [pattern, view] of ROUTES) {
+    const match = pattern.exec(path);
+    if (match) {
+      const ctx = { signal: controller.signal, params: match.slice(1) };
+      Promise.resolve(view(container, ctx)).catch((error) => {
+        if (error?.name === 'AbortError' || error?.signedOut || controller.signal.aborted) return;
+        const box = errorBox('view-error');
+        box.show(error);
+        container.append(box.el);
+      });
+      return;
+    }
+  }
+  if (path === '/' || path === '') return navigate('#/plugins');
+  container.append(
+    h('h1', {}, 'Not found'),
+    h('p', {}, 'No page at this address. ', h('a', { href: '#/plugins' }, 'Go to plugins')),
+  );
+}
+
+function renderSignIn(container) {
+  const input = h('input', {
+    type: 'password',
+    name: 'token',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    required: true,
+    testid: 'token-input',
+  });
+  const errors = errorBox('sign-in-error');
+  const button = h('button', { type: 'submit', class: 'primary', testid: 'sign-in' }, 'Sign in');
+  const form = h(
+    'form',
+    { class: 'card sign-in', 'aria-labelledby': 'sign-in-title' },
+    h('h1', { id: 'sign-in-title' }, 'Sign in to Switchyard'),
+    signInMessage
+      ? h('p', { class: 'notice', role: 'status', testid: 'sign-in-message' }, signInMessage)
+      : null,
+    field(
+      'API token',
+      input,
+      'The first start of the api writes an admin token to <data-dir>/api-token. ' +
+        'It is kept for this browser tab only (sessionStorage) and sent as a Bearer header.',
+    ),
+    errors.el,
+    h('div', { class: 'actions' }, button),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (!token) return;
+    errors.clear();
+    button.disabled = true;
+    setToken(token);
+    try {
+      await get('/plugins');
+      signInMessage = undefined;
+      if (!location.hash || location.hash === '#/' || location.hash === '#') navigate('#/plugins');
+      else render();
+    } catch (error) {
+      if (!error?.signedOut) {
+        setToken(null);
+        errors.show(error);
+      }
+      button.disabled = false;
+    }
+  });
+  container.append(form);
+  input.focus();
+}
+
+render();

@@ -1,0 +1,173 @@
+// Tiny DOM helpers. Every string goes in as text (never parsed as HTML):
+// plugin-provided names, errors, facts and logs are untrusted.
+/* global document */
+
+/**
+ * h('button', { class: 'primary', testid: 'x', onclick: fn, disabled: true }, 'Label', child, [more])
+ * Attributes: class, text, testid (→ data-testid), on<event> handlers, booleans
+ * (true sets, false/null/undefined skips), anything else via setAttribute.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') el.className = value;
+    else if (key === 'text') el.textContent = String(value);
+    else if (key === 'testid') el.dataset.testid = value;
+    else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    else if (key === 'value') el.value = value;
+    else if (key === 'checked' || key === 'selected') el[key] = Boolean(value);
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else if (typeof child === 'string' || typeof child === 'number') el.append(String(child));
+    else el.append(child);
+  }
+}
+
+let uid = 0;
+/** A unique id for label/for pairs. */
+export function nextId(prefix) {
+  uid += 1;
+  return `${prefix}-${uid}`;
+}
+
+/** A labelled form field: <div class="field"><label for>…</label>control hint</div>. */
+export function field(label, control, hint) {
+  if (!control.id) control.id = nextId('f');
+  const hintEl = hint ? h('p', { class: 'hint', id: `${control.id}-hint` }, hint) : null;
+  if (hintEl) control.setAttribute('aria-describedby', hintEl.id);
+  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hintEl);
+}
+
+const TONES = {
+  trusted: 'ok',
+  untrusted: 'neutral',
+  changed: 'bad',
+  enabled: 'ok',
+  disabled: 'neutral',
+  healthy: 'ok',
+  degraded: 'warn',
+  unhealthy: 'bad',
+  unknown: 'neutral',
+  succeeded: 'ok',
+  partially_succeeded: 'warn',
+  failed: 'bad',
+  cancelled: 'neutral',
+  queued: 'info',
+  running: 'info',
+  finished: 'ok',
+  available: 'ok',
+  unavailable: 'bad',
+  granted: 'ok',
+  'not trusted': 'neutral',
+};
+const MARKS = { ok: '✓', bad: '✕', warn: '!', info: '…', neutral: '○' };
+
+/** A status badge: a mark, the word, and a color (never color alone). */
+export function badge(word, testid) {
+  const tone = TONES[word] ?? 'neutral';
+  return h(
+    'span',
+    { class: `badge badge-${tone}`, testid },
+    h('span', { class: 'badge-mark', 'aria-hidden': 'true' }, MARKS[tone]),
+    ` ${String(word).replaceAll('_', ' ')}`,
+  );
+}
+
+export function formatTime(value) {
+  if (value === undefined || value === null || value === '') return '—';
+  const date = new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
+  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
+}
+
+/** A table with a header row; rows are arrays of cells (nodes or strings). */
+export function table(headers, rows, attrs = {}) {
+  return h(
+    'table',
+    attrs,
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headers.map((title) => h('th', { scope: 'col' }, title)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.length === 0
+        ? h('tr', {}, h('td', { colspan: String(headers.length), class: 'empty' }, 'Nothing yet.'))
+        : rows.map((cells) =>
+            Array.isArray(cells)
+              ? h(
+                  'tr',
+                  {},
+                  cells.map((c) => h('td', {}, c)),
+                )
+              : cells,
+          ),
+    ),
+  );
+}
+
+/** An area for action errors; show(err) fills it, clear() empties it. */
+export function errorBox(testid) {
+  const box = h('div', { class: 'error-box', role: 'alert', testid, hidden: true });
+  return {
+    el: box,
+    show(error) {
+      box.replaceChildren();
+      const detail = error?.detail ?? error?.message ?? String(error);
+      box.append(
+        h('strong', {}, error?.status ? `${error.status} ${error.title ?? 'Error'}: ` : 'Error: '),
+        detail,
+      );
+      if (Array.isArray(error?.errors) && error.errors.length > 0) {
+        box.append(
+          h(
+            'ul',
+            {},
+            error.errors.map((e) => h('li', {}, `${e.field}: ${e.message}`)),
+          ),
+        );
+      }
+      box.hidden = false;
+    },
+    clear() {
+      box.replaceChildren();
+      box.hidden = true;
+    },
+  };
+}
+
+/** Runs an async action with the button busy; errors go to the box. */
+export async function busy(button, box, action) {
+  box?.clear();
+  const label = button.textContent;
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  try {
+    return await action();
+  } catch (error) {
+    if (error?.name !== 'AbortError' && !error?.signedOut) box?.show(error);
+    return undefined;
+  } finally {
+    button.removeAttribute('aria-busy');
+    button.disabled = false;
+    button.textContent = label;
+  }
+}
+
+export function pretty(value) {
+  return JSON.stringify(value, null, 2);
+}

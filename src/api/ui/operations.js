@@ -1,0 +1,233 @@
+// Operations: live list, start form, detail with cancel.
+/* global crypto */
+import { get, post, stream } from './api.js';
+import { navigate } from './app.js';
+import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
+
+const ACTIVE = new Set(['queued', 'running']);
+
+function idempotencyKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export async function operationsView(container, { signal }) {
+  container.append(h('div', { class: 'page-head' }, h('h1', {}, 'Operations')));
+  const [plugins, projects] = await Promise.all([get('/plugins', signal), get('/projects', signal)]);
+  const listBody = h('div', { testid: 'operations-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const listNote = h('p', { class: 'hint' }, 'Refreshes every 2 seconds.');
+  container.append(
+    startForm(
+      plugins.filter((p) => p.enabled),
+      projects.filter((p) => p.trusted),
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'ops-title' },
+      h('h2', { id: 'ops-title' }, 'Recent operations'),
+      listNote,
+      listBody,
+    ),
+  );
+  while (!signal.aborted) {
+    try {
+      const operations = await get('/operations?limit=50', signal);
+      listBody.replaceChildren(
+        table(
+          ['Operation', 'Action', 'Plugin', 'Project', 'State', 'Requested'],
+          operations.map((op) => [
+            h('a', { href: `#/operations/${encodeURIComponent(op.id)}` }, h('code', {}, op.id)),
+            h('code', {}, op.action),
+            op.pluginId,
+            op.projectId,
+            badge(op.state),
+            formatTime(op.requestedAt),
+          ]),
+          { class: 'data', testid: 'operations-table' },
+        ),
+      );
+    } catch (error) {
+      if (signal.aborted || error?.signedOut) return;
+      listNote.textContent = `Could not refresh: ${error.detail ?? error.message}. Retrying.`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+function startForm(plugins, projects) {
+  const errors = errorBox('op-start-error');
+  const plugin = h(
+    'select',
+    { required: true, testid: 'op-plugin' },
+    plugins.map((p) => h('option', { value: p.id }, `${p.name} (${p.id})`)),
+  );
+  const project = h(
+    'select',
+    { required: true, testid: 'op-project' },
+    projects.map((p) => h('option', { value: p.id }, `${p.displayName} (${p.id})`)),
+  );
+  const action = h('input', {
+    type: 'text',
+    class: 'mono',
+    required: true,
+    placeholder: 'fixture.echo',
+    testid: 'op-action',
+  });
+  const input = h('textarea', {
+    class: 'mono',
+    rows: '4',
+    spellcheck: 'false',
+    placeholder: '{"message": "hello"}',
+    testid: 'op-input',
+  });
+  const inputError = h('p', { class: 'field-error', role: 'alert', testid: 'op-input-error', hidden: true });
+  const button = h('button', { type: 'submit', class: 'primary', testid: 'op-start' }, 'Run operation');
+  let key = idempotencyKey();
+  const parseInput = () => {
+    const text = input.value.trim();
+    if (!text) return { ok: true, value: undefined };
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch (error) {
+      return { ok: false, message: `Input is not valid JSON: ${error.message}` };
+    }
+  };
+  const check = () => {
+    const parsed = parseInput();
+    inputError.hidden = parsed.ok;
+    inputError.textContent = parsed.ok ? '' : parsed.message;
+    input.setAttribute('aria-invalid', parsed.ok ? 'false' : 'true');
+    return parsed;
+  };
+  input.addEventListener('input', () => {
+    key = idempotencyKey();
+    check();
+  });
+  for (const control of [plugin, project, action])
+    control.addEventListener('change', () => (key = idempotencyKey()));
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'op-start-title' },
+    h('h2', { id: 'op-start-title' }, 'Run an operation'),
+    plugins.length === 0 ? h('p', { class: 'notice' }, 'No plugin is enabled.') : null,
+    projects.length === 0 ? h('p', { class: 'notice' }, 'No project is trusted.') : null,
+    h(
+      'div',
+      { class: 'row' },
+      field('Plugin', plugin),
+      field('Project (trusted only)', project),
+      field('Action', action),
+    ),
+    field('Input (JSON, optional)', input, 'Checked before sending. Leave empty for no input.'),
+    inputError,
+    h('div', { class: 'actions' }, button),
+    errors.el,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const parsed = check();
+    if (!parsed.ok) {
+      input.focus();
+      return;
+    }
+    const body = { pluginId: plugin.value, projectId: project.value, action: action.value.trim() };
+    if (parsed.value !== undefined) body.input = parsed.value;
+    void busy(button, errors, async () => {
+      const op = await post('/operations', body, { 'Idempotency-Key': key });
+      navigate(`#/operations/${encodeURIComponent(op.id)}`);
+    });
+  });
+  return form;
+}
+
+export async function operationView(container, { signal, params: [id] }) {
+  const path = `/operations/${encodeURIComponent(id)}`;
+  const errors = errorBox('op-cancel-error');
+  const state = h('span', { testid: 'op-state' });
+  const details = h('dl', { class: 'facts' });
+  const outcome = h('div', { testid: 'op-outcome' });
+  const cancel = h(
+    'button',
+    { type: 'button', class: 'danger', testid: 'op-cancel', hidden: true },
+    'Cancel operation',
+  );
+  const note = h('p', { class: 'hint', role: 'status' });
+  container.append(
+    h('div', { class: 'page-head' }, h('h1', {}, 'Operation ', h('code', {}, id)), state),
+    h('p', {}, h('a', { href: '#/operations' }, '← All operations')),
+    h('section', { class: 'card' }, details, h('div', { class: 'actions' }, cancel), errors.el, note),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'op-outcome-title' },
+      h('h2', { id: 'op-outcome-title' }, 'Outcome'),
+      outcome,
+    ),
+  );
+
+  const show = (op) => {
+    state.replaceChildren(badge(op.state));
+    state.dataset.state = op.state;
+    details.replaceChildren(
+      ...[
+        ['Action', h('code', {}, op.action)],
+        ['Plugin', op.pluginId],
+        ['Project', op.projectId],
+        ['Requested', formatTime(op.requestedAt)],
+        ['Started', formatTime(op.startedAt)],
+        ['Finished', formatTime(op.finishedAt)],
+      ].flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+    );
+    cancel.hidden = !ACTIVE.has(op.state);
+    const parts = [];
+    if (op.errorCode || op.errorMessage) {
+      parts.push(
+        h(
+          'div',
+          { class: 'alert alert-bad', testid: 'op-error' },
+          h('strong', {}, op.errorCode ?? 'Error'),
+          ' ',
+          op.errorMessage ?? '',
+        ),
+      );
+    }
+    if (op.result !== undefined)
+      parts.push(h('pre', { class: 'json', testid: 'op-result' }, pretty(op.result)));
+    if (parts.length === 0)
+      parts.push(h('p', { class: 'muted' }, ACTIVE.has(op.state) ? 'Not finished yet.' : 'No result.'));
+    outcome.replaceChildren(...parts);
+  };
+
+  cancel.addEventListener('click', () =>
+    busy(cancel, errors, async () => {
+      show(await post(`${path}/cancel`));
+    }),
+  );
+
+  let op = await get(path, signal);
+  show(op);
+  if (!ACTIVE.has(op.state)) return;
+  try {
+    await stream(
+      `${path}/events`,
+      (name, data) => {
+        if (name === 'state' && data && typeof data === 'object') {
+          op = data;
+          show(op);
+        } else if (name === 'done' && data && typeof data === 'object' && data.state) {
+          op = data;
+          show(op);
+        }
+      },
+      signal,
+    );
+  } catch (error) {
+    if (signal.aborted || error?.signedOut) return;
+    note.textContent = `Live stream unavailable (${error.message}); polling every 2 seconds.`;
+  }
+  while (!signal.aborted && ACTIVE.has(op.state)) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    if (signal.aborted) return;
+    op = await get(path, signal);
+    show(op);
+  }
+}
