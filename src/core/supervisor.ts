@@ -72,6 +72,8 @@ export interface CallOutcome<M extends MethodName> {
   stderr: string[];
   pid: number;
   durationMs: number;
+  /** Where the time went, for the overhead benchmark. */
+  phases: { spawnMs: number; initializeMs: number; callMs: number; teardownMs: number };
 }
 
 /** Every failure carries the call's redacted stderr lines. */
@@ -118,6 +120,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     );
   }
   const pid = child.pid;
+  const spawnedAt = performance.now();
   spec.onSpawn?.(pid);
   child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.stderr!.on('error', () => {});
@@ -143,14 +146,28 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
       abort.signal,
     );
     verifyIdentity(init, spec.identity, spec.grants);
+    const initializedAt = performance.now();
     await spec.beforeSend?.();
     if (abort.signal.aborted) throw new RequestAbortedError('aborted');
     const result = await client.request(spec.method, spec.params, abort.signal);
+    const respondedAt = performance.now();
     clearTimeout(timer);
     client.close();
     const exit = await Promise.race([exited, delay(limits.graceMs).then(() => undefined)]);
     await killGroup(pid, exit === undefined);
-    return { result, stderr: stderr.lines(), pid, durationMs: performance.now() - started };
+    const finishedAt = performance.now();
+    return {
+      result,
+      stderr: stderr.lines(),
+      pid,
+      durationMs: finishedAt - started,
+      phases: {
+        spawnMs: spawnedAt - started,
+        initializeMs: initializedAt - spawnedAt,
+        callMs: respondedAt - initializedAt,
+        teardownMs: finishedAt - respondedAt,
+      },
+    };
   } catch (error) {
     clearTimeout(timer);
     // Kill first: a failed call must leave no process behind, whatever the error.
