@@ -128,6 +128,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   const client = new PluginClient(child.stdin!, child.stdout!);
   const abort = new AbortController();
   let reason: 'timeout' | 'cancelled' | undefined;
+  let callerError: { error: unknown } | undefined;
   const timer = setTimeout(() => {
     reason ??= 'timeout';
     abort.abort();
@@ -147,7 +148,13 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     );
     verifyIdentity(init, spec.identity, spec.grants);
     const initializedAt = performance.now();
-    await spec.beforeSend?.();
+    try {
+      await spec.beforeSend?.();
+    } catch (error) {
+      // The caller refused to send (e.g. the dispatch mark failed): its error, as it is.
+      callerError = { error };
+      throw error;
+    }
     if (abort.signal.aborted) throw new RequestAbortedError('aborted');
     const result = await client.request(spec.method, spec.params, abort.signal);
     const respondedAt = performance.now();
@@ -173,6 +180,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     // Kill first: a failed call must leave no process behind, whatever the error.
     await killGroup(pid, !hasExited);
     const exit = await Promise.race([exited, delay(limits.graceMs).then(() => undefined)]);
+    if (callerError) throw callerError.error;
     throw withStderr(classify(error, reason, limits, exit), stderr.lines());
   } finally {
     spec.signal?.removeEventListener('abort', onCancel);

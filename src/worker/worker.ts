@@ -192,10 +192,18 @@ export async function startWorkers(
       return { state: result.status };
     } catch (error) {
       const reason = controller.signal.reason as string | undefined;
-      const refused =
-        error instanceof DispatchRefused || (error as { cause?: unknown }).cause instanceof DispatchRefused;
-      if (reason === 'cancelled' || (refused && messageOf(error).includes('cancel-requested'))) {
+      if (
+        reason === 'cancelled' ||
+        (error instanceof DispatchRefused && error.reason === 'cancel-requested')
+      ) {
         return endCancelled(operation.id, 'cancelled while running; the plugin process group was killed');
+      }
+      if (error instanceof DispatchRefused) {
+        // Nothing was sent to the plugin. Lost the project lock: try again later.
+        if (error.reason === 'lock-lost')
+          throw new Error('lost the project lock before dispatch; the operation will be retried');
+        // Someone else finished or runs it: leave the record as it is.
+        return { state: (await work.operations.get(operation.id))?.state ?? 'unknown' };
       }
       const latest = await work.operations.get(operation.id);
       const dispatched = latest?.dispatched === true;
