@@ -207,8 +207,9 @@ export async function startWorkers(
       }
       const latest = await work.operations.get(operation.id);
       const dispatched = latest?.dispatched === true;
-      if (reason === 'shutdown' && !dispatched)
-        throw new Error('worker shutting down before dispatch; the operation will be retried');
+      if ((reason === 'shutdown' || reason === 'lock-lost') && !dispatched) {
+        throw new Error(`the call was stopped (${reason}) before dispatch; the operation will be retried`);
+      }
       if (reason === 'shutdown' || reason === 'lock-lost') {
         return endFailed(
           operation,
