@@ -6,6 +6,7 @@ import { RedisUnreachableError } from '../core/redis.js';
 import { registerPluginCommands } from './commands/plugins.js';
 import { registerProcessCommands } from './commands/processes.js';
 import { registerProjectCommands } from './commands/projects.js';
+import { registerScheduleCommands } from './commands/schedules.js';
 import { registerTokenCommands } from './commands/tokens.js';
 import { WorkFailed, registerWorkCommands } from './commands/work.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up.js';
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerProjectCommands(program);
   registerWorkCommands(program);
   registerTokenCommands(program);
+  registerScheduleCommands(program);
   for (const command of allCommands(program)) command.exitOverride();
   return program;
 }

@@ -44,6 +44,26 @@ export const DEFAULT_RETENTION: RetentionConfig = {
   failedJobsSeconds: 24 * 3600,
 };
 
+/**
+ * Retention from the environment: SWITCHYARD_RETENTION_DAYS (finished batches
+ * and operations, default 7) and SWITCHYARD_FAILED_JOB_HOURS (failed BullMQ
+ * jobs kept for inspection, default 24).
+ */
+export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): RetentionConfig {
+  const number = (name: string, fallback: number) => {
+    const value = env[name];
+    if (value === undefined || value === '') return fallback;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0)
+      throw new Error(`${name} must be a positive number, not ${JSON.stringify(value)}`);
+    return parsed;
+  };
+  return {
+    recordsSeconds: Math.round(number('SWITCHYARD_RETENTION_DAYS', 7) * 24 * 3600),
+    failedJobsSeconds: Math.round(number('SWITCHYARD_FAILED_JOB_HOURS', 24) * 3600),
+  };
+}
+
 /** Inspections: 3 attempts with exponential backoff (only transient failures retry). */
 export const INSPECT_ATTEMPTS = 3;
 export const OPERATE_ATTEMPTS = 3;

@@ -2,7 +2,7 @@
 // BullMQ queues and the work services. Each process shell calls this once.
 import type { Redis } from 'ioredis';
 import { createCore, type Core, type CoreConfig } from './context.js';
-import { createQueues, type Queues, type RetentionConfig } from './jobs.js';
+import { createQueues, retentionFromEnv, type Queues, type RetentionConfig } from './jobs.js';
 import { createRedis } from './redis.js';
 import { WorkService } from './work.js';
 
@@ -12,19 +12,22 @@ export interface Runtime {
   work: WorkService;
   /** The connection BullMQ uses (maxRetriesPerRequest: null). */
   bullConnection: Redis;
+  retention: RetentionConfig;
   close(): Promise<void>;
 }
 
 export async function createRuntime(config: CoreConfig & { retention?: RetentionConfig }): Promise<Runtime> {
   const core = await createCore(config);
   const bullConnection = createRedis(config.redisUrl, { forBullmq: true });
-  const queues = createQueues(bullConnection, core.keys, config.retention);
+  const retention = config.retention ?? retentionFromEnv();
+  const queues = createQueues(bullConnection, core.keys, retention);
   const work = new WorkService(core.redis, core.keys, core.plugins, core.projects, queues);
   return {
     core,
     queues,
     work,
     bullConnection,
+    retention,
     async close() {
       await queues.close();
       bullConnection.disconnect();

@@ -30,6 +30,7 @@ export async function runWorkerProcess(config: WorkerProcessConfig): Promise<voi
   const workers = await startWorkers(runtime.core, runtime.work, runtime.queues, runtime.bullConnection, {
     concurrency: config.concurrency,
     log: eventLogger(logger),
+    retention: runtime.retention,
     ...config.worker,
   });
   await new Promise<void>((resolve) => {

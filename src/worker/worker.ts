@@ -15,6 +15,7 @@ import {
   maintenanceJobSchema,
   operateJobSchema,
   type Queues,
+  type RetentionConfig,
 } from '../core/jobs.js';
 import { OUTCOME_UNKNOWN, isTerminal, type OperationRecord } from '../core/operations.js';
 import { boundedMessage } from '../core/redact.js';
@@ -32,6 +33,7 @@ export interface WorkerOptions {
   /** How long a job waits for a busy project before it is tried again. */
   projectBusyDelayMs?: number;
   log?: (event: string, fields?: Record<string, unknown>) => void;
+  retention?: RetentionConfig;
 }
 
 export interface RunningWorkers {
@@ -296,7 +298,7 @@ export async function startWorkers(
         case 'rediscover':
           return { plugins: (await core.plugins.refresh(identity)).length };
         case 'retention':
-          return runRetention(core.redis, core.keys, work);
+          return runRetention(core.redis, core.keys, work, options.retention);
         case 'health-checks': {
           await appendAudit(core.redis, core.keys, {
             actor: identity,

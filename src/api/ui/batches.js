@@ -139,12 +139,20 @@ export async function batchView(container, { signal, params: [id] }) {
   const failuresOnly = h('input', { type: 'checkbox', id: 'failures-only', testid: 'failures-only' });
   const results = h('div', { testid: 'batch-results' });
   const streamNote = h('p', { class: 'hint', role: 'status' });
+  const progressCard = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'batch-progress-label', testid: 'batch-progress-card' },
+    label,
+    bar,
+    meta,
+    streamNote,
+  );
   let latest;
 
   container.append(
     h('div', { class: 'page-head' }, title, state),
     h('p', {}, h('a', { href: '#/batches' }, '← All batches')),
-    h('section', { class: 'card', 'aria-labelledby': 'batch-progress-label' }, label, bar, meta, streamNote),
+    progressCard,
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'batch-results-title' },
@@ -198,6 +206,7 @@ export async function batchView(container, { signal, params: [id] }) {
   if (first.state !== 'running') return;
 
   let finished = false;
+  progressCard.dataset.live = 'stream';
   try {
     await stream(
       `${path}/events`,
@@ -214,6 +223,7 @@ export async function batchView(container, { signal, params: [id] }) {
     if (signal.aborted || error?.signedOut) return;
     streamNote.textContent = `Live stream unavailable (${error.message}); polling every second.`;
   }
+  if (!finished) progressCard.dataset.live = 'poll';
   // No done event (stream failed or ended early): poll until finished.
   while (!finished && !signal.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -152,10 +152,18 @@ export async function operationView(container, { signal, params: [id] }) {
     'Cancel operation',
   );
   const note = h('p', { class: 'hint', role: 'status' });
+  const card = h(
+    'section',
+    { class: 'card', testid: 'op-card' },
+    details,
+    h('div', { class: 'actions' }, cancel),
+    errors.el,
+    note,
+  );
   container.append(
     h('div', { class: 'page-head' }, h('h1', {}, 'Operation ', h('code', {}, id)), state),
     h('p', {}, h('a', { href: '#/operations' }, '← All operations')),
-    h('section', { class: 'card' }, details, h('div', { class: 'actions' }, cancel), errors.el, note),
+    card,
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'op-outcome-title' },
@@ -206,6 +214,7 @@ export async function operationView(container, { signal, params: [id] }) {
   let op = await get(path, signal);
   show(op);
   if (!ACTIVE.has(op.state)) return;
+  card.dataset.live = 'stream';
   try {
     await stream(
       `${path}/events`,
@@ -224,6 +233,7 @@ export async function operationView(container, { signal, params: [id] }) {
     if (signal.aborted || error?.signedOut) return;
     note.textContent = `Live stream unavailable (${error.message}); polling every 2 seconds.`;
   }
+  if (ACTIVE.has(op.state)) card.dataset.live = 'poll';
   while (!signal.aborted && ACTIVE.has(op.state)) {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     if (signal.aborted) return;

@@ -146,7 +146,7 @@ export async function pluginView(container, { signal, params: [id] }) {
     boundary,
   );
 
-  container.append(head, changed, reviewPanel);
+  container.append(...[head, changed, reviewPanel].filter(Boolean));
 
   // ---- details -----------------------------------------------------------------------------
   const granted = new Set(plugin.grantedScopes ?? []);

@@ -1,0 +1,79 @@
+// switchyard schedule …: recurring inspections (a plugin over projects, on an
+// interval or a cron pattern), kept by the scheduler as BullMQ job schedulers.
+import type { Command } from 'commander';
+import { ScheduleStore } from '../../core/schedules.js';
+import { withRuntime } from '../context.js';
+import { emit, printTable } from '../output.js';
+import { positiveInt } from '../parse.js';
+
+export function registerScheduleCommands(program: Command): void {
+  const schedule = program.command('schedule').description('recurring inspections');
+  schedule
+    .command('add <plugin> [projects...]')
+    .description('inspect the named projects (or --all trusted ones) on an interval or a cron pattern')
+    .option('--all', 'every trusted project at the time it runs')
+    .option('--every <ms>', 'interval in milliseconds (≥ 1000)', positiveInt('--every'))
+    .option('--cron <pattern>', 'cron pattern, e.g. "0 3 * * *"')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add fixture-inspector shop blog --every 3600000',
+    )
+    .action(
+      async (
+        pluginId: string,
+        projects: string[],
+        options: { all?: boolean; every?: number; cron?: string },
+        command: Command,
+      ) =>
+        withRuntime(command, async ({ config, runtime, actor }) => {
+          await runtime.core.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
+          const created = await new ScheduleStore(runtime.core.redis, runtime.core.keys).add(
+            {
+              pluginId,
+              projects: options.all ? 'all' : projects,
+              ...(options.every ? { everyMs: options.every } : {}),
+              ...(options.cron ? { cron: options.cron } : {}),
+            },
+            actor,
+            runtime.queues,
+          );
+          emit(config.json, created, () => process.stdout.write(`schedule ${created.id} added\n`));
+        }),
+    );
+  schedule
+    .command('list')
+    .description('all recurring inspections')
+    .addHelpText('after', '\nExample:\n  switchyard schedule list')
+    .action(async (_options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const schedules = await new ScheduleStore(runtime.core.redis, runtime.core.keys).list();
+        emit(config.json, schedules, () =>
+          printTable(
+            ['ID', 'PLUGIN', 'PROJECTS', 'WHEN', 'BY'],
+            schedules.map((item) => [
+              item.id,
+              item.pluginId,
+              item.projects === 'all' ? 'all' : item.projects.join(','),
+              item.cron ?? `every ${item.everyMs} ms`,
+              item.createdBy,
+            ]),
+          ),
+        );
+      }),
+    );
+  schedule
+    .command('remove <id>')
+    .description('stop a recurring inspection')
+    .addHelpText('after', '\nExample:\n  switchyard schedule remove sched_1a2b3c4d')
+    .action(async (id: string, _options, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        const removed = await new ScheduleStore(runtime.core.redis, runtime.core.keys).remove(
+          id,
+          runtime.queues,
+        );
+        emit(config.json, { id, removed }, () =>
+          process.stdout.write(removed ? `removed ${id}\n` : `no schedule ${id}\n`),
+        );
+      }),
+    );
+}
