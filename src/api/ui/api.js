@@ -1,6 +1,5 @@
 // The API client: bearer token from sessionStorage, problem+json errors,
 // Server-Sent Events read with fetch() (EventSource cannot send Authorization).
-/* global sessionStorage, fetch, TextDecoder */
 
 const TOKEN_KEY = 'switchyard.token';
 const BASE = '/api/v1';

@@ -1,5 +1,4 @@
 // Switchyard review UI: sign-in, hash routing, and the shell around each view.
-/* global document, window, location */
 import { get, getToken, setToken, setUnauthorizedHandler } from './api.js';
 import { auditView } from './audit.js';
 import { batchView, batchesView } from './batches.js';

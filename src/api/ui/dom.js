@@ -1,6 +1,5 @@
 // Tiny DOM helpers. Every string goes in as text (never parsed as HTML):
 // plugin-provided names, errors, facts and logs are untrusted.
-/* global document */
 
 /**
  * h('button', { class: 'primary', testid: 'x', onclick: fn, disabled: true }, 'Label', child, [more])
