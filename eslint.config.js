@@ -22,6 +22,7 @@ export default tseslint.config(
         FormData: 'readonly',
         URLSearchParams: 'readonly',
         requestAnimationFrame: 'readonly',
+        crypto: 'readonly',
       },
     },
   },
@@ -40,6 +41,7 @@ export default tseslint.config(
         TextEncoder: 'readonly',
         AbortController: 'readonly',
         AbortSignal: 'readonly',
+        performance: 'readonly',
       },
     },
     rules: {

@@ -5,6 +5,8 @@ import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import { ROLES } from '../core/tokens.js';
 
 const json: z.ZodType<unknown> = z.json();
+// The api's own working directory means nothing to a caller: paths must be absolute.
+const absolutePath = z.string().refine((value) => value.startsWith('/'), 'must be an absolute path');
 
 export const bodies = {
   empty: z.strictObject({}),
@@ -15,12 +17,12 @@ export const bodies = {
   }),
   enable: z.strictObject({ scopes: z.array(z.enum(SCOPES)).min(1, 'grant at least one scope') }),
   addProject: z.strictObject({
-    path: z.string().min(1),
+    path: absolutePath,
     id: z.string().min(1).optional(),
     name: z.string().min(1).optional(),
     trust: z.boolean().optional(),
   }),
-  scanProjects: z.strictObject({ dir: z.string().min(1), trust: z.boolean().optional() }),
+  scanProjects: z.strictObject({ dir: absolutePath, trust: z.boolean().optional() }),
   createBatch: z.strictObject({
     pluginId: z.string().min(1),
     projects: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]),

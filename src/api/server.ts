@@ -410,13 +410,13 @@ async function sendUiFile(reply: FastifyReply, file: string) {
 function parseOrProblem<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const errors = parsed.error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.join('.') : where,
-    message:
-      issue.code === 'unrecognized_keys'
-        ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`
-        : issue.message,
-  }));
+  const errors = parsed.error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ field: [...path, key].join('.'), message: 'unknown field' }));
+    }
+    return [{ field: path.length > 0 ? path.join('.') : where, message: issue.message }];
+  });
   throw new ProblemError(
     400,
     `invalid ${where}: ${errors.map((error) => `${error.field}: ${error.message}`).join('; ')}`,

@@ -78,9 +78,7 @@ export class WorkService {
   async getBatch(batchId: string): Promise<BatchView> {
     const batch = await this.batches.get(batchId);
     if (!batch)
-      throw new InvalidInputError(
-        `unknown batch ${JSON.stringify(batchId)} (batch list shows the known ones)`,
-      );
+      throw new NotFoundError(`unknown batch ${JSON.stringify(batchId)} (batch list shows the known ones)`);
     return batch;
   }
 
@@ -124,7 +122,7 @@ export class WorkService {
     const known = new Set((await this.projects.list()).map((project) => project.id));
     const unknown = unique.filter((id) => !known.has(id));
     if (unknown.length > 0) {
-      throw new InvalidInputError(
+      throw new NotFoundError(
         `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (project list shows the known ones)`,
       );
     }
@@ -173,7 +171,7 @@ export class WorkService {
   async getOperation(id: string): Promise<OperationView> {
     const record = await this.operations.get(id);
     if (!record)
-      throw new InvalidInputError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
+      throw new NotFoundError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
     return toOperationView(record);
   }
 

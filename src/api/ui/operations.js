@@ -1,5 +1,4 @@
 // Operations: live list, start form, detail with cancel.
-/* global crypto */
 import { get, post, stream } from './api.js';
 import { navigate } from './app.js';
 import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
