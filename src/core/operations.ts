@@ -107,6 +107,11 @@ const LUA = {
   releaseLock: `
     if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
     return 0`,
+  // A lock left by a dead worker of this operation: any fencing token.
+  releaseLockOf: `
+    local current = redis.call('GET', KEYS[1])
+    if current and string.sub(current, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then return redis.call('DEL', KEYS[1]) end
+    return 0`,
 };
 
 type LuaRedis = Redis & {
@@ -117,6 +122,7 @@ type LuaRedis = Redis & {
   syLockAcquire(...args: (string | number)[]): Promise<string | null>;
   syLockRenew(...args: (string | number)[]): Promise<number>;
   syLockRelease(...args: (string | number)[]): Promise<number>;
+  syLockReleaseOf(...args: (string | number)[]): Promise<number>;
 };
 
 export function defineOperationScripts(redis: Redis): LuaRedis {
@@ -129,6 +135,7 @@ export function defineOperationScripts(redis: Redis): LuaRedis {
   redis.defineCommand('syLockAcquire', { numberOfKeys: 2, lua: LUA.acquireLock });
   redis.defineCommand('syLockRenew', { numberOfKeys: 1, lua: LUA.renewLock });
   redis.defineCommand('syLockRelease', { numberOfKeys: 1, lua: LUA.releaseLock });
+  redis.defineCommand('syLockReleaseOf', { numberOfKeys: 1, lua: LUA.releaseLockOf });
   return lua;
 }
 
@@ -269,6 +276,11 @@ export class OperationStore {
 
   async releaseProjectLock(projectId: string, value: string): Promise<void> {
     await this.redis.syLockRelease(this.keys.projectLock(projectId), value);
+  }
+
+  /** Releases the project lock if this operation holds it, whoever took it (a dead worker). */
+  async releaseProjectLockOf(projectId: string, operationId: string): Promise<void> {
+    await this.redis.syLockReleaseOf(this.keys.projectLock(projectId), operationId);
   }
 }
 

@@ -3,7 +3,7 @@
 // execution time. Operations follow the at-most-once rule: marked dispatched
 // durably before project.operate is written; a re-run that finds the mark ends
 // OUTCOME_UNKNOWN instead of running the plugin again.
-import { DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../core/audit.js';
 import type { Core } from '../core/context.js';
@@ -52,7 +52,7 @@ export async function startWorkers(
   core: Core,
   work: WorkService,
   queues: Queues,
-  connection: ConnectionOptions,
+  connection: Redis,
   options: WorkerOptions,
 ): Promise<RunningWorkers> {
   const identity = core.plugins.options.processActor;
@@ -104,7 +104,7 @@ export async function startWorkers(
         throw new UnrecoverableError(messageOf(error));
       }
     },
-    { ...common, concurrency: options.concurrency, maxStalledCount: 5 },
+    { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
   );
 
   const operateWorker = new Worker(
@@ -143,7 +143,7 @@ export async function startWorkers(
         await work.operations.releaseProjectLock(operation.projectId, lock);
       }
     },
-    { ...common, concurrency: options.concurrency, maxStalledCount: 1 },
+    { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
   );
 
   async function runOperation(
@@ -227,6 +227,8 @@ export async function startWorkers(
   }
 
   async function endOutcomeUnknown(operation: OperationRecord) {
+    // The dead worker's project lock would block the project until it expires.
+    await work.operations.releaseProjectLockOf(operation.projectId, operation.id);
     return endFailed(
       operation,
       OUTCOME_UNKNOWN,
@@ -325,6 +327,50 @@ export async function startWorkers(
     { ...common, concurrency: 1 },
   );
 
+  // A job whose workers died MAX_STALLS + 1 times is failed by BullMQ without
+  // running our code; its record must still end, or a batch / `op wait` never would.
+  const stallEvents = [
+    new QueueEvents(QUEUE_NAMES.inspect, {
+      connection: connection.duplicate(),
+      prefix: core.keys.bullPrefix,
+    }),
+    new QueueEvents(QUEUE_NAMES.operate, {
+      connection: connection.duplicate(),
+      prefix: core.keys.bullPrefix,
+    }),
+  ] as const;
+  // Every worker process hears these; recording is idempotent (HSETNX, atomic transitions).
+  stallEvents[0].on('failed', ({ jobId, failedReason }) => {
+    if (!isStallFailure(failedReason)) return;
+    void (async () => {
+      const job = await queues.inspect.getJob(jobId);
+      const data = inspectJobSchema.safeParse(job?.data);
+      if (!data.success) return;
+      await work.batches.record(data.data.batchId, data.data.pluginId, {
+        projectId: data.data.projectId,
+        status: 'failed',
+        error: {
+          code: 'WORKER_LOST',
+          message: `the workers running this inspection died ${MAX_STALLS + 1} times`,
+        },
+      });
+    })().catch((failure: Error) => log('record-failed', { error: failure.message }));
+  });
+  stallEvents[1].on('failed', ({ jobId, failedReason }) => {
+    if (!isStallFailure(failedReason)) return;
+    void (async () => {
+      const operation = await work.operations.get(jobId);
+      if (!operation || isTerminal(operation.state)) return;
+      if (operation.dispatched) return void (await endOutcomeUnknown(operation));
+      await work.operations.releaseProjectLockOf(operation.projectId, operation.id);
+      await endFailed(
+        operation,
+        'WORKER_LOST',
+        `the workers running this operation died ${MAX_STALLS + 1} times before it was sent to the plugin; nothing was run`,
+      );
+    })().catch((failure: Error) => log('record-failed', { error: failure.message }));
+  });
+
   const workers = [inspectWorker, operateWorker, healthWorker, maintenanceWorker];
   for (const worker of workers) {
     worker.on('error', (error) => log('worker-error', { queue: worker.name, error: error.message }));
@@ -349,6 +395,7 @@ export async function startWorkers(
         for (const worker of workers) worker.cancelAllJobs('shutdown');
         await closing;
       }
+      await Promise.all(stallEvents.map((events) => events.close()));
       subscriber.disconnect();
     },
   };
@@ -369,6 +416,13 @@ function parseOrFail<T>(
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new UnrecoverableError(`malformed job payload: ${parsed.error.message}`);
   return parsed.data;
+}
+
+/** Each stall is a worker that died holding the job; after this many, BullMQ fails it. */
+const MAX_STALLS = 3;
+
+function isStallFailure(reason: string): boolean {
+  return /stalled more than allowable limit/.test(reason);
 }
 
 function isTransient(error: unknown): boolean {

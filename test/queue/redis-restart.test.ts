@@ -1,0 +1,109 @@
+// Redis killed with SIGKILL and restarted (AOF, appendfsync always) while
+// workers run a batch: the batch completes with one result per project, and
+// every operation acknowledged before the kill is still there.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isTerminal } from '../../src/core/operations.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import {
+  ACTOR,
+  PLUGIN_ID,
+  Report,
+  createInstallation,
+  killAllSpawned,
+  readLines,
+  sleep,
+  startWorker,
+  waitFor,
+  type Installation,
+} from '../support/workers.js';
+
+let redis: OwnedRedis;
+let installation: Installation | undefined;
+const report = new Report('2-redis-restart');
+
+beforeAll(async () => {
+  redis = await startOwnedRedis({ appendfsync: 'always' });
+});
+
+afterEach(async () => {
+  await killAllSpawned();
+  await installation?.close();
+  installation = undefined;
+});
+
+afterAll(async () => {
+  await report.write();
+  await redis?.stop();
+});
+
+describe('Redis killed with -9 and restarted during a batch', () => {
+  it('the 100-project batch completes with one result each; acknowledged operations survive', async () => {
+    installation = await createInstallation(redis.url, 'redis-restart');
+    const { runtime, packageDir, projectsDir } = installation;
+    const ids = Array.from({ length: 100 }, (_, index) => `r${String(index).padStart(3, '0')}`);
+    await Promise.all(ids.map((id) => mkdir(join(projectsDir, id))));
+    await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
+    const opProjects = ['op-a', 'op-b', 'op-c', 'op-d', 'op-e'];
+    const roots = await Promise.all(opProjects.map((project) => installation!.addProject(project)));
+    await writeFile(join(packageDir, 'inspect-sleep-ms'), '80\n');
+    await Promise.all([startWorker(installation), startWorker(installation)]);
+
+    const batch = await runtime.work.createBatch(PLUGIN_ID, ids, ACTOR);
+    const recorded = async () => {
+      const view = await runtime.work.batches.get(batch.batchId, { results: false });
+      return view!.succeeded + view!.failed;
+    };
+    await waitFor('25 recorded results', async () => (await recorded()) >= 25, 60_000, 20);
+    // Acknowledged just before the kill: each call returned, so the API would have answered 201.
+    const acknowledged: string[] = [];
+    for (const project of opProjects) {
+      const { operation } = await runtime.work.createOperation(
+        { pluginId: PLUGIN_ID, projectId: project, action: 'append', input: { append: 'once' } },
+        ACTOR,
+      );
+      acknowledged.push(operation.id);
+    }
+    const atKill = await recorded();
+    await redis.kill();
+    await sleep(1_500);
+    await redis.restart();
+
+    const survived = await Promise.all(acknowledged.map((id) => runtime.work.operations.get(id)));
+    const finished = await waitFor(
+      'the batch to finish after the restart',
+      async () => {
+        const view = await runtime.work.batches.get(batch.batchId);
+        return view?.state === 'finished' ? view : undefined;
+      },
+      90_000,
+      100,
+    );
+    const operations = await Promise.all(
+      acknowledged.map((id) =>
+        runtime.work.waitOperation(id, { signal: AbortSignal.timeout(30_000), pollMs: 100 }),
+      ),
+    );
+    const entries = await Promise.all(roots.map((root) => readLines(join(root, 'operations.log'))));
+    const resultIds = finished.results!.map((result) => result.projectId);
+
+    report.add(
+      'kill -9 the owned Redis (AOF, appendfsync always) during a 100-project batch on 2 workers, restart it 1.5 s later',
+      'batch completes: 100 results, unique ids; the 5 operations acknowledged before the kill still exist',
+      `killed at ${atKill}/100 recorded; after restart: total ${finished.total}, succeeded ${finished.succeeded}, ` +
+        `failed ${finished.failed}, results ${resultIds.length}, unique ids ${new Set(resultIds).size}; ` +
+        `operations found after restart ${survived.filter(Boolean).length}/5, final states ` +
+        `${operations.map((operation) => operation.state).join(', ')}, file entries ${entries.map((lines) => lines.length).join(', ')}`,
+    );
+
+    expect(survived.every(Boolean)).toBe(true);
+    expect(finished.total).toBe(100);
+    expect(finished.succeeded + finished.failed).toBe(100);
+    expect(resultIds).toHaveLength(100);
+    expect(new Set(resultIds).size).toBe(100);
+    expect([...resultIds].sort()).toEqual(ids);
+    expect(operations.every((operation) => isTerminal(operation.state))).toBe(true);
+    for (const lines of entries) expect(lines.length).toBeLessThanOrEqual(1);
+  });
+});

@@ -1,0 +1,78 @@
+// Several scheduler processes, one effective scheduler: health checks happen
+// once per interval, not once per scheduler process.
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/core/audit.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import {
+  Report,
+  createInstallation,
+  kill9,
+  killAllSpawned,
+  readLines,
+  sleep,
+  startScheduler,
+  startWorker,
+  type Installation,
+} from '../support/workers.js';
+
+let redis: OwnedRedis;
+let installation: Installation | undefined;
+const report = new Report('5-scheduler');
+const EVERY_MS = 1_000;
+
+beforeAll(async () => {
+  redis = await startOwnedRedis();
+});
+
+afterEach(async () => {
+  await killAllSpawned();
+  await installation?.close();
+  installation = undefined;
+});
+
+afterAll(async () => {
+  await report.write();
+  await redis?.stop();
+});
+
+describe('two scheduler processes', () => {
+  it('with --health-every 1000 for ~5.5 s: one health check per interval, not two', async () => {
+    installation = await createInstallation(redis.url, 'schedulers');
+    const { runtime, packageDir } = installation;
+    await startWorker(installation);
+    const first = await startScheduler(installation, EVERY_MS);
+    const windowStart = Date.now();
+    // The second starts later, so a scheduler that re-adds the job on start would show as an extra run.
+    await sleep(2_500);
+    const second = await startScheduler(installation, EVERY_MS);
+    await sleep(3_000);
+    await Promise.all([kill9(first), kill9(second)]);
+    const windowEnd = Date.now();
+    await sleep(700); // let a job due at the end of the window be processed
+
+    const checks = (await readAudit(runtime.core.redis, runtime.core.keys, 500))
+      .filter((entry) => entry.action === 'scheduler.health-checks')
+      .map((entry) => ({ at: Date.parse(entry.at), job: String(entry.detail.job) }))
+      .filter((entry) => entry.at >= windowStart && entry.at <= windowEnd)
+      .sort((a, b) => a.at - b.at);
+    const healthCalls = (await readLines(join(packageDir, 'calls.log')))
+      .filter((line) => line.startsWith('plugin.health '))
+      .map((line) => Number(line.split(' ')[4]))
+      .filter((at) => at >= windowStart && at <= windowEnd + 500);
+    const elapsedMs = windowEnd - windowStart;
+    const intervals = Math.floor(elapsedMs / EVERY_MS);
+    const gaps = checks.slice(1).map((entry, index) => entry.at - checks[index]!.at);
+    const minGap = gaps.length ? Math.min(...gaps) : NaN;
+    report.add(
+      'two scheduler processes with --health-every 1000 (second started 2.5 s after the first), ~5.5 s',
+      `once per interval: about ${intervals} health-check runs in ${(elapsedMs / 1000).toFixed(1)} s, not ~${2 * intervals}`,
+      `${checks.length} scheduler.health-checks audit entries (${new Set(checks.map((entry) => entry.job)).size} distinct jobs), ` +
+        `${healthCalls.length} plugin health invocations; smallest gap between runs ${minGap} ms`,
+    );
+    expect(new Set(checks.map((entry) => entry.job)).size).toBe(checks.length);
+    expect(checks.length).toBeGreaterThanOrEqual(intervals - 1);
+    expect(checks.length).toBeLessThanOrEqual(intervals + 1);
+    expect(minGap).toBeGreaterThanOrEqual(EVERY_MS / 2);
+  });
+});

@@ -1,0 +1,353 @@
+// Real worker and scheduler processes for the queue fault tests: spawned from
+// dist/cli/main.js against an owned Redis, each installation under its own
+// prefix with the queue-plugin fixture trusted and enabled. Every process
+// started here is remembered so afterEach can SIGKILL what a failed test left.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createRuntime, type Runtime } from '../../src/core/runtime.js';
+import { REPO, makeDataDir, uniquePrefix } from './data-dir.js';
+import { isAlive, killAll } from './processes.js';
+
+export const CLI = join(REPO, 'dist', 'cli', 'main.js');
+export const QUEUE_PLUGIN = join(REPO, 'test', 'fixtures', 'queue-plugin.mjs');
+export const PLUGIN_ID = 'queue-plugin';
+export const ACTOR = 'user:queue-test';
+const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
+
+export interface Installation {
+  dataDir: string;
+  redisUrl: string;
+  prefix: string;
+  packageDir: string;
+  projectsDir: string;
+  runtime: Runtime;
+  /** Adds (and by default trusts) a project directory `name` under projectsDir. */
+  addProject(name: string, options?: { trust?: boolean }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** A data dir with the fixture installed, a fresh prefix, the plugin trusted and enabled with every scope. */
+export async function createInstallation(redisUrl: string, name: string): Promise<Installation> {
+  const { dataDir, cleanup } = await makeDataDir();
+  const packageDir = join(dataDir, 'plugins', PLUGIN_ID);
+  await mkdir(packageDir, { recursive: true });
+  await copyFile(QUEUE_PLUGIN, join(packageDir, 'queue-plugin.mjs'));
+  await chmod(join(packageDir, 'queue-plugin.mjs'), 0o755);
+  const manifest = {
+    schemaVersion: 'switchyard.plugin-manifest/v1',
+    id: PLUGIN_ID,
+    name: 'Queue fault plugin',
+    version: '1.0.0',
+    protocolVersion: 'switchyard.plugin/v1',
+    executable: 'queue-plugin.mjs',
+    arguments: [],
+    capabilities: ['project.inspect', 'project.operate'],
+    requestedScopes: ALL_SCOPES,
+  };
+  await writeFile(join(packageDir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const projectsDir = join(dataDir, 'projects');
+  await mkdir(projectsDir);
+  const prefix = uniquePrefix(name);
+  const runtime = await createRuntime({ dataDir, redisUrl, prefix, processActor: 'test-front' });
+  // Redis may be killed on purpose; the queues reconnect, their errors are expected.
+  for (const queue of [
+    runtime.queues.inspect,
+    runtime.queues.operate,
+    runtime.queues.health,
+    runtime.queues.maintenance,
+  ])
+    queue.on('error', () => {});
+  await runtime.core.plugins.refresh(ACTOR);
+  const { fingerprint } = await runtime.core.plugins.show(PLUGIN_ID);
+  await runtime.core.plugins.trust(PLUGIN_ID, fingerprint!, ACTOR);
+  await runtime.core.plugins.enable(PLUGIN_ID, ALL_SCOPES, ACTOR);
+  return {
+    dataDir,
+    redisUrl,
+    prefix,
+    packageDir,
+    projectsDir,
+    runtime,
+    async addProject(project, options = {}) {
+      const root = join(projectsDir, project);
+      await mkdir(root, { recursive: true });
+      await runtime.core.projects.add(root, { trust: options.trust ?? true }, ACTOR);
+      return root;
+    },
+    async close() {
+      await killPluginLeftovers(packageDir);
+      await runtime.close().catch(() => {});
+      await cleanup();
+    },
+  };
+}
+
+// ---- processes ----------------------------------------------------------------------
+
+export interface Spawned {
+  role: string;
+  pid: number;
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  running(): boolean;
+}
+
+const spawned = new Set<Spawned>();
+
+function launch(role: string, args: string[], readyEvent: string, timeoutMs = 20_000): Promise<Spawned> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.length > 200_000) output = output.slice(-100_000);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  let done = false;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    }),
+  );
+  const proc: Spawned = {
+    role,
+    pid: child.pid!,
+    child,
+    output: () => output,
+    exited,
+    running: () => !done,
+  };
+  spawned.add(proc);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${role} not ready within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
+    const check = () => {
+      if (output.includes(`"event":"${readyEvent}"`)) {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve(proc);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`${role} exited (${code ?? signal}) before it was ready:\n${output}`));
+    });
+  });
+}
+
+function globals(installation: Pick<Installation, 'dataDir' | 'redisUrl' | 'prefix'>): string[] {
+  return [
+    '--data-dir',
+    installation.dataDir,
+    '--redis-url',
+    installation.redisUrl,
+    '--prefix',
+    installation.prefix,
+  ];
+}
+
+export interface WorkerFlags {
+  concurrency?: number;
+  lockDurationMs?: number;
+  callTimeoutMs?: number;
+  shutdownDeadlineMs?: number;
+}
+
+/** `switchyard worker`, resolved once it logs worker-ready. */
+export function startWorker(installation: Installation, flags: WorkerFlags = {}): Promise<Spawned> {
+  return launch(
+    'worker',
+    [
+      ...globals(installation),
+      'worker',
+      '--concurrency',
+      String(flags.concurrency ?? 2),
+      '--lock-duration',
+      String(flags.lockDurationMs ?? 2_000),
+      '--call-timeout',
+      String(flags.callTimeoutMs ?? 30_000),
+      ...(flags.shutdownDeadlineMs ? ['--shutdown-deadline', String(flags.shutdownDeadlineMs)] : []),
+    ],
+    'worker-ready',
+  );
+}
+
+/** `switchyard scheduler`, resolved once it has synced its job schedulers. */
+export function startScheduler(installation: Installation, healthEveryMs: number): Promise<Spawned> {
+  return launch(
+    'scheduler',
+    [...globals(installation), 'scheduler', '--health-every', String(healthEveryMs)],
+    'scheduler-synced',
+  );
+}
+
+/** SIGKILL (kill -9) and wait until the process is gone. */
+export async function kill9(proc: Spawned): Promise<void> {
+  if (proc.running()) proc.child.kill('SIGKILL');
+  await proc.exited;
+}
+
+/** Every process this module started that still runs: SIGKILL, then wait. */
+export async function killAllSpawned(): Promise<void> {
+  const all = [...spawned];
+  spawned.clear();
+  await Promise.all(all.map((proc) => kill9(proc)));
+}
+
+/** One CLI command (`--json` first), its exit code and output. */
+export function runCli(
+  installation: Installation,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...globals(installation), '--json', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// ---- plugin processes -------------------------------------------------------------------
+
+export interface PluginPid {
+  pid: number;
+  /** The worker that spawned it. */
+  parent: number;
+  role: 'plugin' | 'grandchild';
+}
+
+/** pid files the fixture wrote into its package directory. */
+export async function pluginPids(packageDir: string): Promise<PluginPid[]> {
+  const found: PluginPid[] = [];
+  for (const name of await readdir(packageDir)) {
+    const match = /^(plugin|grandchild)-(\d+)\.pid$/.exec(name);
+    if (!match) continue;
+    const parent = Number((await readFile(join(packageDir, name), 'utf8').catch(() => '0')).trim());
+    found.push({ pid: Number(match[2]), parent, role: match[1] as PluginPid['role'] });
+  }
+  return found;
+}
+
+async function isOurPlugin(pid: number): Promise<boolean> {
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return cmdline.includes('queue-plugin') || cmdline.includes('setTimeout(() => {}, 600000)');
+}
+
+/** Plugin processes (and grandchildren) of this package that still live. */
+export async function livePluginPids(packageDir: string): Promise<PluginPid[]> {
+  const alive: PluginPid[] = [];
+  for (const entry of await pluginPids(packageDir)) {
+    if ((await isAlive(entry.pid)) && (await isOurPlugin(entry.pid))) alive.push(entry);
+  }
+  return alive;
+}
+
+/** SIGKILLs what an orphaned plugin (its worker killed with -9) left running. */
+export async function killPluginLeftovers(packageDir: string): Promise<void> {
+  const alive = await livePluginPids(packageDir).catch(() => []);
+  killAll(alive.map((entry) => entry.pid));
+}
+
+// ---- small helpers ----------------------------------------------------------------------
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false | 0 | ''>,
+  timeoutMs = 20_000,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function readLines(path: string): Promise<string[]> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text.split('\n').filter((line) => line.length > 0);
+}
+
+/** `worker:<host>:<pid>` → pid */
+export function pidOfIdentity(identity: string | undefined): number {
+  return Number(identity?.slice(identity.lastIndexOf(':') + 1));
+}
+
+// ---- the report (test-artifacts/queue-faults.md) -------------------------------------------
+
+export interface ReportRow {
+  fault: string;
+  expected: string;
+  observed: string;
+}
+
+const REPORT_DIR = join(REPO, 'test-artifacts', 'queue-faults.d');
+
+/**
+ * Each test file keeps its rows and, in afterAll, writes its own section and
+ * renders test-artifacts/queue-faults.md again from every section present, so
+ * the file that finishes last leaves the whole table.
+ */
+export class Report {
+  readonly rows: ReportRow[] = [];
+  readonly notes: string[] = [];
+
+  constructor(readonly section: string) {}
+
+  add(fault: string, expected: string, observed: string): void {
+    this.rows.push({ fault, expected, observed });
+  }
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
+  async write(): Promise<void> {
+    await mkdir(REPORT_DIR, { recursive: true });
+    await writeFile(
+      join(REPORT_DIR, `${this.section}.json`),
+      `${JSON.stringify({ section: this.section, rows: this.rows, notes: this.notes, at: new Date().toISOString() })}\n`,
+    );
+    const sections: { section: string; rows: ReportRow[]; notes: string[]; at: string }[] = [];
+    for (const name of (await readdir(REPORT_DIR)).sort()) {
+      if (name.endsWith('.json')) sections.push(JSON.parse(await readFile(join(REPORT_DIR, name), 'utf8')));
+    }
+    const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+    const lines = [
+      '# Queued worker pool: fault tests',
+      '',
+      'Observed by `test/queue/*.test.ts` against an owned redis-server (AOF, appendfsync always) and real ' +
+        '`switchyard worker` / `switchyard scheduler` processes spawned from `dist/cli/main.js`; every ' +
+        `\`kill -9\` is a real SIGKILL. Node ${process.version}. Every "observed" cell is a value seen in the run ` +
+        '(section time in parentheses).',
+      '',
+      '| fault | expected | observed |',
+      '|---|---|---|',
+      ...sections.flatMap((section) =>
+        section.rows.map((row) => `| ${[row.fault, row.expected, row.observed].map(cell).join(' | ')} |`),
+      ),
+      '',
+      ...sections.flatMap((section) =>
+        section.notes.map((text) => `- ${text} (${section.section}, ${section.at})`),
+      ),
+      '',
+    ];
+    await writeFile(join(REPO, 'test-artifacts', 'queue-faults.md'), lines.join('\n'));
+  }
+}
