@@ -8,7 +8,7 @@ import {
   PROTOCOL_VERSION,
   type Scope,
 } from './constants.js';
-import { LineSplitter, decodeUtf8 } from './lines.js';
+import { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';
 import { identityOf, validateManifest } from './manifest.js';
 import {
   HEALTH_STATUSES,
@@ -102,11 +102,31 @@ export async function serve(
       streams.output.write(`${line}\n`, (error) => (error ? reject(error) : resolve()));
     });
 
-  for await (const chunk of streams.input) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    for (const event of splitter.push(bytes)) await write(await session.handleEvent(event));
-  }
-  for (const event of splitter.end()) await write(await session.handleEvent(event));
+  // Plain 'data' events with pause/resume rather than an async iterator: the
+  // same ordering and backpressure, and a cheaper start-up (bench/cold-start).
+  const input = streams.input;
+  await new Promise<void>((resolve, reject) => {
+    let chain = Promise.resolve();
+    const handle = (events: LineEvent[]) => {
+      chain = chain.then(async () => {
+        for (const event of events) await write(await session.handleEvent(event));
+      });
+      return chain;
+    };
+    input.on('data', (chunk: Buffer | string) => {
+      input.pause();
+      handle(splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)).then(
+        () => input.resume(),
+        fail,
+      );
+    });
+    input.once('end', () => void handle(splitter.end()).then(resolve, fail));
+    input.once('error', fail);
+    function fail(error: unknown) {
+      input.destroy();
+      reject(error);
+    }
+  });
 }
 
 class Session {
