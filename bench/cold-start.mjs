@@ -11,13 +11,31 @@ const runs = Number(process.argv[2] ?? 60);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const out = await mkdtemp(join(tmpdir(), 'switchyard-cold-'));
 const example = join(repo, 'examples', 'plugins', 'fixture-inspector');
-const packed = await packPlugin({ entry: join(example, 'src', 'main.ts'), manifest: join(example, 'plugin.json'), outDir: out });
+const packed = await packPlugin({
+  entry: join(example, 'src', 'main.ts'),
+  manifest: join(example, 'plugin.json'),
+  outDir: out,
+});
 const root = await mkdtemp(join(tmpdir(), 'switchyard-cold-project-'));
 
 const requests =
   [
-    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 'switchyard.plugin/v1', hostVersion: 'bench', grantedScopes: ['project.metadata.read', 'project.files.read'] } },
-    { jsonrpc: '2.0', id: 2, method: 'project.inspect', params: { project: { id: 'p', displayName: 'p', root } } },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: 'switchyard.plugin/v1',
+        hostVersion: 'bench',
+        grantedScopes: ['project.metadata.read', 'project.files.read'],
+      },
+    },
+    {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'project.inspect',
+      params: { project: { id: 'p', displayName: 'p', root } },
+    },
   ]
     .map((request) => JSON.stringify(request))
     .join('\n') + '\n';
@@ -32,7 +50,8 @@ function timeOnce(command, args, input) {
     child.on('exit', (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       if (code !== 0) return reject(new Error(`${command} exited ${code}`));
-      if (input && output.trim().split('\n').length !== 2) return reject(new Error(`expected 2 responses, got: ${output}`));
+      if (input && output.trim().split('\n').length !== 2)
+        return reject(new Error(`expected 2 responses, got: ${output}`));
       resolve(ms);
     });
     child.stdin.end(input ?? '');
@@ -54,5 +73,7 @@ const sdk = median(plugin);
 console.log('| what | median ms | runs |');
 console.log('|---|---|---|');
 console.log(`| node -e 0 | ${base.toFixed(1)} | ${runs} |`);
-console.log(`| SDK plugin: initialize + project.inspect (${packed.executableBytes} bytes bundled) | ${sdk.toFixed(1)} | ${runs} |`);
+console.log(
+  `| SDK plugin: initialize + project.inspect (${packed.executableBytes} bytes bundled) | ${sdk.toFixed(1)} | ${runs} |`,
+);
 console.log(`cold start ratio: ${(sdk / base).toFixed(3)} (target ≤ 1.2)`);

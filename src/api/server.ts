@@ -378,7 +378,13 @@ export async function buildApi(
     const revoked = await tokens.revoke(param(request, 'id'), actorOf(request));
     return { id: revoked.id, revoked: true };
   });
-  route('GET', '/me', 'viewer', 'the token making this request (name and role)', async (request) => request.token);
+  route(
+    'GET',
+    '/me',
+    'viewer',
+    'the token making this request (name and role)',
+    async (request) => request.token,
+  );
   route('GET', '/openapi.json', 'viewer', 'this document', async () => openApiDocument(docs));
 
   // ---- unauthenticated ----

@@ -14,7 +14,7 @@ import { createRuntime } from '../core/runtime.js';
 import { printBatchResults, followWithProgress } from './commands/work.js';
 import { printPluginTable } from './commands/plugins.js';
 import { resolveConfig } from './config.js';
-import { startUp } from './up.js';
+import { StartAborted, startUp, type RunningUp } from './up.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -68,27 +68,39 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const config = resolveConfig({ dataDir });
   const logger = createLogger('up', 'warn');
   say(`2. Starting Switchyard: embedded redis-server (AOF), api, ${options.workers} workers, scheduler`);
-  const up = await startUp(
-    config,
-    {
-      workers: options.workers,
-      workerConcurrency: 2,
-      host: '127.0.0.1',
-      port: options.port,
-      logLevel: 'warn',
-      appendfsync: 'everysec',
-    },
-    logger,
-  );
+  const aborter = new AbortController();
+  let up: RunningUp | undefined;
   let stopRequested = false;
   const stop = () => {
+    if (!up) return aborter.abort();
     if (stopRequested) return;
     stopRequested = true;
     say('\nstopping…');
     void up.stop();
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    up = await startUp(
+      config,
+      {
+        workers: options.workers,
+        workerConcurrency: 2,
+        host: '127.0.0.1',
+        port: options.port,
+        logLevel: 'warn',
+        appendfsync: 'everysec',
+      },
+      logger,
+      aborter.signal,
+    );
+  } catch (error) {
+    if (error instanceof StartAborted) {
+      say('stopped during start-up');
+      return;
+    }
+    throw error;
+  }
   say(`   up at ${up.url}/\n`);
 
   const runtime = await createRuntime({

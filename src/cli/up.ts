@@ -14,6 +14,13 @@ import { embeddedSocket, type ResolvedConfig } from './config.js';
 
 export type AppendFsync = 'always' | 'everysec';
 
+/** Start-up was interrupted (Ctrl-C / SIGTERM); everything started was stopped. */
+export class StartAborted extends Error {
+  constructor() {
+    super('stopped during start-up');
+  }
+}
+
 export interface UpOptions {
   workers: number;
   host: string;
@@ -36,6 +43,8 @@ export async function startUp(
   config: ResolvedConfig,
   options: UpOptions,
   logger: Logger,
+  /** Aborting during start-up (Ctrl-C) stops what was started and rejects. */
+  signal?: AbortSignal,
 ): Promise<RunningUp> {
   await mkdir(config.dataDir, { recursive: true });
   await mkdir(join(config.dataDir, 'plugins'), { recursive: true });
@@ -44,7 +53,9 @@ export async function startUp(
   let redisServer: ChildProcess | undefined;
   let stopping = false;
   try {
-    if (config.embedded) redisServer = await startEmbeddedRedis(config.dataDir, options.appendfsync, logger);
+    if (config.embedded) {
+      redisServer = await startEmbeddedRedis(config.dataDir, options.appendfsync, logger, signal);
+    }
     const cli = process.argv[1]!;
     const globals = ['--data-dir', config.dataDir, '--redis-url', config.redisUrl, '--prefix', config.prefix];
     const launch = (role: string, args: string[]) => {
@@ -92,7 +103,7 @@ export async function startUp(
     for (let index = 0; index < options.workers; index += 1) superviseWorker(index);
 
     const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`;
-    await waitHealthy(`${url}/healthz`, api, 30_000);
+    await waitHealthy(`${url}/healthz`, api, 30_000, signal);
 
     let resolveStopped!: () => void;
     const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -160,6 +171,7 @@ async function startEmbeddedRedis(
   dataDir: string,
   appendfsync: AppendFsync,
   logger: Logger,
+  signal?: AbortSignal,
 ): Promise<ChildProcess> {
   const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (found.error) {
@@ -201,6 +213,10 @@ async function startEmbeddedRedis(
   for (;;) {
     if (server.exitCode !== null)
       throw new Error(`redis-server exited at start; see ${join(dir, 'redis.log')}`);
+    if (signal?.aborted) {
+      await terminate(server);
+      throw new StartAborted();
+    }
     const client = new Redis({
       path: socket,
       lazyConnect: true,
@@ -242,9 +258,15 @@ async function terminate(child: ChildProcess, graceMs = 10_000): Promise<void> {
   clearTimeout(timer);
 }
 
-async function waitHealthy(url: string, api: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitHealthy(
+  url: string,
+  api: ChildProcess,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (signal?.aborted) throw new StartAborted();
     if (api.exitCode !== null)
       throw new Error('the api process exited during start-up (see its log above; is the port free?)');
     try {

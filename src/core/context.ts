@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { keysFor, type Keys } from './keys.js';
 import { PluginService } from './plugins.js';
 import { ProjectService } from './projects.js';
-import { connectRedis } from './redis.js';
+import { closeRedis, connectRedis } from './redis.js';
 import type { SupervisorLimits } from './supervisor.js';
 
 export interface CoreConfig {
@@ -43,7 +43,7 @@ export async function createCore(config: CoreConfig): Promise<Core> {
     plugins,
     async close() {
       await plugins.close();
-      redis.disconnect();
+      await closeRedis(redis);
     },
   };
 }

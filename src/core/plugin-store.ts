@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
+import { closeRedis } from './redis.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
 export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
@@ -51,7 +52,7 @@ export class PluginStore {
   ) {}
 
   async close(): Promise<void> {
-    this.#txRedis?.disconnect();
+    if (this.#txRedis) await closeRedis(this.#txRedis);
     this.#txRedis = undefined;
   }
 

@@ -21,6 +21,8 @@ export function redisOptions(url: string, options: ConnectOptions = {}): RedisOp
     lazyConnect: true,
     enableReadyCheck: true,
     connectionName: 'switchyard',
+    // A connection closed mid-handshake must not hold the process for ioredis' default 2 s.
+    disconnectTimeout: 50,
     ...(options.forBullmq
       ? { maxRetriesPerRequest: null }
       : { maxRetriesPerRequest: options.failFast ? 1 : 20 }),
@@ -69,4 +71,20 @@ export function safeUrl(url: string): string {
   } catch {
     return url;
   }
+}
+
+/**
+ * Closes a connection without leaving a timer behind: QUIT when connected
+ * (so the process can exit at once), a plain disconnect otherwise.
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') {
+    try {
+      await redis.quit();
+      return;
+    } catch {
+      // fall through to a hard disconnect
+    }
+  }
+  redis.disconnect(false);
 }

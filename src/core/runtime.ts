@@ -3,7 +3,7 @@
 import type { Redis } from 'ioredis';
 import { createCore, type Core, type CoreConfig } from './context.js';
 import { createQueues, retentionFromEnv, type Queues, type RetentionConfig } from './jobs.js';
-import { createRedis } from './redis.js';
+import { closeRedis, createRedis } from './redis.js';
 import { WorkService } from './work.js';
 
 export interface Runtime {
@@ -30,7 +30,7 @@ export async function createRuntime(config: CoreConfig & { retention?: Retention
     retention,
     async close() {
       await queues.close();
-      bullConnection.disconnect();
+      await closeRedis(bullConnection);
       await core.close();
     },
   };

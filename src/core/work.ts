@@ -123,7 +123,7 @@ export class WorkService {
     const unknown = unique.filter((id) => !known.has(id));
     if (unknown.length > 0) {
       throw new NotFoundError(
-        `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (project list shows the known ones)`,
+        `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.map((id) => JSON.stringify(id)).join(', ')} (project list shows the known ones)`,
       );
     }
     return unique;

@@ -8,7 +8,13 @@ import { emit, printFields, printJson, printTable } from '../output.js';
 import { positiveInt, requireYes } from '../parse.js';
 
 export function registerPluginCommands(program: Command): void {
-  const plugin = program.command('plugin').description('discover, review, trust and enable plugins');
+  const plugin = program
+    .command('plugin')
+    .description('discover, review, trust and enable plugins')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard plugin list\n  switchyard plugin show fixture-inspector',
+    );
 
   plugin
     .command('refresh')
@@ -55,13 +61,13 @@ export function registerPluginCommands(program: Command): void {
     )
     .action(async (id: string, options: { fingerprint: string; yes?: boolean }, command: Command) =>
       withRuntime(command, async ({ config, runtime, actor }) => {
-        if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
         requireYes(options.yes, `plugin trust ${id} --fingerprint ${options.fingerprint}`);
         if (!/^[0-9a-f]{64}$/.test(options.fingerprint)) {
           throw new InvalidInputError(
             '--fingerprint must be the 64 lower-case hex characters that `plugin show` prints',
           );
         }
+        if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
         const view = await runtime.core.plugins.trust(id, options.fingerprint, actor);
         emit(config.json, view, () =>
           process.stdout.write(

@@ -5,7 +5,10 @@ import { withRuntime } from '../context.js';
 import { emit, printTable } from '../output.js';
 
 export function registerProjectCommands(program: Command): void {
-  const project = program.command('project').description('register and trust projects');
+  const project = program
+    .command('project')
+    .description('register and trust projects')
+    .addHelpText('after', '\nExamples:\n  switchyard project scan ~/src --trust\n  switchyard project list');
 
   project
     .command('add <path>')

@@ -7,7 +7,13 @@ import { emit, printTable } from '../output.js';
 import { positiveInt } from '../parse.js';
 
 export function registerScheduleCommands(program: Command): void {
-  const schedule = program.command('schedule').description('recurring inspections');
+  const schedule = program
+    .command('schedule')
+    .description('recurring inspections')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule list',
+    );
   schedule
     .command('add <plugin> [projects...]')
     .description('inspect the named projects (or --all trusted ones) on an interval or a cron pattern')

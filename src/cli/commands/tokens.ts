@@ -5,7 +5,13 @@ import { withRuntime } from '../context.js';
 import { emit, printTable } from '../output.js';
 
 export function registerTokenCommands(program: Command): void {
-  const token = program.command('token').description('API tokens for the HTTP API and web UI');
+  const token = program
+    .command('token')
+    .description('API tokens for the HTTP API and web UI')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard token create --name ci --role operator\n  switchyard token list',
+    );
   token
     .command('create')
     .description('create a token (printed once; only its hash is stored)')

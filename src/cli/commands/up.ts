@@ -4,7 +4,7 @@ import { runApiProcess } from '../../api/run.js';
 import { createLogger } from '../../core/log.js';
 import { globalsOf } from '../context.js';
 import { positiveInt } from '../parse.js';
-import { startUp, type AppendFsync } from '../up.js';
+import { StartAborted, startUp, type AppendFsync, type RunningUp } from '../up.js';
 import { InvalidArgumentError } from 'commander';
 import { runDemo } from '../demo.js';
 
@@ -55,23 +55,34 @@ export function registerUpCommand(program: Command): void {
       ) => {
         const config = globalsOf(command);
         const logger = createLogger('up', options.logLevel);
-        const up = await startUp(
-          config,
-          {
-            workers: options.workers,
-            workerConcurrency: options.concurrency,
-            host: options.host,
-            port: options.port,
-            logLevel: options.logLevel,
-            appendfsync: options.appendfsync,
-          },
-          logger,
-        );
+        // Signals are handled from the first moment: during start-up they abort it cleanly.
+        const aborter = new AbortController();
+        let up: RunningUp | undefined;
+        const onSignal = () => (up ? void up.stop() : aborter.abort());
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+        try {
+          up = await startUp(
+            config,
+            {
+              workers: options.workers,
+              workerConcurrency: options.concurrency,
+              host: options.host,
+              port: options.port,
+              logLevel: options.logLevel,
+              appendfsync: options.appendfsync,
+            },
+            logger,
+            aborter.signal,
+          );
+        } catch (error) {
+          if (error instanceof StartAborted)
+            return void process.stdout.write('Switchyard stopped during start-up\n');
+          throw error;
+        }
         process.stdout.write(
           `Switchyard is up: ${up.url}/ (Redis ${up.redisUrl}); Ctrl-C stops everything\n`,
         );
-        process.once('SIGINT', () => void up.stop());
-        process.once('SIGTERM', () => void up.stop());
         await up.stopped;
         process.stdout.write('Switchyard stopped\n');
       },

@@ -51,7 +51,10 @@ export function registerWorkCommands(program: Command): void {
         }),
     );
 
-  const batch = program.command('batch').description('inspection batches');
+  const batch = program
+    .command('batch')
+    .description('inspection batches')
+    .addHelpText('after', '\nExamples:\n  switchyard batch list\n  switchyard batch show <batchId> --json');
   batch
     .command('show <batchId>')
     .description('counts so far (pending too) and per-project results')
@@ -129,7 +132,13 @@ export function registerWorkCommands(program: Command): void {
         }),
     );
 
-  const op = program.command('op').description('durable operations');
+  const op = program
+    .command('op')
+    .description('durable operations')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard op list --project shop\n  switchyard op cancel <operationId>',
+    );
   op.command('list')
     .description('the newest operations')
     .option('--project <id>', 'only this project')

@@ -1,0 +1,305 @@
+// Shared set-up for the benchmarks: an owned redis-server on a free port in a
+// temp dir (never the shared 6379), a temp data dir with plugin packages
+// installed, trusted and enabled through the core services, projects, and
+// real worker processes (dist/cli/main.js worker). Everything started here is
+// remembered and stopped by cleanup(), also on Ctrl-C or an uncaught error.
+import { spawn } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { createRuntime } from '../dist/core/runtime.js';
+
+export const REPO = fileURLToPath(new URL('..', import.meta.url));
+export const CLI = join(REPO, 'dist', 'cli', 'main.js');
+export const NATIVE_FIXTURE_DIST = join(REPO, 'examples', 'plugins', 'native-fixture', 'dist');
+export const FIXTURE_INSPECTOR_DIST = join(REPO, 'examples', 'plugins', 'fixture-inspector', 'dist');
+export const FAULT_PLUGIN = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
+export const ACTOR = 'user:bench';
+export const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
+
+const cleanups = [];
+let cleaning;
+
+/** Runs every registered clean-up once, newest first. */
+export function cleanup() {
+  cleaning ??= (async () => {
+    while (cleanups.length > 0) {
+      const step = cleanups.pop();
+      try {
+        await step();
+      } catch {
+        // best effort: keep cleaning
+      }
+    }
+  })();
+  return cleaning;
+}
+
+export function onCleanup(step) {
+  cleanups.push(step);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+process.on('uncaughtException', (error) => {
+  console.error(error);
+  void cleanup().finally(() => process.exit(1));
+});
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+/**
+ * An owned redis-server: AOF on (the embedded default is everysec), no RDB
+ * snapshots, in its own temp dir. transport 'tcp' (free port) or 'unix'.
+ */
+export async function startRedis({ appendfsync = 'everysec', transport = 'tcp' } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-redis-'));
+  const port = transport === 'tcp' ? await freePort() : 0;
+  const socket = join(dir, 'redis.sock');
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      ...(transport === 'unix' ? ['--unixsocket', socket, '--unixsocketperm', '700'] : []),
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      appendfsync,
+      '--daemonize',
+      'no',
+      '--logfile',
+      join(dir, 'redis.log'),
+    ],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = transport === 'tcp' ? `redis://127.0.0.1:${port}` : `redis+unix://${socket}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  onCleanup(stop);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const client = connect(url);
+    try {
+      await client.connect();
+      await client.ping();
+      client.disconnect();
+      break;
+    } catch (error) {
+      client.disconnect();
+      if (Date.now() > deadline) throw new Error(`redis-server did not start: ${error.message}`);
+      await sleep(50);
+    }
+  }
+  return { url, pid: child.pid, dir, stop };
+}
+
+/** A plain client for the benchmark's own reads (INFO, pipelines). */
+export function connect(url) {
+  const match = /^(?:redis\+)?unix:\/\/(.+)$/.exec(url);
+  const options = { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null };
+  const client = match ? new Redis({ ...options, path: match[1] }) : new Redis(url, options);
+  client.on('error', () => {});
+  return client;
+}
+
+/**
+ * A data dir with the given packages copied into <data-dir>/plugins/<name>,
+ * discovered, trusted at their fingerprint and enabled with the given scopes,
+ * all through the core services of a front runtime (returned).
+ */
+export async function makeInstallation(redisUrl, packages, { prefix = 'bench' } = {}) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'switchyard-bench-data-'));
+  onCleanup(() => rm(dataDir, { recursive: true, force: true }));
+  await mkdir(join(dataDir, 'plugins'));
+  const dirs = {};
+  for (const pkg of packages) {
+    const target = join(dataDir, 'plugins', pkg.name);
+    await cp(pkg.from, target, { recursive: true });
+    if (pkg.prepare) await pkg.prepare(target);
+    dirs[pkg.name] = target;
+  }
+  const runtime = await createRuntime({ dataDir, redisUrl, prefix, processActor: 'bench-front' });
+  onCleanup(() => runtime.close());
+  await runtime.core.plugins.refresh(ACTOR);
+  for (const pkg of packages) {
+    if (pkg.enable === false) continue;
+    await trustAndEnable(runtime, pkg.id, pkg.scopes ?? ['project.metadata.read', 'project.files.read']);
+  }
+  const projectsDir = join(dataDir, 'projects');
+  await mkdir(projectsDir);
+  return { dataDir, prefix, runtime, dirs, projectsDir };
+}
+
+export async function trustAndEnable(runtime, id, scopes) {
+  const { fingerprint } = await runtime.core.plugins.show(id);
+  await runtime.core.plugins.trust(id, fingerprint, ACTOR);
+  await runtime.core.plugins.enable(id, scopes, ACTOR);
+}
+
+/**
+ * `count` trusted projects, all pointing at one real directory. Records are
+ * written straight into the projects hash with a pipeline (set-up only: the
+ * service's add() audits each one and is not what is being measured).
+ */
+export async function addProjects(installation, count, { idPrefix = 'p' } = {}) {
+  const root = join(installation.projectsDir, 'shared');
+  await mkdir(root, { recursive: true });
+  const { redis, keys } = installation.runtime.core;
+  const ids = [];
+  for (let start = 0; start < count; start += 10_000) {
+    const pipeline = redis.pipeline();
+    for (let index = start; index < Math.min(count, start + 10_000); index += 1) {
+      const id = `${idPrefix}${String(index).padStart(6, '0')}`;
+      ids.push(id);
+      pipeline.hset(keys.projects, id, JSON.stringify({ id, displayName: id, root, trusted: true }));
+    }
+    await pipeline.exec();
+  }
+  return ids;
+}
+
+/** One real worker process (`node dist/cli/main.js … worker`), resolved once it logs worker-ready. */
+export async function startWorker(installation, redisUrl, concurrency, extra = []) {
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      '--data-dir',
+      installation.dataDir,
+      '--redis-url',
+      redisUrl,
+      '--prefix',
+      installation.prefix,
+      'worker',
+      '--concurrency',
+      String(concurrency),
+      '--log-level',
+      'info',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const onData = (chunk) => {
+    output += chunk.toString();
+    if (output.length > 100_000) output = output.slice(-50_000);
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const done = await Promise.race([exited, sleep(15_000).then(() => undefined)]);
+    if (!done) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  onCleanup(stop);
+  const deadline = Date.now() + 20_000;
+  while (!output.includes('"event":"worker-ready"')) {
+    if (child.exitCode !== null) throw new Error(`worker exited before it was ready:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`worker not ready within 20 s:\n${output}`);
+    await sleep(20);
+  }
+  return { pid: child.pid, child, stop, output: () => output };
+}
+
+/** Creates a batch and resolves when it is finished (pub/sub, with a poll as fallback). */
+export async function runBatch(installation, pluginId, selection, { onProgress, pollMs = 250 } = {}) {
+  const { work } = installation.runtime;
+  const started = performance.now();
+  const batch = await work.createBatch(pluginId, selection, ACTOR);
+  const enqueuedMs = performance.now() - started;
+  for (;;) {
+    const view = await work.batches.get(batch.batchId, { results: false });
+    onProgress?.(view);
+    if (view.state === 'finished') {
+      return { batch: view, ms: performance.now() - started, enqueuedMs };
+    }
+    await sleep(pollMs);
+  }
+}
+
+/** Runs `task(index)` for index 0..count-1 with at most `concurrency` at once. */
+export async function pool(count, concurrency, task) {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(concurrency, count) }, async () => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      await task(index);
+    }
+  });
+  await Promise.all(runners);
+}
+
+/** Bare spawn: start the executable, close its stdin, wait for its exit (no protocol). */
+export function bareSpawn(executable, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(executable, [], { cwd, stdio: ['pipe', 'ignore', 'ignore'] });
+    child.once('error', reject);
+    child.once('exit', () => resolve());
+    child.stdin.end();
+  });
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+export const median = (values) => percentile(values, 50);
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function loadAverage() {
+  const text = await readFile('/proc/loadavg', 'utf8').catch(() => '');
+  return text.split(' ').slice(0, 3).join(' ');
+}
+
+/** A line describing the machine's state, printed with each result. */
+export async function machineNote() {
+  const { cpus } = await import('node:os');
+  return `${cpus().length} CPUs, load average at start: ${await loadAverage()}`;
+}
+
+export function table(header, rows) {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}

@@ -1,0 +1,191 @@
+// Bad usage and bad input: exit 2, nothing on stdout, one clear `error:` line
+// on stderr that says what to fix, never a stack trace. And the other side of
+// the exit-status contract: an inspection batch with a failed inspection
+// exits 1.
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_INSPECTOR_DIST, NATIVE_FIXTURE_DIST, uniquePrefix } from '../support/data-dir.js';
+import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import {
+  cliOn,
+  expectUsageError,
+  onlyJson,
+  requireBuiltCli,
+  reviewAndEnable,
+  runCli,
+  startWorker,
+  stopAll,
+  stopProcess,
+  type Installation,
+} from './support.js';
+
+let redis: OwnedRedis;
+let root: string;
+let installation: Installation;
+let cli: ReturnType<typeof cliOn>;
+let fingerprint: string;
+
+beforeAll(async () => {
+  requireBuiltCli();
+  redis = await startOwnedRedis();
+  root = await mkdtemp(join(tmpdir(), 'switchyard-cli-bad-input-'));
+  const dataDir = join(root, 'data');
+  await cp(FIXTURE_INSPECTOR_DIST, join(dataDir, 'plugins', 'fixture-inspector'), { recursive: true });
+  await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
+  await mkdir(join(root, 'projects', 'shop'), { recursive: true });
+  await writeFile(join(root, 'projects', 'shop', 'package.json'), '{}\n');
+  installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix('cli-bad-input') };
+  cli = cliOn(installation);
+  const refreshed = await cli(['--json', 'plugin', 'refresh']);
+  expect(refreshed.code, refreshed.stderr).toBe(0);
+  let scanned: Awaited<ReturnType<typeof cli>>;
+  [fingerprint, , scanned] = await Promise.all([
+    // Enabled without project.files.read: fixture-inspector then refuses every
+    // inspection (it needs the project root), which makes a failed batch.
+    reviewAndEnable(installation, 'fixture-inspector', ['project.metadata.read', 'project.operate'], {
+      refresh: false,
+    }),
+    // Trusted, not enabled: it requests only project.metadata.read and project.files.read.
+    reviewAndEnable(installation, 'native-fixture', [], { refresh: false }),
+    cli(['project', 'scan', join(root, 'projects'), '--trust']),
+  ]);
+  expect(scanned.code, scanned.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await stopAll();
+  await redis?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('bad input exits 2 with one clear line on stderr', () => {
+  it('an unknown plugin', async () => {
+    const results = await Promise.all([
+      cli(['plugin', 'show', 'no-such-plugin']),
+      cli(['inspect', 'no-such-plugin', '--all']),
+      cli(['--json', 'run', 'no-such-plugin', 'shop', 'fixture.echo', '--yes']),
+    ]);
+    for (const result of results) expectUsageError(result, /unknown plugin.*no-such-plugin/);
+  });
+
+  it('an unknown project', async () => {
+    const results = await Promise.all([
+      cli(['run', 'fixture-inspector', 'no-such-project', 'fixture.echo', '--yes']),
+      cli(['--json', 'inspect', 'fixture-inspector', 'no-such-project']),
+      cli(['project', 'trust', 'no-such-project']),
+    ]);
+    for (const result of results) expectUsageError(result, /unknown project.*no-such-project/);
+  });
+
+  it('malformed --input JSON', async () => {
+    const line = expectUsageError(
+      await cli(['run', 'fixture-inspector', 'shop', 'fixture.echo', '--input', '{x:1', '--yes']),
+      /--input is not valid JSON/,
+    );
+    expect(line).toContain('--input \'{"key":"value"}\''); // it shows how to write it
+  });
+
+  it('a missing --yes on trust, enable and run', async () => {
+    const results = await Promise.all([
+      cli(['plugin', 'trust', 'fixture-inspector', '--fingerprint', fingerprint]),
+      cli(['plugin', 'enable', 'fixture-inspector', '--scope', 'project.metadata.read']),
+      cli(['run', 'fixture-inspector', 'shop', 'fixture.echo', '--input', '{}']),
+    ]);
+    for (const result of results) expectUsageError(result, /confirm with --yes/);
+    // Nothing was queued without the confirmation.
+    const operations = onlyJson<unknown[]>(await cli(['--json', 'op', 'list']));
+    expect(operations).toEqual([]);
+  });
+
+  it('a fingerprint other than the current one', async () => {
+    const wrong = fingerprint.replace(/^./, (first) => (first === '0' ? '1' : '0'));
+    const [differs, malformed] = await Promise.all([
+      cli(['plugin', 'trust', 'fixture-inspector', '--fingerprint', wrong, '--yes']),
+      cli(['plugin', 'trust', 'fixture-inspector', '--fingerprint', 'abc123', '--yes']),
+    ]);
+    const line = expectUsageError(differs, /differs from the current/);
+    expect(line).toContain('plugin show');
+    expectUsageError(malformed, /fingerprint.*plugin show/);
+  });
+
+  it('a scope the plugin did not request', async () => {
+    const [notRequested, unknown] = await Promise.all([
+      cli(['plugin', 'enable', 'native-fixture', '--scope', 'project.operate', '--yes']),
+      cli(['plugin', 'enable', 'fixture-inspector', '--scope', 'project.files.write', '--yes']),
+    ]);
+    expectUsageError(notRequested, /project\.operate.*not requested/);
+    expectUsageError(unknown, /unknown scope.*project\.files\.write/);
+    const shown = onlyJson<{ enabled: boolean; grantedScopes: string[] }>(
+      await cli(['--json', 'plugin', 'show', 'native-fixture']),
+    );
+    expect(shown).toMatchObject({ enabled: false, grantedScopes: [] });
+  });
+
+  it('a project path that does not exist', async () => {
+    const missing = join(root, 'no-such-dir');
+    const results = await Promise.all([
+      cli(['project', 'add', missing]),
+      cli(['project', 'scan', missing, '--trust']),
+    ]);
+    for (const result of results) expectUsageError(result, new RegExp(`${missing}.*does not exist`));
+  });
+
+  it('a Redis that cannot be reached names the URL and how to get one', async () => {
+    const port = await freePort(); // bound and closed again: nothing listens there
+    const url = `redis://127.0.0.1:${port}`;
+    const result = await runCli([
+      '--data-dir',
+      installation.dataDir,
+      '--redis-url',
+      url,
+      '--prefix',
+      installation.prefix!,
+      'plugin',
+      'list',
+    ]);
+    const line = expectUsageError(result, /Redis/);
+    expect(line).toContain(`127.0.0.1:${port}`);
+    expect(line).toMatch(/switchyard up|--redis-url/);
+  });
+
+  it('an unknown option or command', async () => {
+    const [late, early, command] = await Promise.all([
+      cli(['plugin', 'list', '--no-such-option']),
+      cli(['--no-such-option', 'plugin', 'list']),
+      cli(['no-such-command']),
+    ]);
+    expectUsageError(late, /unknown option.*--no-such-option/);
+    expectUsageError(early, /unknown option.*--no-such-option/);
+    expectUsageError(command, /unknown command.*no-such-command/);
+  });
+});
+
+describe('failed work exits 1', () => {
+  it('an inspection batch with a failed inspection', async () => {
+    const worker = await startWorker(installation, 2);
+    try {
+      const result = await cli(['--json', 'inspect', 'fixture-inspector', '--all'], 45_000);
+      expect(result.code, result.stderr).toBe(1);
+      const batch = onlyJson<{
+        total: number;
+        succeeded: number;
+        failed: number;
+        results: { projectId: string; status: string; error?: { code: string; message: string } }[];
+      }>(result);
+      expect(batch).toMatchObject({ total: 1, succeeded: 0, failed: 1 });
+      expect(batch.results).toEqual([
+        expect.objectContaining({
+          projectId: 'shop',
+          status: 'failed',
+          error: expect.objectContaining({ message: expect.stringContaining('project.files.read') }),
+        }),
+      ]);
+      expect(result.stderr).not.toMatch(/^\s{4}at /m);
+      expect(result.stderr).toMatch(/1 of 1 inspections failed/);
+    } finally {
+      await stopProcess(worker);
+    }
+  });
+});
