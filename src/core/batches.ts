@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
+import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
 
 export interface ProjectOutcome {
@@ -76,10 +77,11 @@ export class BatchStore {
     return this.keys.batchEvents(batchId);
   }
 
-  async create(pluginId: string, total: number, createdBy: string): Promise<BatchView> {
+  /** Records a new batch (and its audit entry, in the same MULTI). */
+  async create(pluginId: string, total: number, createdBy: string, audit?: AuditInput): Promise<BatchView> {
     const batchId = `batch_${randomUUID()}`;
     const createdAt = new Date();
-    await this.redis
+    const multi = this.redis
       .multi()
       .hset(this.keys.batch(batchId), {
         id: batchId,
@@ -91,9 +93,21 @@ export class BatchStore {
         createdBy,
         ...(total === 0 ? { finishedAt: createdAt.toISOString() } : {}),
       })
-      .zadd(this.keys.batches, createdAt.getTime(), batchId)
-      .exec();
-    return (await this.get(batchId, { results: false }))!;
+      .zadd(this.keys.batches, createdAt.getTime(), batchId);
+    if (audit) auditInto(multi, this.keys, { ...audit, target: batchId });
+    await multi.exec();
+    return {
+      batchId,
+      pluginId,
+      state: total === 0 ? 'finished' : 'running',
+      total,
+      pending: total,
+      succeeded: 0,
+      failed: 0,
+      createdAt: createdAt.toISOString(),
+      createdBy,
+      ...(total === 0 ? { finishedAt: createdAt.toISOString() } : {}),
+    };
   }
 
   /** Records one project's outcome; false when it was already recorded. */

@@ -87,8 +87,11 @@ export interface PluginServiceOptions {
   limits?: Partial<SupervisorLimits>;
 }
 
+const HEALTH_CACHE_MS = 2_000;
+
 export class PluginService {
   readonly store: PluginStore;
+  readonly #healthSeen = new Map<string, { record: HealthRecord; until: number }>();
   readonly pluginsDir: string;
 
   constructor(
@@ -455,9 +458,10 @@ export class PluginService {
     const at = new Date().toISOString();
     const entries: LogEntry[] = stderr.map((line) => ({ at, source: 'stderr', line }));
     if (hostLine) entries.push({ at, source: 'host', line: hostLine });
-    const previous = await this.store.health(id);
+    const previous = await this.#knownHealth(id);
     const changed = previous.health !== health.health || previous.lastError !== health.lastError;
     if (!changed && entries.length === 0) return;
+    this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
     const multi = this.redis.multi();
     if (changed || health.health !== 'healthy') {
       multi.hset(this.keys.pluginHealth, id, JSON.stringify({ ...health, checkedAt: at }));
@@ -467,6 +471,19 @@ export class PluginService {
       multi.ltrim(this.keys.pluginLogs(id), 0, LOG_ENTRIES_KEPT - 1);
     }
     await multi.exec();
+  }
+
+  /**
+   * The stored health, read at most every HEALTH_CACHE_MS per plugin: a
+   * healthy call then costs no Redis round trip for health. Another process's
+   * change is seen within that time.
+   */
+  async #knownHealth(id: string): Promise<HealthRecord> {
+    const cached = this.#healthSeen.get(id);
+    if (cached && cached.until > Date.now()) return cached.record;
+    const record = await this.store.health(id);
+    this.#healthSeen.set(id, { record, until: Date.now() + HEALTH_CACHE_MS });
+    return record;
   }
 
   async #recordFailure(id: string, error: unknown): Promise<void> {

@@ -42,6 +42,13 @@ export class ProjectService {
     return raw ? (JSON.parse(raw) as Project) : undefined;
   }
 
+  /** The projects with these ids, in order; undefined for an unknown id. One round trip. */
+  async getMany(ids: string[]): Promise<(Project | undefined)[]> {
+    if (ids.length === 0) return [];
+    const raw = await this.redis.hmget(this.keys.projects, ...ids);
+    return raw.map((value) => (value ? (JSON.parse(value) as Project) : undefined));
+  }
+
   async require(id: string): Promise<Project> {
     const project = await this.get(id);
     if (!project) throw new ProjectNotFoundError(id);

@@ -160,7 +160,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     const respondedAt = performance.now();
     clearTimeout(timer);
     client.close();
-    const exit = await Promise.race([exited, delay(limits.graceMs).then(() => undefined)]);
+    const exit = await exitWithin(exited, limits.graceMs);
     await killGroup(pid, exit === undefined);
     const finishedAt = performance.now();
     return {
@@ -179,7 +179,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     clearTimeout(timer);
     // Kill first: a failed call must leave no process behind, whatever the error.
     await killGroup(pid, !hasExited);
-    const exit = await Promise.race([exited, delay(limits.graceMs).then(() => undefined)]);
+    const exit = await exitWithin(exited, limits.graceMs);
     if (callerError) throw callerError.error;
     throw withStderr(classify(error, reason, limits, exit), stderr.lines());
   } finally {
@@ -249,6 +249,15 @@ function withStderr(error: SwitchyardError, lines: string[]): CallError {
   return Object.assign(error, { stderr: lines });
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** The exit, or undefined when the process is still running after `ms`; no timer outlives it. */
+async function exitWithin<T>(exited: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -51,7 +51,12 @@ export class WorkService {
   async createBatch(pluginId: string, selection: ProjectSelection, actor: string): Promise<BatchView> {
     await this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
     const projectIds = await this.#resolveProjects(selection);
-    const batch = await this.batches.create(pluginId, projectIds.length, actor);
+    const batch = await this.batches.create(pluginId, projectIds.length, actor, {
+      actor,
+      action: 'batch.create',
+      target: '',
+      detail: { pluginId, total: projectIds.length },
+    });
     for (let start = 0; start < projectIds.length; start += ENQUEUE_CHUNK) {
       const chunk = projectIds.slice(start, start + ENQUEUE_CHUNK);
       await this.queues.inspect.addBulk(
@@ -66,12 +71,6 @@ export class WorkService {
         })),
       );
     }
-    await appendAudit(this.redis, this.keys, {
-      actor,
-      action: 'batch.create',
-      target: batch.batchId,
-      detail: { pluginId, total: projectIds.length },
-    });
     return batch;
   }
 
@@ -119,8 +118,8 @@ export class WorkService {
       return (await this.projects.list()).filter((project) => project.trusted).map((project) => project.id);
     if (selection.length === 0) throw new InvalidInputError('name at least one project, or use --all');
     const unique = [...new Set(selection)];
-    const known = new Set((await this.projects.list()).map((project) => project.id));
-    const unknown = unique.filter((id) => !known.has(id));
+    const found = await this.projects.getMany(unique);
+    const unknown = unique.filter((_id, index) => found[index] === undefined);
     if (unknown.length > 0) {
       throw new NotFoundError(
         `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.map((id) => JSON.stringify(id)).join(', ')} (project list shows the known ones)`,
