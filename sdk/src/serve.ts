@@ -8,7 +8,7 @@ import {
   PROTOCOL_VERSION,
   type Scope,
 } from './constants.js';
-import { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';
+import { LineSplitter, decodeUtf8 } from './lines.js';
 import { identityOf, validateManifest } from './manifest.js';
 import {
   HEALTH_STATUSES,
@@ -89,7 +89,7 @@ class RpcFailure extends Error {
 export async function serve(
   manifest: Manifest,
   handler: PluginHandler,
-  streams: ServeStreams = { input: process.stdin, output: process.stdout },
+  streams?: ServeStreams,
 ): Promise<void> {
   const checked = validateManifest(manifest);
   if (!checked.ok) {
@@ -97,36 +97,84 @@ export async function serve(
   }
   const session = new Session(checked.manifest, handler);
   const splitter = new LineSplitter(MAX_MESSAGE_BYTES);
-  const write = (line: string) =>
-    new Promise<void>((resolve, reject) => {
-      streams.output.write(`${line}\n`, (error) => (error ? reject(error) : resolve()));
-    });
+  const io = streams ? streamIo(streams) : fdIo();
+  for (;;) {
+    const chunk = await io.read();
+    if (chunk === null) break;
+    for (const event of splitter.push(chunk)) await io.write(`${await session.handleEvent(event)}\n`);
+  }
+  for (const event of splitter.end()) await io.write(`${await session.handleEvent(event)}\n`);
+}
 
-  // Plain 'data' events with pause/resume rather than an async iterator: the
-  // same ordering and backpressure, and a cheaper start-up (bench/cold-start).
-  const input = streams.input;
-  await new Promise<void>((resolve, reject) => {
-    let chain = Promise.resolve();
-    const handle = (events: LineEvent[]) => {
-      chain = chain.then(async () => {
-        for (const event of events) await write(await session.handleEvent(event));
-      });
-      return chain;
-    };
-    input.on('data', (chunk: Buffer | string) => {
-      input.pause();
-      handle(splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)).then(
-        () => input.resume(),
-        fail,
-      );
-    });
-    input.once('end', () => void handle(splitter.end()).then(resolve, fail));
-    input.once('error', fail);
-    function fail(error: unknown) {
-      input.destroy();
-      reject(error);
-    }
+interface LineIo {
+  /** The next chunk of input; null at its end. */
+  read(): Promise<Buffer | null>;
+  write(text: string): Promise<void>;
+}
+
+/** Node streams (tests, embedding): 'data' events with pause/resume, so input waits for us. */
+function streamIo({ input, output }: ServeStreams): LineIo {
+  const queue: (Buffer | null | Error)[] = [];
+  let wake: (() => void) | undefined;
+  const push = (item: Buffer | null | Error) => {
+    queue.push(item);
+    wake?.();
+  };
+  input.on('data', (chunk: Buffer | string) => {
+    input.pause();
+    push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   });
+  input.once('end', () => push(null));
+  input.once('error', (error) => push(error));
+  return {
+    async read() {
+      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      const item = queue.shift()!;
+      if (item instanceof Error) throw item;
+      if (item !== null) input.resume();
+      return item;
+    },
+    write: (text) =>
+      new Promise<void>((resolve, reject) => {
+        output.write(text, (error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+/**
+ * The real stdin/stdout of a plugin process, read and written on the file
+ * descriptors directly: constructing process.stdin and process.stdout costs
+ * several milliseconds of every call's start-up (bench/cold-start).
+ */
+function fdIo(): LineIo {
+  const fs = process.getBuiltinModule('node:fs') as typeof import('node:fs');
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const retry = <T>(operation: (done: (error: NodeJS.ErrnoException | null, value: T) => void) => void) =>
+    new Promise<T>((resolve, reject) => {
+      const attempt = () =>
+        operation((error, value) => {
+          // A non-blocking descriptor inherited from the host: wait a moment, try again.
+          if (error?.code === 'EAGAIN') setTimeout(attempt, 1);
+          else if (error) reject(error);
+          else resolve(value);
+        });
+      attempt();
+    });
+  return {
+    async read() {
+      const bytes = await retry<number>((done) => fs.read(0, buffer, 0, buffer.length, null, done));
+      // The splitter copies what it keeps, so the buffer can be reused.
+      return bytes === 0 ? null : buffer.subarray(0, bytes);
+    },
+    async write(text) {
+      let data = Buffer.from(text);
+      while (data.length > 0) {
+        const written = await retry<number>((done) => fs.write(1, data, 0, data.length, null, done));
+        data = data.subarray(written);
+      }
+    },
+  };
 }
 
 class Session {
