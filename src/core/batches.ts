@@ -128,6 +128,12 @@ export class BatchStore {
     return recorded === 1;
   }
 
+  /** The projects among `projectIds` without a recorded outcome yet. One round trip. */
+  async unrecorded(batchId: string, projectIds: string[]): Promise<string[]> {
+    const recorded = await this.redis.hmget(this.keys.batchResults(batchId), ...projectIds);
+    return projectIds.filter((_id, index) => recorded[index] === null);
+  }
+
   async get(batchId: string, options: { results?: boolean } = {}): Promise<BatchView | undefined> {
     const hash = await this.redis.hgetall(this.keys.batch(batchId));
     if (!hash.id) return undefined;

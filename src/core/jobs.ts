@@ -11,10 +11,11 @@ export const QUEUE_NAMES = {
   maintenance: 'maintenance',
 } as const;
 
+/** One job inspects a slice of a batch's projects (see projectsPerJob). */
 export const inspectJobSchema = z.strictObject({
   batchId: z.string().min(1),
   pluginId: z.string().min(1),
-  projectId: z.string().min(1),
+  projectIds: z.array(z.string().min(1)).min(1).max(100),
 });
 export type InspectJob = z.infer<typeof inspectJobSchema>;
 
@@ -66,6 +67,18 @@ export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): Retentio
 
 /** Inspections: 3 attempts with exponential backoff (only transient failures retry). */
 export const INSPECT_ATTEMPTS = 3;
+export const INSPECT_BACKOFF_MS = 500;
+
+/**
+ * Projects per inspect job. BullMQ's per-job cost (one Lua script, ~1 KiB of
+ * Redis memory while queued) dominates enqueueing thousands of projects, so a
+ * large batch puts up to 50 projects in a job; a small batch still spreads
+ * over at least 64 jobs (one project each when it has fewer), so every worker
+ * slot has work.
+ */
+export function projectsPerJob(total: number): number {
+  return Math.max(1, Math.min(50, Math.ceil(total / 64)));
+}
 export const OPERATE_ATTEMPTS = 3;
 
 export function jobDefaults(retention: RetentionConfig = DEFAULT_RETENTION): JobsOptions {

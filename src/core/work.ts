@@ -7,9 +7,11 @@ import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import {
   INSPECT_ATTEMPTS,
+  INSPECT_BACKOFF_MS,
   OPERATE_ATTEMPTS,
   inspectJobSchema,
   operateJobSchema,
+  projectsPerJob,
   type Queues,
 } from './jobs.js';
 import type { Keys } from './keys.js';
@@ -17,7 +19,7 @@ import { OperationStore, isTerminal, toOperationView, type OperationView } from 
 import type { PluginService } from './plugins.js';
 import type { ProjectService } from './projects.js';
 
-/** addBulk chunk: one round trip per chunk, not per project. */
+/** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
 
 export type ProjectSelection = string[] | 'all';
@@ -57,19 +59,25 @@ export class WorkService {
       target: '',
       detail: { pluginId, total: projectIds.length },
     });
-    for (let start = 0; start < projectIds.length; start += ENQUEUE_CHUNK) {
-      const chunk = projectIds.slice(start, start + ENQUEUE_CHUNK);
-      await this.queues.inspect.addBulk(
-        chunk.map((projectId) => ({
-          name: 'inspect',
-          data: inspectJobSchema.parse({ batchId: batch.batchId, pluginId, projectId }),
-          opts: {
-            jobId: `${batch.batchId}.${projectId}`,
-            attempts: INSPECT_ATTEMPTS,
-            backoff: { type: 'exponential', delay: 500 },
-          },
-        })),
-      );
+    const perJob = projectsPerJob(projectIds.length);
+    const jobs = [];
+    for (let start = 0; start < projectIds.length; start += perJob) {
+      jobs.push({
+        name: 'inspect',
+        data: inspectJobSchema.parse({
+          batchId: batch.batchId,
+          pluginId,
+          projectIds: projectIds.slice(start, start + perJob),
+        }),
+        opts: {
+          jobId: `${batch.batchId}.${start / perJob}`,
+          attempts: INSPECT_ATTEMPTS,
+          backoff: { type: 'exponential' as const, delay: INSPECT_BACKOFF_MS },
+        },
+      });
+    }
+    for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
+      await this.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
     }
     return batch;
   }

@@ -16,6 +16,8 @@ import {
   operateJobSchema,
   type Queues,
   type RetentionConfig,
+  INSPECT_ATTEMPTS,
+  INSPECT_BACKOFF_MS,
 } from '../core/jobs.js';
 import { OUTCOME_UNKNOWN, isTerminal, type OperationRecord } from '../core/operations.js';
 import { boundedMessage } from '../core/redact.js';
@@ -83,29 +85,42 @@ export async function startWorkers(
     QUEUE_NAMES.inspect,
     async (job: Job, _token?: string, signal?: AbortSignal) => {
       const data = parseOrFail(inspectJobSchema, job.data);
-      try {
-        const result = await core.plugins.inspect(data.pluginId, data.projectId, signal ? { signal } : {});
-        const recorded = await work.batches.record(data.batchId, data.pluginId, {
-          projectId: data.projectId,
-          status: 'succeeded',
-          result,
-        });
-        return { recorded };
-      } catch (error) {
-        if (signal?.aborted) throw new Error('worker shutting down; the inspection will be retried');
-        const attempts = job.opts.attempts ?? 1;
-        const final = !isTransient(error) || job.attemptsMade + 1 >= attempts;
-        if (!final) throw error;
-        await work.batches.record(data.batchId, data.pluginId, {
-          projectId: data.projectId,
-          status: 'failed',
-          error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
-        });
-        throw new UnrecoverableError(messageOf(error));
+      // A job taken again (retry, dead worker) skips what is already recorded.
+      const pending = await work.batches.unrecorded(data.batchId, data.projectIds);
+      for (const projectId of pending) {
+        if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
+        await inspectOne(data.batchId, data.pluginId, projectId, signal);
       }
+      return { inspected: pending.length };
     },
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
   );
+
+  /**
+   * One project of a batch: retried with exponential backoff for transient
+   * failures only, then recorded once (succeeded or failed).
+   */
+  async function inspectOne(batchId: string, pluginId: string, projectId: string, signal?: AbortSignal) {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const result = await core.plugins.inspect(pluginId, projectId, signal ? { signal } : {});
+        await work.batches.record(batchId, pluginId, { projectId, status: 'succeeded', result });
+        return;
+      } catch (error) {
+        if (signal?.aborted) throw new Error('worker shutting down; the inspection will be retried');
+        if (isTransient(error) && attempt < INSPECT_ATTEMPTS) {
+          await sleep(INSPECT_BACKOFF_MS * 2 ** (attempt - 1), signal);
+          continue;
+        }
+        await work.batches.record(batchId, pluginId, {
+          projectId,
+          status: 'failed',
+          error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
+        });
+        return;
+      }
+    }
+  }
 
   const operateWorker = new Worker(
     QUEUE_NAMES.operate,
@@ -346,14 +361,16 @@ export async function startWorkers(
       const job = await queues.inspect.getJob(jobId);
       const data = inspectJobSchema.safeParse(job?.data);
       if (!data.success) return;
-      await work.batches.record(data.data.batchId, data.data.pluginId, {
-        projectId: data.data.projectId,
-        status: 'failed',
-        error: {
-          code: 'WORKER_LOST',
-          message: `the workers running this inspection died ${MAX_STALLS + 1} times`,
-        },
-      });
+      for (const projectId of await work.batches.unrecorded(data.data.batchId, data.data.projectIds)) {
+        await work.batches.record(data.data.batchId, data.data.pluginId, {
+          projectId,
+          status: 'failed',
+          error: {
+            code: 'WORKER_LOST',
+            message: `the workers running this inspection died ${MAX_STALLS + 1} times`,
+          },
+        });
+      }
     })().catch((failure: Error) => log('record-failed', { error: failure.message }));
   });
   stallEvents[1].on('failed', ({ jobId, failedReason }) => {
@@ -423,6 +440,13 @@ const MAX_STALLS = 3;
 
 function isStallFailure(reason: string): boolean {
   return /stalled more than allowable limit/.test(reason);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
 }
 
 function isTransient(error: unknown): boolean {
