@@ -34,6 +34,7 @@ import type { Keys } from './keys.js';
 import { PluginStore, type HealthRecord, type HealthState, type PluginRecord } from './plugin-store.js';
 import type { Project, ProjectService } from './projects.js';
 import { recordCall } from './call-metrics.js';
+import { inOrder } from './concurrency.js';
 import { boundedMessage } from './redact.js';
 import { superviseCall, type CallError, type CallOutcome, type SupervisorLimits } from './supervisor.js';
 
@@ -265,8 +266,10 @@ export class PluginService {
   }
 
   async inspect(pluginId: string, projectId: string, options: CallOptions = {}): Promise<InspectResult> {
-    const record = await this.authorize(pluginId, 'project.inspect', 'project.metadata.read');
-    const project = await this.authorizeProject(projectId);
+    const [record, project] = await inOrder(
+      this.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
+      this.authorizeProject(projectId),
+    );
     const params = { project: projectParams(project, record.grantedScopes) };
     return (await this.call(record, 'project.inspect', params, options)).result;
   }

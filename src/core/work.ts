@@ -3,6 +3,7 @@
 import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
+import { inOrder } from './concurrency.js';
 import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import {
@@ -51,8 +52,10 @@ export class WorkService {
 
   /** Validates now, records the batch, enqueues one job per project in chunks; returns at once. */
   async createBatch(pluginId: string, selection: ProjectSelection, actor: string): Promise<BatchView> {
-    await this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
-    const projectIds = await this.#resolveProjects(selection);
+    const [, projectIds] = await inOrder(
+      this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
+      this.#resolveProjects(selection),
+    );
     const batch = await this.batches.create(pluginId, projectIds.length, actor, {
       actor,
       action: 'batch.create',

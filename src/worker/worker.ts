@@ -86,7 +86,10 @@ export async function startWorkers(
     async (job: Job, _token?: string, signal?: AbortSignal) => {
       const data = parseOrFail(inspectJobSchema, job.data);
       // A job taken again (retry, dead worker) skips what is already recorded.
-      const pending = await work.batches.unrecorded(data.batchId, data.projectIds);
+      const firstRun = job.attemptsStarted <= 1 && !job.stalledCounter;
+      const pending = firstRun
+        ? data.projectIds
+        : await work.batches.unrecorded(data.batchId, data.projectIds);
       for (const projectId of pending) {
         if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
         await inspectOne(data.batchId, data.pluginId, projectId, signal);
