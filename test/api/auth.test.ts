@@ -2,25 +2,22 @@
 // the route × credential matrix (written to test-artifacts/auth-matrix.md from
 // the observed statuses), revocation, the api-token file, token storage in
 // Redis, and the audit actor of a trust.
-import { stat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_INSPECTOR_DIST, REPO, installPackage, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { REPO } from '../support/data-dir.js';
 import {
   PLUGIN_ID,
   TOKEN_FORMAT,
   call,
   expectProblem,
   globalArgs,
-  requireBuiltCli,
   runCli,
-  startApi,
-  stopAll,
+  setUpApi,
   wrongSecretToken,
   type Api,
+  type ApiSetup,
   type Installation,
 } from './support.js';
 
@@ -29,8 +26,7 @@ const CREDENTIALS: Credential[] = ['none', 'malformed', 'wrong', 'viewer', 'oper
 const ROLE_RANK = { viewer: 0, operator: 1, admin: 2 } as const;
 type Role = keyof typeof ROLE_RANK;
 
-let redis: OwnedRedis;
-let root: string;
+let setup: ApiSetup | undefined;
 let installation: Installation;
 let api: Api;
 let fingerprint = '';
@@ -39,14 +35,8 @@ const tokens: Partial<Record<Role, string>> = {};
 const secrets: string[] = [];
 
 beforeAll(async () => {
-  requireBuiltCli();
-  redis = await startOwnedRedis();
-  root = await mkdtemp(join(tmpdir(), 'switchyard-api-auth-'));
-  const dataDir = join(root, 'data');
-  await mkdir(join(dataDir, 'plugins'), { recursive: true });
-  await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, PLUGIN_ID);
-  installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix('api-auth') };
-  api = await startApi(installation);
+  setup = await setUpApi('api-auth');
+  ({ installation, api } = setup);
   secrets.push(api.adminToken);
 
   // viewer through the CLI, operator and admin through POST /api/v1/tokens.
@@ -89,9 +79,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stopAll();
-  await redis?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
+  await setup?.close();
 });
 
 interface RouteCase {

@@ -3,24 +3,21 @@
 // after they run, refresh → show → trust → enable → projects → batch, the
 // batch and operation event streams (fetch + streaming body), Idempotency-Key,
 // and /metrics after a batch ran.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_INSPECTOR_DIST, installPackage, makeProject, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { makeProject } from '../support/data-dir.js';
 import {
   ALL_SCOPES,
   PLUGIN_ID,
   call,
   readEvents,
-  requireBuiltCli,
-  startApi,
+  setUpApi,
   startScheduler,
   startWorker,
-  stopAll,
   waitFor,
   type Api,
+  type ApiSetup,
   type Installation,
 } from './support.js';
 
@@ -75,32 +72,25 @@ interface Health {
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 
-let redis: OwnedRedis;
+let setup: ApiSetup | undefined;
 let root: string;
 let installation: Installation;
 let api: Api;
 let token = '';
 
 beforeAll(async () => {
-  requireBuiltCli();
-  redis = await startOwnedRedis();
-  root = await mkdtemp(join(tmpdir(), 'switchyard-api-review-'));
-  const dataDir = join(root, 'data');
-  await mkdir(join(dataDir, 'plugins'), { recursive: true });
-  await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, PLUGIN_ID);
-  await makeProject(join(root, 'projects'), 'Shop', ['package.json']);
-  const blog = await makeProject(join(root, 'projects'), 'blog');
-  await writeFile(join(blog, 'go.mod'), 'module blog\n');
-  await makeProject(join(root, 'elsewhere'), 'docs', ['.switchyard/project.yml']);
-  installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix('api-review') };
-  api = await startApi(installation);
+  setup = await setUpApi('api-review', async (root) => {
+    await makeProject(join(root, 'projects'), 'Shop', ['package.json']);
+    const blog = await makeProject(join(root, 'projects'), 'blog');
+    await writeFile(join(blog, 'go.mod'), 'module blog\n');
+    await makeProject(join(root, 'elsewhere'), 'docs', ['.switchyard/project.yml']);
+  });
+  ({ root, installation, api } = setup);
   token = api.adminToken;
 });
 
 afterAll(async () => {
-  await stopAll();
-  await redis?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
+  await setup?.close();
 });
 
 async function metrics(): Promise<string> {

@@ -3,22 +3,28 @@
 // dist/cli/main.js against an owned Redis, spoken to over real HTTP with the
 // global fetch. Every process started here is remembered; stopAll() ends them
 // (by their own process group, which they lead) in afterAll.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { REPO } from '../support/data-dir.js';
-import { freePort } from '../support/redis.js';
+import {
+  CLI,
+  ProcessTracker,
+  completion,
+  globalArgs,
+  requireBuiltCli,
+  terminate,
+  untilLogged,
+  type CliProcess,
+} from '../support/cli-process.js';
+import { FIXTURE_INSPECTOR_DIST, installPackage, uniquePrefix } from '../support/data-dir.js';
+import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 
-export const CLI = join(REPO, 'dist', 'cli', 'main.js');
+export { CLI, globalArgs, requireBuiltCli };
 export const PLUGIN_ID = 'fixture-inspector';
 export const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
 export const TOKEN_FORMAT = /^sy_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/;
-
-export function requireBuiltCli(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing; run \`npm run build\` first`);
-}
 
 export interface Installation {
   dataDir: string;
@@ -26,60 +32,13 @@ export interface Installation {
   prefix: string;
 }
 
-export function globalArgs(installation: Installation): string[] {
-  return [
-    '--data-dir',
-    installation.dataDir,
-    '--redis-url',
-    installation.redisUrl,
-    '--prefix',
-    installation.prefix,
-  ];
-}
+export type Proc = CliProcess;
 
-export interface Proc {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  running(): boolean;
-}
-
-const started = new Set<Proc>();
-
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env))
-    if (!key.startsWith('SWITCHYARD_') && key !== 'FORCE_COLOR') env[key] = value;
-  env.NO_COLOR = '1';
-  return env;
-}
+const started = new ProcessTracker();
 
 /** `node dist/cli/main.js <args>` in its own process group, output captured. */
 export function spawnCli(args: string[]): Proc {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: REPO,
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    if (output.length > 200_000) output = output.slice(-100_000);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  let done = false;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    }),
-  );
-  const proc: Proc = { child, output: () => output, exited, running: () => !done };
-  started.add(proc);
-  void exited.then(() => started.delete(proc));
-  return proc;
+  return started.spawn(args, { isolated: true });
 }
 
 /** Runs one CLI command to completion. */
@@ -88,35 +47,17 @@ export async function runCli(
   timeoutMs = 30_000,
 ): Promise<{ code: number | null; output: string }> {
   const proc = spawnCli(args);
-  const timer = setTimeout(() => signalGroup(proc, 'SIGKILL'), timeoutMs);
-  const { code } = await proc.exited;
-  clearTimeout(timer);
+  const { code } = await completion(proc, { timeoutMs });
   return { code, output: proc.output() };
 }
 
-function signalGroup(proc: Proc, signal: NodeJS.Signals): void {
-  const pid = proc.child.pid;
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is gone
-  }
-}
-
 /** SIGTERM the process group it leads, SIGKILL after graceMs, wait for the exit. */
-export async function stopProc(proc: Proc, graceMs = 5_000): Promise<void> {
-  if (proc.running()) {
-    signalGroup(proc, 'SIGTERM');
-    const timer = setTimeout(() => signalGroup(proc, 'SIGKILL'), graceMs);
-    await proc.exited;
-    clearTimeout(timer);
-  }
-  signalGroup(proc, 'SIGKILL'); // a plugin call that outlived its worker
+export function stopProc(proc: Proc, graceMs = 5_000): Promise<void> {
+  return terminate(proc, graceMs, true);
 }
 
 export async function stopAll(): Promise<void> {
-  await Promise.all([...started].map((proc) => stopProc(proc)));
+  await Promise.all(started.take().map((proc) => stopProc(proc)));
 }
 
 export interface Api {
@@ -150,17 +91,52 @@ export async function startApi(installation: Installation, extra: string[] = [])
   return { proc, base, port, adminToken };
 }
 
+export interface ApiSetup {
+  redis: OwnedRedis;
+  /** A temp dir: the data dir is <root>/data; removed by close(). */
+  root: string;
+  installation: Installation;
+  api: Api;
+  /** Stops every process these helpers started, the Redis, and removes root. */
+  close(): Promise<void>;
+}
+
+/**
+ * The set-up the API test files share: an owned Redis, a temp root whose
+ * data dir holds the fixture-inspector package, whatever `prepare` adds, and
+ * a running api. What was made is undone when a step fails.
+ */
+export async function setUpApi(
+  name: string,
+  prepare: (root: string, dataDir: string) => Promise<void> = async () => {},
+): Promise<ApiSetup> {
+  requireBuiltCli();
+  const redis = await startOwnedRedis();
+  let root: string | undefined;
+  const close = async () => {
+    await stopAll();
+    await redis.stop();
+    if (root) await rm(root, { recursive: true, force: true });
+  };
+  try {
+    root = await mkdtemp(join(tmpdir(), `switchyard-${name}-`));
+    const dataDir = join(root, 'data');
+    await mkdir(join(dataDir, 'plugins'), { recursive: true });
+    await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, PLUGIN_ID);
+    await prepare(root, dataDir);
+    const installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix(name) };
+    const api = await startApi(installation);
+    return { redis, root, installation, api, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
 /** A process that logs `"event":"<readyEvent>"` on stdout when it is ready. */
 async function startLogged(installation: Installation, args: string[], readyEvent: string): Promise<Proc> {
   const proc = spawnCli([...globalArgs(installation), ...args]);
-  await waitFor(
-    `${args[0]} to log ${readyEvent}`,
-    async () => {
-      if (!proc.running()) throw new Error(`${args[0]} exited early:\n${proc.output()}`);
-      return proc.output().includes(`"event":"${readyEvent}"`);
-    },
-    20_000,
-  );
+  await untilLogged(proc, args[0]!, readyEvent, 20_000);
   return proc;
 }
 
@@ -318,20 +294,7 @@ function parseBlock(block: string): SseEvent | undefined {
 
 // ---- small helpers ------------------------------------------------------------------------
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
+export { waitFor } from '../support/wait.js';
 
 /** A token in the right format for `id` whose secret is not the stored one. */
 export function wrongSecretToken(realToken: string): string {

@@ -1,25 +1,19 @@
 // The surface of a real `switchyard api` process: the OpenAPI document,
 // security headers, cross-origin refusal, and the binding rules
 // (non-loopback needs TLS or --insecure-http).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_INSPECTOR_DIST, installPackage, uniquePrefix } from '../support/data-dir.js';
-import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { freePort } from '../support/redis.js';
 import {
-  PLUGIN_ID,
   call,
   expectProblem,
   globalArgs,
-  requireBuiltCli,
   runCli,
   spawnCli,
-  startApi,
-  stopAll,
+  setUpApi,
   stopProc,
   waitFor,
   type Api,
+  type ApiSetup,
   type Installation,
 } from './support.js';
 
@@ -55,26 +49,17 @@ const DOCUMENTED: [string, string][] = [
   ['get', '/api/v1/openapi.json'],
 ];
 
-let redis: OwnedRedis;
-let root: string;
+let setup: ApiSetup | undefined;
 let installation: Installation;
 let api: Api;
 
 beforeAll(async () => {
-  requireBuiltCli();
-  redis = await startOwnedRedis();
-  root = await mkdtemp(join(tmpdir(), 'switchyard-api-surface-'));
-  const dataDir = join(root, 'data');
-  await mkdir(join(dataDir, 'plugins'), { recursive: true });
-  await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, PLUGIN_ID);
-  installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix('api-surface') };
-  api = await startApi(installation);
+  setup = await setUpApi('api-surface');
+  ({ installation, api } = setup);
 });
 
 afterAll(async () => {
-  await stopAll();
-  await redis?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
+  await setup?.close();
 });
 
 describe('GET /api/v1/openapi.json', () => {

@@ -2,60 +2,45 @@
 // strict bodies (unknown fields, wrong types) → 400 naming the field, a body
 // over 64 KiB → 413, invalid JSON → 400, unknown ids → 404, review decisions
 // that do not match the plugin → 400/409, all as application/problem+json.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_INSPECTOR_DIST, installPackage, makeProject, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
-import {
-  ALL_SCOPES,
-  PLUGIN_ID,
-  call,
-  expectProblem,
-  requireBuiltCli,
-  startApi,
-  stopAll,
-  type Api,
-  type Installation,
-} from './support.js';
+import { FIXTURE_INSPECTOR_DIST, installPackage, makeProject } from '../support/data-dir.js';
+import { ALL_SCOPES, PLUGIN_ID, call, expectProblem, setUpApi, type Api, type ApiSetup } from './support.js';
 
 /** A copy of the fixture that requests only project.metadata.read. */
 const NARROW_ID = 'narrow-inspector';
 
-let redis: OwnedRedis;
+let setup: ApiSetup | undefined;
 let root: string;
-let installation: Installation;
 let api: Api;
 let token = '';
 const fingerprints: Record<string, string> = {};
 
 beforeAll(async () => {
-  requireBuiltCli();
-  redis = await startOwnedRedis();
-  root = await mkdtemp(join(tmpdir(), 'switchyard-api-validation-'));
-  const dataDir = join(root, 'data');
-  await mkdir(join(dataDir, 'plugins'), { recursive: true });
-  await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, PLUGIN_ID);
-  const narrow = await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, NARROW_ID);
-  const manifest = JSON.parse(await readFile(join(narrow, 'plugin.json'), 'utf8')) as Record<string, unknown>;
-  await writeFile(
-    join(narrow, 'plugin.json'),
-    `${JSON.stringify(
-      {
-        ...manifest,
-        id: NARROW_ID,
-        name: 'Narrow inspector',
-        capabilities: ['project.inspect'],
-        requestedScopes: ['project.metadata.read'],
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  await makeProject(join(root, 'projects'), 'shop', ['package.json']);
-  installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix('api-validation') };
-  api = await startApi(installation);
+  setup = await setUpApi('api-validation', async (root, dataDir) => {
+    const narrow = await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, NARROW_ID);
+    const manifest = JSON.parse(await readFile(join(narrow, 'plugin.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    await writeFile(
+      join(narrow, 'plugin.json'),
+      `${JSON.stringify(
+        {
+          ...manifest,
+          id: NARROW_ID,
+          name: 'Narrow inspector',
+          capabilities: ['project.inspect'],
+          requestedScopes: ['project.metadata.read'],
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    await makeProject(join(root, 'projects'), 'shop', ['package.json']);
+  });
+  ({ root, api } = setup);
   token = api.adminToken;
 
   const refreshed = await call<{ id: string; fingerprint: string }[]>(
@@ -73,9 +58,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stopAll();
-  await redis?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
+  await setup?.close();
 });
 
 describe('invalid bodies', () => {

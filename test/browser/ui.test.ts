@@ -5,13 +5,20 @@
 // trust boundary without scrolling, trusts and enables the plugin, runs a
 // batch and operations (one cancelled while queued), and reads the audit.
 // Screenshots of each step go to test-artifacts/screenshots/.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OS_TRUST_BOUNDARY_STATEMENT } from '../../sdk/src/constants.js';
+import {
+  completion,
+  requireBuiltCli,
+  spawnCliProcess,
+  terminate,
+  untilLogged,
+  type CliProcess,
+} from '../support/cli-process.js';
 import {
   FIXTURE_INSPECTOR_DIST,
   REPO,
@@ -23,67 +30,31 @@ import {
 import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CLI = join(REPO, 'dist', 'cli', 'main.js');
 const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const VIEWPORT = { width: 1280, height: 800 };
 const PLUGIN = 'fixture-inspector';
 
-interface Proc {
+interface Proc extends CliProcess {
   role: string;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<unknown>;
 }
 
 const procs: Proc[] = [];
 
-function launch(role: string, globals: string[], args: string[], readyEvent: string): Promise<Proc> {
-  const child = spawn(process.execPath, [CLI, ...globals, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    if (output.length > 200_000) output = output.slice(-100_000);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const proc: Proc = { role, child, output: () => output, exited };
+async function launch(role: string, globals: string[], args: string[], readyEvent: string): Promise<Proc> {
+  const proc: Proc = Object.assign(spawnCliProcess([...globals, ...args]), { role });
   procs.push(proc);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${role} not ready within 30 s:\n${output}`)), 30_000);
-    const check = () => {
-      if (output.includes(`"event":"${readyEvent}"`)) {
-        clearTimeout(timer);
-        child.stdout!.off('data', check);
-        resolve(proc);
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`${role} exited (${String(code)}) before it was ready:\n${output}`));
-    });
-  });
+  await untilLogged(proc, role, readyEvent, 30_000);
+  return proc;
 }
 
-async function stop(proc: Proc): Promise<void> {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
-  await proc.exited;
-  clearTimeout(timer);
+function stop(proc: Proc): Promise<void> {
+  return terminate(proc, 10_000);
 }
 
-function runCli(globals: string[], args: string[]): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...globals, '--json', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, out }));
-  });
+async function runCli(globals: string[], args: string[]): Promise<{ code: number | null; out: string }> {
+  const proc = spawnCliProcess([...globals, '--json', ...args]);
+  const { code } = await completion(proc);
+  return { code, out: proc.output() };
 }
 
 async function shot(page: Page, name: string, fullPage = false): Promise<void> {
@@ -136,7 +107,7 @@ describe('review web UI in Chromium', () => {
         `Chromium is missing at ${CHROMIUM}: install it (Debian: \`apt-get install -y chromium\`) to run the browser test; it never downloads a browser.`,
       );
     }
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
+    requireBuiltCli();
     await mkdir(SHOTS, { recursive: true });
 
     redis = await startOwnedRedis();

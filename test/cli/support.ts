@@ -2,18 +2,23 @@
 // as a real subprocess, real worker processes, and checks of what a user sees
 // (exit status, stdout, stderr). Every process started here is recorded and
 // killed by `stopAll()`, so a failing test cannot leak one into the next.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
-import { REPO } from '../support/data-dir.js';
+import {
+  CLI,
+  ProcessTracker,
+  completion,
+  globalArgs,
+  requireBuiltCli,
+  signalGroup,
+  terminate,
+  untilOutput,
+  type CliProcess,
+  type Target,
+} from '../support/cli-process.js';
+import { waitFor as waitUntil } from '../support/wait.js';
 
-export const CLI = join(REPO, 'dist', 'cli', 'main.js');
-
-/** Fails early, with the fix, when the CLI has not been built. */
-export function requireBuiltCli(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing; run \`npm run build\` first`);
-}
+export { CLI, globalArgs, requireBuiltCli, signalGroup as killGroup };
 
 export interface CliResult {
   code: number | null;
@@ -24,68 +29,40 @@ export interface CliResult {
 }
 
 /** An installation the CLI talks to: a data dir, a Redis and a key prefix. */
-export interface Installation {
-  dataDir: string;
-  redisUrl?: string;
-  prefix?: string;
-}
+export type Installation = Target;
 
-export function globalArgs(installation: Installation): string[] {
-  return [
-    '--data-dir',
-    installation.dataDir,
-    ...(installation.redisUrl ? ['--redis-url', installation.redisUrl] : []),
-    ...(installation.prefix ? ['--prefix', installation.prefix] : []),
-  ];
-}
+/** A running CLI process, with what it wrote so far. */
+export type CliChild = ChildProcess & {
+  output: { readonly stdout: string; readonly stderr: string };
+  proc: CliProcess;
+};
 
-const started = new Set<ChildProcess>();
-
-/** Environment without SWITCHYARD_* from the caller, so only the flags decide. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env))
-    if (!key.startsWith('SWITCHYARD_') && key !== 'FORCE_COLOR') env[key] = value;
-  env.NO_COLOR = '1';
-  return env;
-}
+const started = new ProcessTracker();
 
 /**
  * Starts `node dist/cli/main.js <args>` in its own process group (so the
  * whole tree can be killed) with stdin closed and stdout/stderr captured.
  */
-export function spawnCli(args: string[]): ChildProcess & { output: { stdout: string; stderr: string } } {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: REPO,
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  const output = { stdout: '', stderr: '' };
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
-  started.add(child);
-  child.once('exit', () => started.delete(child));
-  return Object.assign(child, { output });
+export function spawnCli(args: string[]): CliChild {
+  const proc = started.spawn(args, { isolated: true });
+  const output = {
+    get stdout() {
+      return proc.stdout();
+    },
+    get stderr() {
+      return proc.stderr();
+    },
+  };
+  return Object.assign(proc.child, { output, proc });
 }
 
 /** Runs the CLI to completion (killed after `timeoutMs`). */
 export async function runCli(args: string[], timeoutMs = 30_000): Promise<CliResult> {
   const begin = performance.now();
-  const child = spawnCli(args);
-  const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
-  // `close`: the exit, and all of stdout and stderr read.
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.once('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
-  );
-  clearTimeout(timer);
-  return {
-    code,
-    signal,
-    stdout: child.output.stdout,
-    stderr: child.output.stderr,
-    ms: performance.now() - begin,
-  };
+  const { proc } = spawnCli(args);
+  // closed: the exit, and all of stdout and stderr read.
+  const { code, signal } = await completion(proc, { timeoutMs, closed: true });
+  return { code, signal, stdout: proc.stdout(), stderr: proc.stderr(), ms: performance.now() - begin };
 }
 
 /** `runCli` with the installation's global options in front. */
@@ -120,27 +97,14 @@ export async function exitWithin(
   }
 }
 
-export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // the group is gone
-  }
-}
-
 /** SIGTERM the process group, SIGKILL it after `graceMs`, wait for the exit. */
-export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  killGroup(child, 'SIGTERM');
-  const timer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
-  await exitOf(child);
-  clearTimeout(timer);
-  killGroup(child, 'SIGKILL'); // anything of the group that outlived its leader
+export function stopProcess(child: CliChild, graceMs = 10_000): Promise<void> {
+  return terminate(child.proc, graceMs, true);
 }
 
 /** Stops every process these helpers started and that is still running. */
 export async function stopAll(): Promise<void> {
-  await Promise.all([...started].map((child) => stopProcess(child, 5_000)));
+  await Promise.all(started.take().map((proc) => terminate(proc, 5_000, true)));
 }
 
 /**
@@ -148,13 +112,13 @@ export async function stopAll(): Promise<void> {
  * `worker-ready` log line; the log wording is not part of the contract and
  * queued work waits for the worker anyway, so its absence is not an error.
  */
-export async function startWorker(installation: Installation, concurrency = 2): Promise<ChildProcess> {
+export async function startWorker(installation: Installation, concurrency = 2): Promise<CliChild> {
   const worker = spawnCli([...globalArgs(installation), 'worker', '--concurrency', String(concurrency)]);
-  await waitFor(
+  await untilOutput(
+    worker.proc,
     () => worker.output.stdout.includes('worker-ready'),
-    10_000,
     'the worker to start',
-    () => worker.exitCode !== null,
+    10_000,
   ).catch(() => undefined);
   if (worker.exitCode !== null)
     throw new Error(`worker exited at start (${worker.exitCode}): ${worker.output.stderr}`);
@@ -167,13 +131,16 @@ export async function waitFor(
   what: string,
   giveUp: () => boolean = () => false,
 ): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (giveUp()) throw new Error(`gave up waiting for ${what}`);
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitUntil(
+    what,
+    async () => {
+      if (await check()) return true;
+      if (giveUp()) throw new Error(`gave up waiting for ${what}`);
+      return false;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /** Parses stdout as exactly one JSON document; fails on anything else around it. */

@@ -2,43 +2,24 @@
 // never starts; a running one has its plugin's process group killed by the
 // worker holding it; repeating is harmless; a finished one is left alone;
 // every request is audited.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
 import { liveGroupMembers, isAlive } from '../support/processes.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
   PLUGIN_ID,
-  Report,
-  createInstallation,
-  killAllSpawned,
   readLines,
   sleep,
+  startSleepingOperation,
   startWorker,
   waitFor,
   type Installation,
 } from '../support/workers.js';
 
-let redis: OwnedRedis;
-let installation: Installation | undefined;
-const report = new Report('3-cancel');
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-});
-
-afterEach(async () => {
-  await killAllSpawned();
-  await installation?.close();
-  installation = undefined;
-});
-
-afterAll(async () => {
-  await report.write();
-  await redis?.stop();
-});
+const suite = useQueueSuite('3-cancel');
+const { report } = suite;
 
 async function cancelAudits(inst: Installation, id: string) {
   return (await readAudit(inst.runtime.core.redis, inst.runtime.core.keys, 200))
@@ -48,7 +29,7 @@ async function cancelAudits(inst: Installation, id: string) {
 
 describe('cancel', () => {
   it('a queued operation: cancelled at once, and a worker started later never runs it', async () => {
-    installation = await createInstallation(redis.url, 'cancel-queued');
+    const installation = await suite.install('cancel-queued');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('queued');
     await installation.addProject('control');
@@ -87,25 +68,11 @@ describe('cancel', () => {
   });
 
   it('a running operation: cancelled, and the plugin process group (with a grandchild) is gone within 2 s', async () => {
-    installation = await createInstallation(redis.url, 'cancel-running');
+    const installation = await suite.install('cancel-running');
     const { runtime } = installation;
     const root = await installation.addProject('running');
     await startWorker(installation);
-    const { operation } = await runtime.work.createOperation(
-      {
-        pluginId: PLUGIN_ID,
-        projectId: 'running',
-        action: 'append',
-        input: { append: 'started', writePid: true, spawnChild: true, sleepMs: 30_000 },
-      },
-      ACTOR,
-    );
-    await waitFor(
-      'the plugin to start its work',
-      async () => (await readLines(join(root, 'operations.log'))).length,
-    );
-    const pid = Number((await readFile(join(root, 'plugin.pid'), 'utf8')).trim());
-    const grandchild = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
+    const { operation, pid, grandchild } = await startSleepingOperation(installation, 'running', root);
     expect(await isAlive(pid)).toBe(true);
     expect(await isAlive(grandchild)).toBe(true);
 
@@ -144,7 +111,7 @@ describe('cancel', () => {
   });
 
   it('twice on a queued operation: the second is harmless, state stays cancelled, both audited', async () => {
-    installation = await createInstallation(redis.url, 'cancel-twice');
+    const installation = await suite.install('cancel-twice');
     const { runtime } = installation;
     await installation.addProject('twice');
     const { operation } = await runtime.work.createOperation(
@@ -170,7 +137,7 @@ describe('cancel', () => {
   });
 
   it('a finished operation: left as it is (still succeeded), the request audited', async () => {
-    installation = await createInstallation(redis.url, 'cancel-finished');
+    const installation = await suite.install('cancel-finished');
     const { runtime } = installation;
     await installation.addProject('finished');
     await startWorker(installation);

@@ -1,43 +1,17 @@
 // One operation at a time per project across all workers, and idempotency
 // keys: the same key returns the same operation, enqueued and run once.
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
-import {
-  ACTOR,
-  PLUGIN_ID,
-  Report,
-  createInstallation,
-  killAllSpawned,
-  readLines,
-  sleep,
-  startWorker,
-  type Installation,
-} from '../support/workers.js';
+import { useQueueSuite } from '../support/queue-suite.js';
+import { ACTOR, PLUGIN_ID, readLines, sleep, startWorker } from '../support/workers.js';
 
-let redis: OwnedRedis;
-let installation: Installation | undefined;
-const report = new Report('4-concurrency');
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-});
-
-afterEach(async () => {
-  await killAllSpawned();
-  await installation?.close();
-  installation = undefined;
-});
-
-afterAll(async () => {
-  await report.write();
-  await redis?.stop();
-});
+const suite = useQueueSuite('4-concurrency');
+const { report } = suite;
 
 describe('one project, many workers', () => {
   it('two operations on one project submitted together to two workers never overlap', async () => {
-    installation = await createInstallation(redis.url, 'no-overlap');
+    const installation = await suite.install('no-overlap');
     const { runtime } = installation;
     const root = await installation.addProject('shared');
     // Concurrency 1 each: each worker takes one of the two jobs, only the project lock can serialize them.
@@ -85,7 +59,7 @@ describe('one project, many workers', () => {
   });
 
   it('the same idempotency key twice (concurrently, then again): one operation, one job, one run', async () => {
-    installation = await createInstallation(redis.url, 'idempotency');
+    const installation = await suite.install('idempotency');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('idem');
     const request = {

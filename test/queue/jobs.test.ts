@@ -1,44 +1,25 @@
 // Job-level faults: a malformed payload fails at once and finally; SIGTERM
 // with a call running past the shutdown deadline leaves no plugin process
 // behind; transient failures are retried (before dispatch), final ones are not.
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isAlive, liveGroupMembers } from '../support/processes.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
   PLUGIN_ID,
-  Report,
-  createInstallation,
-  killAllSpawned,
   livePluginPids,
   readLines,
   sleep,
+  startSleepingOperation,
   startWorker,
   waitFor,
-  type Installation,
 } from '../support/workers.js';
 
-let redis: OwnedRedis;
-let installation: Installation | undefined;
-const report = new Report('6-jobs');
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-});
-
-afterEach(async () => {
-  await killAllSpawned();
-  await installation?.close();
-  installation = undefined;
-});
-
-afterAll(async () => {
-  await report.write();
-  await redis?.stop();
-});
+const suite = useQueueSuite('6-jobs');
+const { report } = suite;
 
 function operateCalls(lines: string[], project: string): string[] {
   return lines.filter((line) => line.startsWith(`project.operate ${project} `));
@@ -46,9 +27,9 @@ function operateCalls(lines: string[], project: string): string[] {
 
 describe('job faults', () => {
   it('a malformed job added straight to the inspect (and operate) queue fails at once, finally', async () => {
-    installation = await createInstallation(redis.url, 'malformed');
+    const installation = await suite.install('malformed');
     await startWorker(installation);
-    const url = new URL(redis.url);
+    const url = new URL(suite.redis.url);
     const options = {
       connection: { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null },
       prefix: `${installation.prefix}:bull`,
@@ -88,25 +69,11 @@ describe('job faults', () => {
   });
 
   it('SIGTERM while the plugin sleeps longer than --shutdown-deadline: the worker exits, no plugin process left', async () => {
-    installation = await createInstallation(redis.url, 'shutdown');
+    const installation = await suite.install('shutdown');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('sleepy');
     const worker = await startWorker(installation, { shutdownDeadlineMs: 1_000 });
-    const { operation } = await runtime.work.createOperation(
-      {
-        pluginId: PLUGIN_ID,
-        projectId: 'sleepy',
-        action: 'append',
-        input: { append: 'started', writePid: true, spawnChild: true, sleepMs: 30_000 },
-      },
-      ACTOR,
-    );
-    await waitFor(
-      'the plugin to start its work',
-      async () => (await readLines(join(root, 'operations.log'))).length,
-    );
-    const pid = Number((await readFile(join(root, 'plugin.pid'), 'utf8')).trim());
-    const grandchild = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
+    const { operation, pid, grandchild } = await startSleepingOperation(installation, 'sleepy', root);
     const started = performance.now();
     worker.child.kill('SIGTERM');
     const exit = await Promise.race([worker.exited, sleep(15_000).then(() => undefined)]);
@@ -134,7 +101,7 @@ describe('job faults', () => {
   });
 
   it('transient: an inspection whose plugin crashes on the first attempt is retried and succeeds', async () => {
-    installation = await createInstallation(redis.url, 'retry-inspect');
+    const installation = await suite.install('retry-inspect');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('flaky');
     await writeFile(join(root, 'inspect-crash-once'), '');
@@ -163,7 +130,7 @@ describe('job faults', () => {
   });
 
   it('transient before dispatch: an operation whose plugin crashes in initialize is retried and succeeds once', async () => {
-    installation = await createInstallation(redis.url, 'retry-operate');
+    const installation = await suite.install('retry-operate');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('flaky-op');
     await writeFile(join(packageDir, 'crash-initialize-once'), '');
@@ -186,7 +153,7 @@ describe('job faults', () => {
   });
 
   it('after dispatch a crash is not retried: the operation fails CRASHED, the plugin ran once', async () => {
-    installation = await createInstallation(redis.url, 'crash-dispatched');
+    const installation = await suite.install('crash-dispatched');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('crashy');
     await startWorker(installation);
@@ -217,7 +184,7 @@ describe('job faults', () => {
   });
 
   it('final: a project untrusted after submission fails the operation and the inspection at once, no retry', async () => {
-    installation = await createInstallation(redis.url, 'final-untrusted');
+    const installation = await suite.install('final-untrusted');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('revoked');
     const { operation } = await runtime.work.createOperation(

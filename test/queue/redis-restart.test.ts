@@ -3,50 +3,23 @@
 // every operation acknowledged before the kill is still there.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTerminal } from '../../src/core/operations.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
-import {
-  ACTOR,
-  PLUGIN_ID,
-  Report,
-  createInstallation,
-  killAllSpawned,
-  readLines,
-  sleep,
-  startWorker,
-  waitFor,
-  type Installation,
-} from '../support/workers.js';
+import { useQueueSuite } from '../support/queue-suite.js';
+import { ACTOR, PLUGIN_ID, readLines, sleep, startWorker, waitFor } from '../support/workers.js';
 
-let redis: OwnedRedis;
-let installation: Installation | undefined;
-const report = new Report('2-redis-restart');
-
-beforeAll(async () => {
-  redis = await startOwnedRedis({ appendfsync: 'always' });
-});
-
-afterEach(async () => {
-  await killAllSpawned();
-  await installation?.close();
-  installation = undefined;
-});
-
-afterAll(async () => {
-  await report.write();
-  await redis?.stop();
-});
+const suite = useQueueSuite('2-redis-restart', { appendfsync: 'always' });
+const { report } = suite;
 
 describe('Redis killed with -9 and restarted during a batch', () => {
   it('the 100-project batch completes with one result each; acknowledged operations survive', async () => {
-    installation = await createInstallation(redis.url, 'redis-restart');
+    const installation = await suite.install('redis-restart');
     const { runtime, packageDir, projectsDir } = installation;
     const ids = Array.from({ length: 100 }, (_, index) => `r${String(index).padStart(3, '0')}`);
     await Promise.all(ids.map((id) => mkdir(join(projectsDir, id))));
     await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
     const opProjects = ['op-a', 'op-b', 'op-c', 'op-d', 'op-e'];
-    const roots = await Promise.all(opProjects.map((project) => installation!.addProject(project)));
+    const roots = await Promise.all(opProjects.map((project) => installation.addProject(project)));
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '80\n');
     await Promise.all([startWorker(installation), startWorker(installation)]);
 
@@ -66,9 +39,9 @@ describe('Redis killed with -9 and restarted during a batch', () => {
       acknowledged.push(operation.id);
     }
     const atKill = await recorded();
-    await redis.kill();
+    await suite.redis.kill();
     await sleep(1_500);
-    await redis.restart();
+    await suite.redis.restart();
 
     const survived = await Promise.all(acknowledged.map((id) => runtime.work.operations.get(id)));
     const finished = await waitFor(

@@ -1,44 +1,18 @@
 // Several scheduler processes, one effective scheduler: health checks happen
 // once per interval, not once per scheduler process.
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
-import {
-  Report,
-  createInstallation,
-  kill9,
-  killAllSpawned,
-  readLines,
-  sleep,
-  startScheduler,
-  startWorker,
-  type Installation,
-} from '../support/workers.js';
+import { useQueueSuite } from '../support/queue-suite.js';
+import { kill9, readLines, sleep, startScheduler, startWorker } from '../support/workers.js';
 
-let redis: OwnedRedis;
-let installation: Installation | undefined;
-const report = new Report('5-scheduler');
+const suite = useQueueSuite('5-scheduler');
+const { report } = suite;
 const EVERY_MS = 1_000;
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-});
-
-afterEach(async () => {
-  await killAllSpawned();
-  await installation?.close();
-  installation = undefined;
-});
-
-afterAll(async () => {
-  await report.write();
-  await redis?.stop();
-});
 
 describe('two scheduler processes', () => {
   it('with --health-every 1000 for ~5.5 s: one health check per interval, not two', async () => {
-    installation = await createInstallation(redis.url, 'schedulers');
+    const installation = await suite.install('schedulers');
     const { runtime, packageDir } = installation;
     await startWorker(installation);
     const first = await startScheduler(installation, EVERY_MS);

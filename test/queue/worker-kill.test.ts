@@ -3,16 +3,13 @@
 // again before dispatch it runs once; after dispatch it ends OUTCOME_UNKNOWN.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BatchView } from '../../src/core/batches.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
   PLUGIN_ID,
-  Report,
-  createInstallation,
   kill9,
-  killAllSpawned,
   livePluginPids,
   pidOfIdentity,
   readLines,
@@ -20,28 +17,11 @@ import {
   sleep,
   startWorker,
   waitFor,
-  type Installation,
   type Spawned,
 } from '../support/workers.js';
 
-let redis: OwnedRedis;
-let installation: Installation | undefined;
-const report = new Report('1-worker-kill');
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-});
-
-afterEach(async () => {
-  await killAllSpawned();
-  await installation?.close();
-  installation = undefined;
-});
-
-afterAll(async () => {
-  await report.write();
-  await redis?.stop();
-});
+const suite = useQueueSuite('1-worker-kill');
+const { report } = suite;
 
 function byPid(workers: Spawned[], pid: number): Spawned {
   const found = workers.find((worker) => worker.pid === pid);
@@ -51,7 +31,7 @@ function byPid(workers: Spawned[], pid: number): Spawned {
 
 describe('a worker killed with SIGKILL', () => {
   it('mid-way through a 200-project batch on 2 workers: every project ends with exactly one result', async () => {
-    installation = await createInstallation(redis.url, 'kill-batch');
+    const installation = await suite.install('kill-batch');
     const { runtime, packageDir, projectsDir } = installation;
     const ids = Array.from({ length: 200 }, (_, index) => `p${String(index).padStart(3, '0')}`);
     await Promise.all(ids.map((id) => mkdir(join(projectsDir, id))));
@@ -144,7 +124,7 @@ describe('a worker killed with SIGKILL', () => {
   });
 
   it('after project.operate was sent: the stalled operation ends failed OUTCOME_UNKNOWN, the plugin ran once', async () => {
-    installation = await createInstallation(redis.url, 'kill-dispatched');
+    const installation = await suite.install('kill-dispatched');
     const { runtime } = installation;
     const root = await installation.addProject('alpha');
     const workers = await Promise.all([startWorker(installation), startWorker(installation)]);
@@ -184,7 +164,7 @@ describe('a worker killed with SIGKILL', () => {
   });
 
   it('while the plugin is still in initialize (before dispatch): retried by the other worker, succeeds once', async () => {
-    installation = await createInstallation(redis.url, 'kill-undispatched');
+    const installation = await suite.install('kill-undispatched');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('beta');
     await writeFile(join(packageDir, 'slow-initialize-once'), '4000\n');
@@ -228,7 +208,7 @@ describe('a worker killed with SIGKILL', () => {
   });
 
   it('twice before dispatch (two workers die in turn): the operation still reaches a terminal state', async () => {
-    installation = await createInstallation(redis.url, 'kill-twice');
+    const installation = await suite.install('kill-twice');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('gamma');
     await writeFile(join(packageDir, 'slow-initialize-ms'), '4000\n');

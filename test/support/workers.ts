@@ -2,14 +2,23 @@
 // dist/cli/main.js against an owned Redis, each installation under its own
 // prefix with the queue-plugin fixture trusted and enabled. Every process
 // started here is remembered so afterEach can SIGKILL what a failed test left.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { OperationView } from '../../src/core/operations.js';
 import { createRuntime, type Runtime } from '../../src/core/runtime.js';
+import {
+  ProcessTracker,
+  completion,
+  globalArgs,
+  kill9,
+  spawnCliProcess,
+  untilLogged,
+  type CliProcess,
+} from './cli-process.js';
 import { REPO, makeDataDir, uniquePrefix } from './data-dir.js';
 import { isAlive, killAll } from './processes.js';
+import { sleep, waitFor } from './wait.js';
 
-export const CLI = join(REPO, 'dist', 'cli', 'main.js');
 export const QUEUE_PLUGIN = join(REPO, 'test', 'fixtures', 'queue-plugin.mjs');
 export const PLUGIN_ID = 'queue-plugin';
 export const ACTOR = 'user:queue-test';
@@ -85,71 +94,21 @@ export async function createInstallation(redisUrl: string, name: string): Promis
 
 // ---- processes ----------------------------------------------------------------------
 
-export interface Spawned {
+export interface Spawned extends CliProcess {
   role: string;
-  pid: number;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  running(): boolean;
 }
 
-const spawned = new Set<Spawned>();
+const spawned = new ProcessTracker();
 
-function launch(role: string, args: string[], readyEvent: string, timeoutMs = 20_000): Promise<Spawned> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
-    if (output.length > 200_000) output = output.slice(-100_000);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  let done = false;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    }),
-  );
-  const proc: Spawned = {
-    role,
-    pid: child.pid!,
-    child,
-    output: () => output,
-    exited,
-    running: () => !done,
-  };
-  spawned.add(proc);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${role} not ready within ${timeoutMs} ms:\n${output}`)),
-      timeoutMs,
-    );
-    const check = () => {
-      if (output.includes(`"event":"${readyEvent}"`)) {
-        clearTimeout(timer);
-        child.stdout!.off('data', check);
-        resolve(proc);
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(new Error(`${role} exited (${code ?? signal}) before it was ready:\n${output}`));
-    });
-  });
-}
-
-function globals(installation: Pick<Installation, 'dataDir' | 'redisUrl' | 'prefix'>): string[] {
-  return [
-    '--data-dir',
-    installation.dataDir,
-    '--redis-url',
-    installation.redisUrl,
-    '--prefix',
-    installation.prefix,
-  ];
+async function launch(
+  role: string,
+  args: string[],
+  readyEvent: string,
+  timeoutMs = 20_000,
+): Promise<Spawned> {
+  const proc: Spawned = Object.assign(spawned.spawn(args), { role });
+  await untilLogged(proc, role, readyEvent, timeoutMs);
+  return proc;
 }
 
 export interface WorkerFlags {
@@ -164,7 +123,7 @@ export function startWorker(installation: Installation, flags: WorkerFlags = {})
   return launch(
     'worker',
     [
-      ...globals(installation),
+      ...globalArgs(installation),
       'worker',
       '--concurrency',
       String(flags.concurrency ?? 2),
@@ -182,39 +141,54 @@ export function startWorker(installation: Installation, flags: WorkerFlags = {})
 export function startScheduler(installation: Installation, healthEveryMs: number): Promise<Spawned> {
   return launch(
     'scheduler',
-    [...globals(installation), 'scheduler', '--health-every', String(healthEveryMs)],
+    [...globalArgs(installation), 'scheduler', '--health-every', String(healthEveryMs)],
     'scheduler-synced',
   );
 }
 
-/** SIGKILL (kill -9) and wait until the process is gone. */
-export async function kill9(proc: Spawned): Promise<void> {
-  if (proc.running()) proc.child.kill('SIGKILL');
-  await proc.exited;
-}
+export { kill9 };
 
 /** Every process this module started that still runs: SIGKILL, then wait. */
 export async function killAllSpawned(): Promise<void> {
-  const all = [...spawned];
-  spawned.clear();
-  await Promise.all(all.map((proc) => kill9(proc)));
+  await Promise.all(spawned.take().map((proc) => kill9(proc)));
 }
 
 /** One CLI command (`--json` first), its exit code and output. */
-export function runCli(
+export async function runCli(
   installation: Installation,
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...globals(installation), '--json', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  const proc = spawnCliProcess([...globalArgs(installation), '--json', ...args]);
+  const { code } = await completion(proc);
+  return { code, stdout: proc.stdout(), stderr: proc.stderr() };
+}
+
+/**
+ * An `append` operation on project `projectId` (directory `root`) whose plugin
+ * writes its pid, spawns a grandchild in its group and sleeps 30 s; resolves
+ * once the plugin has started its work, with both pids.
+ */
+export async function startSleepingOperation(
+  installation: Installation,
+  projectId: string,
+  root: string,
+): Promise<{ operation: OperationView; pid: number; grandchild: number }> {
+  const { operation } = await installation.runtime.work.createOperation(
+    {
+      pluginId: PLUGIN_ID,
+      projectId,
+      action: 'append',
+      input: { append: 'started', writePid: true, spawnChild: true, sleepMs: 30_000 },
+    },
+    ACTOR,
+  );
+  await waitFor(
+    'the plugin to start its work',
+    async () => (await readLines(join(root, 'operations.log'))).length,
+  );
+  const pid = Number((await readFile(join(root, 'plugin.pid'), 'utf8')).trim());
+  const grandchild = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
+  return { operation, pid, grandchild };
 }
 
 // ---- plugin processes -------------------------------------------------------------------
@@ -260,24 +234,7 @@ export async function killPluginLeftovers(packageDir: string): Promise<void> {
 
 // ---- small helpers ----------------------------------------------------------------------
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false | 0 | ''>,
-  timeoutMs = 20_000,
-  intervalMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep, waitFor };
 
 export async function readLines(path: string): Promise<string[]> {
   const text = await readFile(path, 'utf8').catch(() => '');
