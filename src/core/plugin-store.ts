@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
-import { closeRedis } from './redis.js';
+import { closeRedis, duplicateRedis } from './redis.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
 export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
@@ -106,7 +106,7 @@ export class PluginStore {
       value: T;
     },
   ): Promise<T> {
-    this.#txRedis ??= this.redis.duplicate();
+    this.#txRedis ??= duplicateRedis(this.redis);
     const tx = this.#txRedis;
     for (let attempt = 0; attempt < 50; attempt += 1) {
       await tx.watch(this.keys.plugins);

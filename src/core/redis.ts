@@ -88,3 +88,10 @@ export async function closeRedis(redis: Redis): Promise<void> {
   }
   redis.disconnect(false);
 }
+
+/** A second connection to the same Redis; like every connection here, errors surface through commands. */
+export function duplicateRedis(redis: Redis): Redis {
+  const copy = redis.duplicate();
+  copy.on('error', () => {});
+  return copy;
+}

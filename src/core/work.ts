@@ -1,5 +1,6 @@
 // The front's work services: batches of inspections and durable operations.
 // The api, the CLI and the web UI all enqueue through these; workers execute.
+import { duplicateRedis } from './redis.js';
 import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
@@ -105,8 +106,7 @@ export class WorkService {
     onProgress: (progress: BatchProgress | BatchView) => void,
     options: { pollMs?: number; signal?: AbortSignal } = {},
   ): Promise<BatchView> {
-    const subscriber = this.redis.duplicate();
-    subscriber.on('error', () => {});
+    const subscriber = duplicateRedis(this.redis);
     try {
       await subscriber.subscribe(this.batches.eventsChannel(batchId));
       subscriber.on('message', (_channel, message: string) =>

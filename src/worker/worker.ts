@@ -3,6 +3,7 @@
 // execution time. Operations follow the at-most-once rule: marked dispatched
 // durably before project.operate is written; a re-run that finds the mark ends
 // OUTCOME_UNKNOWN instead of running the plugin again.
+import { duplicateRedis } from '../core/redis.js';
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../core/audit.js';
@@ -65,8 +66,7 @@ export async function startWorkers(
   const schedules = new ScheduleStore(core.redis, core.keys);
 
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
-  const subscriber: Redis = core.redis.duplicate();
-  subscriber.on('error', () => {});
+  const subscriber: Redis = duplicateRedis(core.redis);
   await subscriber.subscribe(work.operations.cancelChannel);
   subscriber.on('message', (_channel, operationKey: string) => {
     const id = operationKey.slice(operationKey.lastIndexOf(':') + 1);
@@ -349,11 +349,11 @@ export async function startWorkers(
   // running our code; its record must still end, or a batch / `op wait` never would.
   const stallEvents = [
     new QueueEvents(QUEUE_NAMES.inspect, {
-      connection: connection.duplicate(),
+      connection: duplicateRedis(connection),
       prefix: core.keys.bullPrefix,
     }),
     new QueueEvents(QUEUE_NAMES.operate, {
-      connection: connection.duplicate(),
+      connection: duplicateRedis(connection),
       prefix: core.keys.bullPrefix,
     }),
   ] as const;
