@@ -1,0 +1,143 @@
+// Discovery never runs anything, isolates broken packages, reports duplicate
+// ids, refuses more than 100 packages; refresh reconciles the registry.
+import { chmod, cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/core/audit.js';
+import { createCore, type Core } from '../../src/core/context.js';
+import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
+import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+
+const manifest = (id: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    schemaVersion: 'switchyard.plugin-manifest/v1',
+    id,
+    name: `Plugin ${id}`,
+    version: '1.0.0',
+    protocolVersion: 'switchyard.plugin/v1',
+    executable: 'run',
+    capabilities: ['project.inspect'],
+    requestedScopes: ['project.metadata.read'],
+    ...extra,
+  });
+
+/** A package whose executable would leave a marker if anything ever ran it. */
+async function writePackage(pluginsDir: string, dir: string, manifestText: string): Promise<string> {
+  const packageDir = join(pluginsDir, dir);
+  await mkdir(packageDir, { recursive: true });
+  await writeFile(join(packageDir, 'plugin.json'), manifestText);
+  await writeFile(join(packageDir, 'run'), `#!/bin/sh\ntouch "${join(packageDir, 'RAN')}"\n`);
+  await chmod(join(packageDir, 'run'), 0o755);
+  return packageDir;
+}
+
+describe('discoverPackages', () => {
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let pluginsDir: string;
+
+  beforeAll(async () => {
+    ({ dataDir, cleanup } = await makeDataDir());
+    pluginsDir = join(dataDir, 'plugins');
+  });
+  afterAll(async () => cleanup?.());
+
+  it('sorts by id, ignores files and directories without plugin.json, and runs nothing', async () => {
+    await writePackage(pluginsDir, 'zz-dir', manifest('alpha'));
+    await writePackage(pluginsDir, 'aa-dir', manifest('beta'));
+    await mkdir(join(pluginsDir, 'empty-dir'));
+    await writeFile(join(pluginsDir, 'stray-file.json'), manifest('stray'));
+    const found = await discoverPackages(pluginsDir);
+    expect(found.map((item) => item.id)).toEqual(['alpha', 'beta']);
+    expect(found.every((item) => item.error === undefined && /^[0-9a-f]{64}$/.test(item.fingerprint!))).toBe(
+      true,
+    );
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(join(pluginsDir, 'zz-dir', 'RAN'))).toBe(false);
+  });
+
+  it('reports a broken package with its own error while the others are still discovered', async () => {
+    await writePackage(
+      pluginsDir,
+      'broken',
+      '{"schemaVersion": "switchyard.plugin-manifest/v1", "id": "gamma"',
+    );
+    const found = await discoverPackages(pluginsDir);
+    expect(found.map((item) => [item.id, item.error === undefined])).toEqual([
+      ['alpha', true],
+      ['beta', true],
+      ['broken', false],
+    ]);
+    expect(found.find((item) => item.id === 'broken')!.error).toMatch(/not exactly one valid JSON document/);
+    await rm(join(pluginsDir, 'broken'), { recursive: true });
+  });
+
+  it('reports two packages with the same id, naming both manifests; neither is usable', async () => {
+    const second = await writePackage(pluginsDir, 'copy-of-alpha', manifest('alpha'));
+    const found = (await discoverPackages(pluginsDir)).filter((item) => item.id === 'alpha');
+    expect(found).toHaveLength(2);
+    for (const item of found) {
+      expect(item.error).toContain(join(pluginsDir, 'zz-dir', 'plugin.json'));
+      expect(item.error).toContain(join(second, 'plugin.json'));
+    }
+    await rm(second, { recursive: true });
+  });
+
+  it(`refuses more than ${MAX_PACKAGES} packages with a clear error`, async () => {
+    const crowded = join(dataDir, 'crowded');
+    for (let index = 0; index <= MAX_PACKAGES; index += 1) {
+      await writePackage(crowded, `p${index}`, manifest(`p${index}`));
+    }
+    await expect(discoverPackages(crowded)).rejects.toThrow(/101 plugin packages; at most 100/);
+  });
+});
+
+describe('refresh reconciles the registry', () => {
+  let redis: OwnedRedis;
+  let core: Core;
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    redis = await startOwnedRedis();
+    ({ dataDir, cleanup } = await makeDataDir());
+    await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
+    core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('discovery') });
+  });
+  afterAll(async () => {
+    await core?.close();
+    await redis?.stop();
+    await cleanup?.();
+  });
+
+  it('keeps a removed package listed as unavailable with its trust decision, inert', async () => {
+    const [plugin] = await core.plugins.refresh('user:test');
+    await core.plugins.trust('native-fixture', plugin!.fingerprint!, 'user:test');
+    await core.plugins.enable('native-fixture', ['project.metadata.read'], 'user:test');
+    await rm(join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
+    const [after] = await core.plugins.refresh('user:test');
+    expect(after).toMatchObject({ id: 'native-fixture', available: false, trust: 'trusted', enabled: true });
+    expect(after!.error).toMatch(/package removed/);
+    await expect(core.plugins.health('native-fixture')).rejects.toMatchObject({ code: 'PLUGIN_UNAVAILABLE' });
+    expect((await readAudit(core.redis, core.keys, 1))[0]).toMatchObject({ action: 'plugin.removed' });
+  });
+
+  it('a changed package found by refresh is disabled, grants revoked, audited; the old bytes restore trust', async () => {
+    await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
+    const [restored] = await core.plugins.refresh('user:test');
+    expect(restored).toMatchObject({ available: true, trust: 'trusted', enabled: true });
+    const manifestPath = join(dataDir, 'plugins', 'native-fixture', 'plugin.json');
+    const { appendFile, readFile } = await import('node:fs/promises');
+    const original = await readFile(manifestPath);
+    await appendFile(manifestPath, ' ');
+    const [changed] = await core.plugins.refresh('user:test');
+    expect(changed).toMatchObject({ trust: 'changed', enabled: false, grantedScopes: [] });
+    expect((await readAudit(core.redis, core.keys, 1))[0]).toMatchObject({
+      action: 'plugin.fingerprint-changed',
+    });
+    await writeFile(manifestPath, original);
+    const [back] = await core.plugins.refresh('user:test');
+    expect(back).toMatchObject({ trust: 'trusted', enabled: false, grantedScopes: [] });
+  });
+});
