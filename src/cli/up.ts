@@ -28,6 +28,8 @@ export interface UpOptions {
   logLevel: string;
   appendfsync: AppendFsync;
   workerConcurrency: number;
+  /** Passed to the api: plain HTTP on a non-loopback host (behind a TLS proxy). */
+  insecureHttp?: boolean;
 }
 
 export interface RunningUp {
@@ -75,6 +77,7 @@ export async function startUp(
       String(options.port),
       '--log-level',
       options.logLevel,
+      ...(options.insecureHttp ? ['--insecure-http'] : []),
     ]);
     const scheduler = launch('scheduler', ['scheduler', '--log-level', options.logLevel]);
     const workers: ChildProcess[] = [];
