@@ -34,6 +34,10 @@ export function registerUpCommand(program: Command): void {
     .option('--host <host>', 'address the api binds', '127.0.0.1')
     .option('--port <port>', 'api port', port, DEFAULT_PORT)
     .option(
+      '--insecure-http',
+      'let the api serve plain HTTP on a non-loopback --host (behind a TLS proxy only)',
+    )
+    .option(
       '--appendfsync <mode>',
       'embedded Redis AOF fsync: everysec (default) or always',
       appendfsync,
@@ -50,6 +54,7 @@ export function registerUpCommand(program: Command): void {
           port: number;
           appendfsync: AppendFsync;
           logLevel: string;
+          insecureHttp?: boolean;
         },
         command: Command,
       ) => {
@@ -71,6 +76,7 @@ export function registerUpCommand(program: Command): void {
               port: options.port,
               logLevel: options.logLevel,
               appendfsync: options.appendfsync,
+              ...(options.insecureHttp ? { insecureHttp: true } : {}),
             },
             logger,
             aborter.signal,
