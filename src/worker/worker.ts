@@ -90,9 +90,23 @@ export async function startWorkers(
       const pending = firstRun
         ? data.projectIds
         : await work.batches.unrecorded(data.batchId, data.projectIds);
-      for (const projectId of pending) {
-        if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
-        await inspectOne(data.batchId, data.pluginId, projectId, signal);
+      try {
+        for (const projectId of pending) {
+          if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
+          await inspectOne(data.batchId, data.pluginId, projectId, signal);
+        }
+      } catch (error) {
+        // Not a plugin outcome (Redis unreachable, shutdown): the job is retried and
+        // resumes where it stopped; after its last attempt the rest is recorded failed.
+        if (signal?.aborted || job.attemptsMade + 1 < (job.opts.attempts ?? 1)) throw error;
+        for (const projectId of await work.batches.unrecorded(data.batchId, data.projectIds)) {
+          await work.batches.record(data.batchId, data.pluginId, {
+            projectId,
+            status: 'failed',
+            error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
+          });
+        }
+        throw new UnrecoverableError(messageOf(error));
       }
       return { inspected: pending.length };
     },
@@ -111,6 +125,7 @@ export async function startWorkers(
         return;
       } catch (error) {
         if (signal?.aborted) throw new Error('worker shutting down; the inspection will be retried');
+        if (!(error instanceof SwitchyardError)) throw error;
         if (isTransient(error) && attempt < INSPECT_ATTEMPTS) {
           await sleep(INSPECT_BACKOFF_MS * 2 ** (attempt - 1), signal);
           continue;
