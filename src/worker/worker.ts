@@ -253,7 +253,9 @@ export async function startWorkers(
         );
       }
       const attempts = job.opts.attempts ?? 1;
-      if (!dispatched && isTransient(error) && job.attemptsMade + 1 < attempts) throw error;
+      // Before dispatch a retry is safe: for a transient plugin fault, or an outage of Redis itself.
+      const retryable = isTransient(error) || !(error instanceof SwitchyardError);
+      if (!dispatched && retryable && job.attemptsMade + 1 < attempts) throw error;
       await endFailed(operation, errorCode(error), boundedMessage(messageOf(error)));
       throw new UnrecoverableError(messageOf(error));
     }
