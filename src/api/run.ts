@@ -67,7 +67,19 @@ export async function runApiProcess(config: {
         })
       : undefined,
   );
-  const address = await app.listen({ host: config.api.host, port: config.api.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.api.host, port: config.api.port });
+  } catch (error) {
+    await runtime.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new InvalidInputError(
+        `${config.api.host}:${config.api.port} is already in use; choose another --port`,
+      );
+    }
+    throw error;
+  }
   logger.info({ event: 'listening', address }, `listening on ${address}`);
   await new Promise<void>((resolve) => {
     const stop = () =>

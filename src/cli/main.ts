@@ -85,4 +85,7 @@ function report(error: unknown): number {
   return 1;
 }
 
-process.exitCode = await main(process.argv);
+const exitCode = await main(process.argv);
+// A failed command ends now, even if a connection it opened is still closing.
+if (exitCode !== 0) process.exit(exitCode);
+process.exitCode = exitCode;

@@ -273,7 +273,8 @@ async function waitHealthy(
     if (api.exitCode !== null)
       throw new Error('the api process exited during start-up (see its log above; is the port free?)');
     try {
-      const response = await fetch(url);
+      // Bounded: something else holding the port may accept and never answer.
+      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       if (response.status === 200) return;
     } catch {
       // not listening yet
