@@ -152,3 +152,26 @@ describe('switchyard up', () => {
     expect(leftovers(), 'processes left behind by an up stopped during start-up').toEqual([]);
   });
 });
+
+describe('switchyard up on a port someone else holds', () => {
+  it('fails fast naming the port, and leaves no process behind', async () => {
+    const { createServer } = await import('node:net');
+    // Accepts connections and never answers: the worst case for a health probe.
+    const squatter = createServer(() => {});
+    const port = await freePort();
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const result = await runCli(
+        ['--data-dir', dataDir, 'up', '--port', String(port), '--workers', '1'],
+        30_000,
+      );
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(processesMentioning(dataDir)).toEqual([]);
+    } finally {
+      squatter.close();
+    }
+  });
+});
