@@ -108,20 +108,21 @@ export class ProjectService {
   }
 
   async #addAll(candidates: Project[], actor: string): Promise<Project[]> {
+    const stored = await this.getMany(candidates.map((candidate) => candidate.id));
     const seen = new Map<string, Project>();
-    for (const candidate of candidates) {
-      const twin = seen.get(candidate.id) ?? (await this.get(candidate.id));
+    candidates.forEach((candidate, index) => {
+      const twin = seen.get(candidate.id) ?? stored[index];
       if (twin && twin.root !== candidate.root) {
         throw new InvalidInputError(
           `project id ${candidate.id} clashes: ${twin.root} and ${candidate.root} (give one another id with --id)`,
         );
       }
       seen.set(candidate.id, candidate);
-    }
+    });
     const results: Project[] = [];
     let multi = this.redis.multi();
-    for (const candidate of candidates) {
-      const existing = await this.get(candidate.id);
+    candidates.forEach((candidate, index) => {
+      const existing = stored[index];
       // Re-adding keeps an earlier trust decision unless --trust asks for more.
       const project = { ...candidate, trusted: candidate.trusted || existing?.trusted === true };
       results.push(project);
@@ -132,7 +133,7 @@ export class ProjectService {
         target: project.id,
         detail: { root: project.root, trusted: project.trusted },
       });
-    }
+    });
     if (results.length > 0) await multi.exec();
     return results;
   }
