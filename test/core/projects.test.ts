@@ -1,0 +1,64 @@
+// Projects: ids per CLI.md, real paths, clashes refused as a whole, trust kept on re-add.
+import { mkdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAudit } from '../../src/core/audit.js';
+import { createCore, type Core } from '../../src/core/context.js';
+import { projectIdFor } from '../../src/core/projects.js';
+import { makeDataDir, uniquePrefix } from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+
+let redis: OwnedRedis;
+let core: Core;
+let dataDir: string;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  redis = await startOwnedRedis();
+  ({ dataDir, cleanup } = await makeDataDir());
+  core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('projects') });
+});
+afterAll(async () => {
+  await core?.close();
+  await redis?.stop();
+  await cleanup?.();
+});
+
+describe('projects', () => {
+  it('derives ids from directory names: lower-case, [a-z0-9._-] kept, the rest replaced by -', () => {
+    expect(projectIdFor('My Project (v2)')).toBe('my-project--v2-');
+    expect(projectIdFor('api.server_01')).toBe('api.server_01');
+  });
+
+  it('stores the real path of a project added through a symlink', async () => {
+    await mkdir(join(dataDir, 'real', 'shop'), { recursive: true });
+    await symlink(join(dataDir, 'real', 'shop'), join(dataDir, 'shop-link'));
+    const project = await core.projects.add(join(dataDir, 'shop-link'), { id: 'shop' }, 'user:test');
+    expect(project).toMatchObject({ id: 'shop', root: join(dataDir, 'real', 'shop'), trusted: false });
+  });
+
+  it('refuses a scan whose directories clash on an id, naming both paths, and adds none of them', async () => {
+    const dir = join(dataDir, 'clashing');
+    await mkdir(join(dir, 'A B'), { recursive: true });
+    await mkdir(join(dir, 'a-b'), { recursive: true });
+    await mkdir(join(dir, 'other'), { recursive: true });
+    await expect(core.projects.scan(dir, { trust: true }, 'user:test')).rejects.toThrow(
+      `project id a-b clashes: ${join(dir, 'A B')} and ${join(dir, 'a-b')}`,
+    );
+    expect((await core.projects.list()).map((project) => project.id)).toEqual(['shop']);
+  });
+
+  it('re-adding keeps an earlier trust decision, and every change is audited', async () => {
+    await core.projects.setTrusted('shop', true, 'user:test');
+    const again = await core.projects.add(join(dataDir, 'real', 'shop'), { id: 'shop' }, 'user:test');
+    expect(again.trusted).toBe(true);
+    const actions = (await readAudit(core.redis, core.keys, 3)).map((entry) => entry.action);
+    expect(actions).toEqual(['project.update', 'project.trust', 'project.add']);
+  });
+
+  it('refuses a path that does not exist, naming it', async () => {
+    await expect(core.projects.add(join(dataDir, 'nowhere'), {}, 'user:test')).rejects.toThrow(
+      `project path ${join(dataDir, 'nowhere')} does not exist`,
+    );
+  });
+});
