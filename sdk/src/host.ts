@@ -2,6 +2,6 @@
 // and environment rules a host applies before each call.
 export * from './client.js';
 export { pluginEnvironment } from './environment.js';
-export { checkExecutable, modeProblem, type ExecutableCheck } from './package-files.js';
+export { checkExecutable, modeProblem, readManifestBytes, type ExecutableCheck } from './package-files.js';
 export { fingerprintOf } from './fingerprint.js';
 export { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';

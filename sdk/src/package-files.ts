@@ -2,10 +2,10 @@
 // package (no symlink, not even through a parent directory), executable, not
 // group- or world-writable, and at most 128 MiB. Shared by the conformance
 // kit and the host, so both judge a package the same way.
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat, open, realpath } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
-import { MAX_EXECUTABLE_BYTES } from './constants.js';
+import { MAX_EXECUTABLE_BYTES, MAX_MANIFEST_BYTES } from './constants.js';
 import { executablePathErrors } from './manifest.js';
 
 export type ExecutableCheck = { ok: true; path: string; stats: Stats } | { ok: false; error: string };
@@ -53,4 +53,31 @@ export function modeProblem(mode: number, size: number): string | undefined {
   if ((mode & 0o002) !== 0) return 'is world-writable (chmod o-w it)';
   if (size > MAX_EXECUTABLE_BYTES) return `is larger than ${MAX_EXECUTABLE_BYTES} bytes (128 MiB)`;
   return undefined;
+}
+
+/**
+ * plugin.json read bounded (PROTOCOL §2): at most the limit plus one byte, so
+ * an oversized file is recognisable (`length > MAX_MANIFEST_BYTES`) without
+ * reading it whole. Undefined when the file does not exist.
+ */
+export async function readManifestBytes(path: string): Promise<Buffer | undefined> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const buffer = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
+    let total = 0;
+    while (total < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+    }
+    return buffer.subarray(0, total);
+  } finally {
+    await handle.close();
+  }
 }

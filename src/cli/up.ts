@@ -117,7 +117,7 @@ export async function startUp(
       await Promise.all([terminate(api), terminate(scheduler)]);
       await Promise.all(workers.map((worker) => terminate(worker, 30_000)));
       for (const child of children) await terminate(child);
-      if (redisServer) await stopEmbeddedRedis(redisServer, config.redisUrl);
+      if (redisServer) await stopEmbeddedRedis(redisServer);
       await releaseLock();
       resolveStopped();
       return stopped;
@@ -127,7 +127,7 @@ export async function startUp(
   } catch (error) {
     stopping = true;
     for (const child of children) await terminate(child);
-    if (redisServer) await stopEmbeddedRedis(redisServer, config.redisUrl);
+    if (redisServer) await stopEmbeddedRedis(redisServer);
     await releaseLock();
     throw error;
   }
@@ -246,7 +246,7 @@ async function startEmbeddedRedis(
   }
 }
 
-async function stopEmbeddedRedis(server: ChildProcess, _url: string): Promise<void> {
+async function stopEmbeddedRedis(server: ChildProcess): Promise<void> {
   // SIGTERM makes redis-server flush the AOF and exit cleanly.
   await terminate(server, 10_000);
 }

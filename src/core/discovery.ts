@@ -1,7 +1,7 @@
 // Discovery (PROTOCOL.md §1–4): a deterministic scan of
 // <data-dir>/plugins/*/plugin.json that never executes anything. A broken
 // package is reported with its own error; the others are still discovered.
-import { open, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   MAX_MANIFEST_BYTES,
@@ -9,7 +9,7 @@ import {
   parseManifest,
   type Manifest,
 } from '@switchyard/plugin-sdk/protocol';
-import { checkExecutable } from '@switchyard/plugin-sdk/host';
+import { checkExecutable, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import { PackageInvalidError } from './errors.js';
 import { hashExecutable } from './fingerprint.js';
 
@@ -61,10 +61,10 @@ export async function readPackage(
   dirName: string,
 ): Promise<DiscoveredPackage | undefined> {
   const manifestPath = join(packageDir, 'plugin.json');
-  const bytes = await readBounded(manifestPath);
+  const bytes = await readManifestBytes(manifestPath);
   if (bytes === undefined) return undefined;
   const base = { packageDir, manifestPath, protocolMismatch: false };
-  if (bytes === 'too-large') {
+  if (bytes.length > MAX_MANIFEST_BYTES) {
     return { ...base, id: dirName, error: `${manifestPath}: larger than ${MAX_MANIFEST_BYTES} bytes` };
   }
   const parsed = parseManifest(bytes, manifestPath);
@@ -85,29 +85,6 @@ export async function readPackage(
   if (typeof fingerprint !== 'string')
     return { ...base, id: manifest.id, manifest, error: fingerprint.error };
   return { ...base, id: manifest.id, manifest, fingerprint };
-}
-
-/** plugin.json bytes, at most the limit; 'too-large' beyond; undefined when absent. */
-export async function readBounded(path: string): Promise<Buffer | 'too-large' | undefined> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    const buffer = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
-    let total = 0;
-    while (total < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-    }
-    return total > MAX_MANIFEST_BYTES ? 'too-large' : buffer.subarray(0, total);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** A broken manifest may still name itself; its id keeps duplicates detectable. */

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import {
+  MAX_MANIFEST_BYTES,
   SCOPES,
   type Capability,
   type InspectResult,
@@ -11,10 +12,10 @@ import {
   type OperateResult,
   type Scope,
 } from '@switchyard/plugin-sdk/protocol';
-import { checkExecutable } from '@switchyard/plugin-sdk/host';
+import { checkExecutable, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
 import type { AuditInput } from './audit.js';
-import { discoverPackages, readBounded, type DiscoveredPackage } from './discovery.js';
+import { discoverPackages, type DiscoveredPackage } from './discovery.js';
 import {
   FingerprintChangedError,
   InvalidInputError,
@@ -27,7 +28,7 @@ import {
   ProtocolMismatchError,
   SwitchyardError,
   TrustRequiredError,
-  type CallCancelledError,
+  CallCancelledError,
 } from './errors.js';
 import { hashExecutable } from './fingerprint.js';
 import type { Keys } from './keys.js';
@@ -388,8 +389,8 @@ export class PluginService {
   }
 
   async #fingerprintOnDisk(record: PluginRecord): Promise<string> {
-    const manifestBytes = await readBounded(record.manifestPath);
-    if (manifestBytes === undefined || manifestBytes === 'too-large') {
+    const manifestBytes = await readManifestBytes(record.manifestPath);
+    if (manifestBytes === undefined || manifestBytes.length > MAX_MANIFEST_BYTES) {
       throw new PackageInvalidError(
         `plugin ${record.id}: ${record.manifestPath} is ${manifestBytes === undefined ? 'missing' : 'larger than 64 KiB'}`,
       );
@@ -509,7 +510,7 @@ export class PluginService {
 /** Faults of the plugin or its package record unhealthy; the caller's own authorization errors do not. */
 export function recordsUnhealthy(error: unknown): boolean {
   if (!(error instanceof SwitchyardError)) return false;
-  if ((error as CallCancelledError).code === 'CANCELLED') return false;
+  if (error instanceof CallCancelledError) return false;
   return (
     error.callFailure || error instanceof PackageInvalidError || error instanceof FingerprintChangedError
   );

@@ -15,6 +15,7 @@ import {
   inspectJobSchema,
   maintenanceJobSchema,
   operateJobSchema,
+  type InspectJob,
   type Queues,
   type RetentionConfig,
   INSPECT_ATTEMPTS,
@@ -99,19 +100,24 @@ export async function startWorkers(
         // Not a plugin outcome (Redis unreachable, shutdown): the job is retried and
         // resumes where it stopped; after its last attempt the rest is recorded failed.
         if (signal?.aborted || job.attemptsMade + 1 < (job.opts.attempts ?? 1)) throw error;
-        for (const projectId of await work.batches.unrecorded(data.batchId, data.projectIds)) {
-          await work.batches.record(data.batchId, data.pluginId, {
-            projectId,
-            status: 'failed',
-            error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
-          });
-        }
+        await recordRestFailed(data, errorCode(error), boundedMessage(messageOf(error)));
         throw new UnrecoverableError(messageOf(error));
       }
       return { inspected: pending.length };
     },
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
   );
+
+  /** Records every project of an inspect job that has no outcome yet as failed. */
+  async function recordRestFailed(data: InspectJob, code: string, message: string) {
+    for (const projectId of await work.batches.unrecorded(data.batchId, data.projectIds)) {
+      await work.batches.record(data.batchId, data.pluginId, {
+        projectId,
+        status: 'failed',
+        error: { code, message },
+      });
+    }
+  }
 
   /**
    * One project of a batch: retried with exponential backoff for transient
@@ -381,16 +387,11 @@ export async function startWorkers(
       const job = await queues.inspect.getJob(jobId);
       const data = inspectJobSchema.safeParse(job?.data);
       if (!data.success) return;
-      for (const projectId of await work.batches.unrecorded(data.data.batchId, data.data.projectIds)) {
-        await work.batches.record(data.data.batchId, data.data.pluginId, {
-          projectId,
-          status: 'failed',
-          error: {
-            code: 'WORKER_LOST',
-            message: `the workers running this inspection died ${MAX_STALLS + 1} times`,
-          },
-        });
-      }
+      await recordRestFailed(
+        data.data,
+        'WORKER_LOST',
+        `the workers running this inspection died ${MAX_STALLS + 1} times`,
+      );
     })().catch((failure: Error) => log('record-failed', { error: failure.message }));
   });
   stallEvents[1].on('failed', ({ jobId, failedReason }) => {

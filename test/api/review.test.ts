@@ -6,6 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BatchView } from '../../src/core/batches.js';
 import { makeProject } from '../support/data-dir.js';
 import {
   ALL_SCOPES,
@@ -41,19 +42,7 @@ interface BatchResult {
   result?: { summary: string; facts: { value: string }[] };
   error?: { code: string; message: string };
 }
-interface Batch {
-  batchId: string;
-  pluginId: string;
-  state: 'running' | 'finished';
-  total: number;
-  pending: number;
-  succeeded: number;
-  failed: number;
-  createdAt: string;
-  createdBy: string;
-  finishedAt?: string;
-  results?: BatchResult[];
-}
+type Batch = Omit<BatchView, 'results'> & { results?: BatchResult[] };
 interface Operation {
   id: string;
   pluginId: string;

@@ -1,20 +1,13 @@
 // runConformance(): starts a package's real executable the way a host does and
 // checks every rule of switchyard.plugin/v1 a plugin is responsible for. It
 // knows nothing about the language the plugin is written in.
-import { mkdtemp, rm, open } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  ERROR_CODES,
-  MAX_MANIFEST_BYTES,
-  MAX_MESSAGE_BYTES,
-  PROTOCOL_VERSION,
-  SCOPES,
-  type Scope,
-} from '../constants.js';
+import { ERROR_CODES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, SCOPES, type Scope } from '../constants.js';
 import { identityOf, parseManifest } from '../manifest.js';
 import { identityProblems } from '../identity.js';
-import { checkExecutable } from '../package-files.js';
+import { checkExecutable, readManifestBytes } from '../package-files.js';
 import { describeIssues, methodSchemas, type Manifest, REPORT_INPUT } from '../schemas.js';
 import { Probe, type Reply } from './probe.js';
 
@@ -92,18 +85,15 @@ async function loadManifest(
   record: (check: ConformanceCheck) => void,
 ): Promise<Manifest | undefined> {
   const name = 'plugin.json is a valid manifest';
-  let bytes: Buffer;
+  let bytes: Buffer | undefined;
   try {
-    const handle = await open(join(packageDir, 'plugin.json'), 'r');
-    try {
-      const buffer = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      bytes = buffer.subarray(0, bytesRead);
-    } finally {
-      await handle.close();
-    }
+    bytes = await readManifestBytes(join(packageDir, 'plugin.json'));
   } catch (error) {
     record({ name, status: 'fail', detail: `cannot read plugin.json: ${(error as Error).message}` });
+    return undefined;
+  }
+  if (!bytes) {
+    record({ name, status: 'fail', detail: `cannot read plugin.json: there is none in ${packageDir}` });
     return undefined;
   }
   const parsed = parseManifest(bytes);
