@@ -2,7 +2,7 @@
 // that is correct by default and broken in one way per mode, the example
 // plugins, and the CLI as a subprocess.
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -33,8 +33,8 @@ afterAll(async () => {
 
 /** A package directory holding the hand-written plugin, started with `mode` as its first argument. */
 async function handwrittenPackage(mode: string | undefined): Promise<string> {
-  const dir = join(workDir, mode ?? 'correct');
-  await mkdir(dir, { recursive: true });
+  // A fresh directory per call: concurrent tests may build the same mode.
+  const dir = await mkdtemp(join(workDir, `${mode ?? 'correct'}-`));
   const executable = join(dir, 'handwritten-plugin.mjs');
   await copyFile(handwritten, executable);
   await chmod(executable, 0o755);
