@@ -12,6 +12,15 @@ export function positiveInt(name: string) {
   };
 }
 
+export function nonNegativeInt(name: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 0)
+      throw new InvalidArgumentError(`${name} must be 0 or a positive integer`);
+    return parsed;
+  };
+}
+
 export function requireYes(yes: boolean | undefined, command: string): void {
   if (!yes)
     throw new InvalidInputError(

@@ -26,6 +26,12 @@ import { boundedMessage } from '../core/redact.js';
 import { runRetention } from '../core/retention.js';
 import { ScheduleStore } from '../core/schedules.js';
 import type { WorkService } from '../core/work.js';
+import {
+  OperationPriority,
+  endedMessage,
+  operationPriorityChannel,
+  startedMessage,
+} from './operation-priority.js';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -38,7 +44,14 @@ export interface WorkerOptions {
   projectBusyDelayMs?: number;
   log?: (event: string, fields?: Record<string, unknown>) => void;
   retention?: RetentionConfig;
+  /**
+   * While an operation runs on any worker, start no new inspection call for
+   * up to this long (operation-priority.ts); 0 turns it off.
+   */
+  operationPriorityMs?: number;
 }
+
+export const DEFAULT_OPERATION_PRIORITY_MS = 2_000;
 
 export interface RunningWorkers {
   identity: string;
@@ -66,11 +79,19 @@ export async function startWorkers(
   const running = new Map<string, AbortController>();
   const schedules = new ScheduleStore(core.redis, core.keys);
 
+  const priority = new OperationPriority(options.operationPriorityMs ?? DEFAULT_OPERATION_PRIORITY_MS);
+  const priorityChannel = operationPriorityChannel(core.keys.prefix);
+  const announce = (message: string) =>
+    void core.redis
+      .publish(priorityChannel, message)
+      .catch((error: Error) => log('publish-failed', { error: error.message }));
+
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
   const subscriber: Redis = duplicateRedis(core.redis);
-  await subscriber.subscribe(work.operations.cancelChannel);
-  subscriber.on('message', (_channel, operationKey: string) => {
-    const id = operationKey.slice(operationKey.lastIndexOf(':') + 1);
+  await subscriber.subscribe(work.operations.cancelChannel, priorityChannel);
+  subscriber.on('message', (channel: string, message: string) => {
+    if (channel === priorityChannel) return priority.hear(message);
+    const id = message.slice(message.lastIndexOf(':') + 1);
     running.get(id)?.abort('cancelled');
   });
 
@@ -93,6 +114,7 @@ export async function startWorkers(
         : await work.batches.unrecorded(data.batchId, data.projectIds);
       try {
         for (const projectId of pending) {
+          await priority.clear(signal);
           if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
           await inspectOne(data.batchId, data.pluginId, projectId, signal);
         }
@@ -165,6 +187,7 @@ export async function startWorkers(
       const onShutdown = () => controller.abort('shutdown');
       signal?.addEventListener('abort', onShutdown, { once: true });
       running.set(operation.id, controller);
+      announce(startedMessage(operation.id));
       const renew = setInterval(
         () => {
           void work.operations.renewProjectLock(operation.projectId, lock, projectLockMs).then((held) => {
@@ -178,6 +201,7 @@ export async function startWorkers(
       } finally {
         clearInterval(renew);
         running.delete(operation.id);
+        announce(endedMessage(operation.id));
         signal?.removeEventListener('abort', onShutdown);
         await work.operations.releaseProjectLock(operation.projectId, lock);
       }
@@ -423,6 +447,7 @@ export async function startWorkers(
     identity,
     async shutdown(deadlineMs: number) {
       await Promise.all(workers.map((worker) => worker.pause(true)));
+      priority.close();
       const closing = Promise.all(workers.map((worker) => worker.close()));
       const deadline = new Promise<'deadline'>((resolve) =>
         setTimeout(() => resolve('deadline'), deadlineMs).unref(),

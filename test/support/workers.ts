@@ -116,6 +116,7 @@ export interface WorkerFlags {
   lockDurationMs?: number;
   callTimeoutMs?: number;
   shutdownDeadlineMs?: number;
+  operationPriorityMs?: number;
 }
 
 /** `switchyard worker`, resolved once it logs worker-ready. */
@@ -132,6 +133,9 @@ export function startWorker(installation: Installation, flags: WorkerFlags = {})
       '--call-timeout',
       String(flags.callTimeoutMs ?? 30_000),
       ...(flags.shutdownDeadlineMs ? ['--shutdown-deadline', String(flags.shutdownDeadlineMs)] : []),
+      ...(flags.operationPriorityMs === undefined
+        ? []
+        : ['--operation-priority', String(flags.operationPriorityMs)]),
     ],
     'worker-ready',
   );

@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { runSchedulerProcess } from '../../scheduler/run.js';
 import { runWorkerProcess } from '../../worker/run.js';
 import { globalsOf } from '../context.js';
-import { positiveInt } from '../parse.js';
+import { nonNegativeInt, positiveInt } from '../parse.js';
+import { DEFAULT_OPERATION_PRIORITY_MS } from '../../worker/worker.js';
 
 export function registerProcessCommands(program: Command): void {
   program
@@ -23,6 +24,12 @@ export function registerProcessCommands(program: Command): void {
       "after how long a dead worker's jobs are taken again",
       positiveInt('--lock-duration'),
     )
+    .option(
+      '--operation-priority <ms>',
+      'while an operation runs on any worker, start no new inspection call for up to this long (0: off)',
+      nonNegativeInt('--operation-priority'),
+      DEFAULT_OPERATION_PRIORITY_MS,
+    )
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText(
       'after',
@@ -35,6 +42,7 @@ export function registerProcessCommands(program: Command): void {
           shutdownDeadline: number;
           callTimeout?: number;
           lockDuration?: number;
+          operationPriority: number;
           logLevel: string;
         },
         command: Command,
@@ -48,14 +56,15 @@ export function registerProcessCommands(program: Command): void {
           shutdownDeadlineMs: options.shutdownDeadline,
           logLevel: options.logLevel,
           ...(options.callTimeout ? { callTimeoutMs: options.callTimeout } : {}),
-          ...(options.lockDuration
-            ? {
-                worker: {
+          worker: {
+            operationPriorityMs: options.operationPriority,
+            ...(options.lockDuration
+              ? {
                   lockDurationMs: options.lockDuration,
                   stalledIntervalMs: Math.max(500, Math.floor(options.lockDuration / 2)),
-                },
-              }
-            : {}),
+                }
+              : {}),
+          },
         });
       },
     );
