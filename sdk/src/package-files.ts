@@ -2,9 +2,15 @@
 // package (no symlink, not even through a parent directory), executable, not
 // group- or world-writable, and at most 128 MiB. Shared by the conformance
 // kit and the host, so both judge a package the same way.
-import { lstat, open, realpath } from 'node:fs/promises';
+//
+// Beyond the Go original: the directories that hold the executable (from the
+// directory holding the package down to the executable's own) must not be
+// writable by group or others either, unless sticky. Otherwise another user
+// could swap the file between the host verifying its fingerprint and starting
+// it — on a shared workstation, the review would not protect anything.
+import { lstat, open, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { MAX_EXECUTABLE_BYTES, MAX_MANIFEST_BYTES } from './constants.js';
 import { executablePathErrors } from './manifest.js';
 
@@ -35,6 +41,8 @@ export async function checkExecutable(packageDir: string, executable: string): P
     if (realParent !== realPackage && !realParent.startsWith(realPackage + sep)) {
       return { ok: false, error: `executable: ${executable} resolves outside the package directory` };
     }
+    const directory = await unsafeDirectory(realPackage, realParent);
+    if (directory) return { ok: false, error: `executable: ${directory}` };
   } catch (error) {
     return {
       ok: false,
@@ -44,6 +52,29 @@ export async function checkExecutable(packageDir: string, executable: string): P
   const problem = modeProblem(stats.mode, stats.size);
   if (problem) return { ok: false, error: `executable: ${executable} ${problem}` };
   return { ok: true, path, stats };
+}
+
+/**
+ * The first directory another user could change entries of — the one holding
+ * the package, the package directory, and every directory down to
+ * `realInnermost` (real paths) — described with how to fix it; undefined when none.
+ */
+async function unsafeDirectory(realPackage: string, realInnermost: string): Promise<string | undefined> {
+  const chain = [dirname(realPackage), realPackage];
+  const below = relative(realPackage, realInnermost);
+  let current = realPackage;
+  for (const part of below === '' ? [] : below.split(sep)) {
+    current = join(current, part);
+    chain.push(current);
+  }
+  for (const directory of chain) {
+    const { mode } = await stat(directory);
+    const sticky = (mode & 0o1000) !== 0;
+    if (sticky) continue;
+    if ((mode & 0o002) !== 0) return `the directory ${directory} is world-writable (chmod o-w it)`;
+    if ((mode & 0o020) !== 0) return `the directory ${directory} is group-writable (chmod g-w it)`;
+  }
+  return undefined;
 }
 
 /** The mode and size rules alone, for a file already opened and fstat-ed. */

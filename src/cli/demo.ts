@@ -45,7 +45,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const say = (text: string) => process.stdout.write(`${text}\n`);
   say(`Switchyard demo — a fresh data dir at ${dataDir}\n`);
   await rm(dataDir, { recursive: true, force: true });
-  await mkdir(join(dataDir, 'plugins'), { recursive: true });
+  await mkdir(join(dataDir, 'plugins'), { recursive: true, mode: 0o755 });
 
   say('1. Building the example plugin (TypeScript → one bundled executable) and installing it');
   const example = join(REPO, 'examples', 'plugins', 'fixture-inspector');

@@ -48,8 +48,8 @@ export async function startUp(
   /** Aborting during start-up (Ctrl-C) stops what was started and rejects. */
   signal?: AbortSignal,
 ): Promise<RunningUp> {
-  await mkdir(config.dataDir, { recursive: true });
-  await mkdir(join(config.dataDir, 'plugins'), { recursive: true });
+  await mkdir(config.dataDir, { recursive: true, mode: 0o755 });
+  await mkdir(join(config.dataDir, 'plugins'), { recursive: true, mode: 0o755 });
   const releaseLock = await takeLock(config.dataDir);
   const children = new Set<ChildProcess>();
   let redisServer: ChildProcess | undefined;

@@ -60,6 +60,10 @@ const RECORD = `
 
 type BatchRedis = Redis & { syBatchRecord(...args: (string | number)[]): Promise<number> };
 
+export function newBatchId(): string {
+  return `batch_${randomUUID()}`;
+}
+
 export class BatchStore {
   readonly redis: BatchRedis;
 
@@ -77,11 +81,20 @@ export class BatchStore {
     return this.keys.batchEvents(batchId);
   }
 
-  /** Records a new batch (and its audit entry, in the same MULTI). */
-  async create(pluginId: string, total: number, createdBy: string, audit?: AuditInput): Promise<BatchView> {
-    const batchId = `batch_${randomUUID()}`;
+  /**
+   * Records a new batch (and its audit entry, in the same MULTI) on `via`.
+   * The MULTI is written to the connection before this returns its promise, and
+   * Redis runs one connection's commands in order: a caller may write the
+   * batch's jobs on the same connection at once, without waiting a round trip.
+   */
+  async create(
+    batch: { batchId: string; pluginId: string; total: number; createdBy: string },
+    audit?: AuditInput,
+    via: Redis = this.redis,
+  ): Promise<BatchView> {
+    const { batchId, pluginId, total, createdBy } = batch;
     const createdAt = new Date();
-    const multi = this.redis
+    const multi = via
       .multi()
       .hset(this.keys.batch(batchId), {
         id: batchId,

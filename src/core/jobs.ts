@@ -1,6 +1,7 @@
 // Queues and job payloads. Payloads are validated with zod when enqueued and
 // again when a worker takes them: a malformed job fails at once, finally.
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
@@ -90,6 +91,8 @@ export function jobDefaults(retention: RetentionConfig = DEFAULT_RETENTION): Job
 }
 
 export interface Queues {
+  /** The one connection every queue here sends its commands on (BullMQ shares a passed instance). */
+  connection: Redis;
   inspect: Queue;
   operate: Queue;
   health: Queue;
@@ -97,7 +100,7 @@ export interface Queues {
   close(): Promise<void>;
 }
 
-export function createQueues(connection: ConnectionOptions, keys: Keys, retention?: RetentionConfig): Queues {
+export function createQueues(connection: Redis, keys: Keys, retention?: RetentionConfig): Queues {
   const options = { connection, prefix: keys.bullPrefix, defaultJobOptions: jobDefaults(retention) };
   const queues = {
     inspect: new Queue(QUEUE_NAMES.inspect, options),
@@ -106,6 +109,7 @@ export function createQueues(connection: ConnectionOptions, keys: Keys, retentio
     maintenance: new Queue(QUEUE_NAMES.maintenance, options),
   };
   return {
+    connection,
     ...queues,
     async close() {
       await Promise.all(Object.values(queues).map((queue) => queue.close()));

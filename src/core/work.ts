@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
 import { inOrder } from './concurrency.js';
-import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
+import { BatchStore, newBatchId, type BatchProgress, type BatchView } from './batches.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import {
   INSPECT_ATTEMPTS,
@@ -57,30 +57,36 @@ export class WorkService {
       this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.#resolveProjects(selection),
     );
-    const batch = await this.batches.create(pluginId, projectIds.length, actor, {
-      actor,
-      action: 'batch.create',
-      target: '',
-      detail: { pluginId, total: projectIds.length },
-    });
+    const batchId = newBatchId();
     const perJob = projectsPerJob(projectIds.length);
     const jobs = [];
     for (let start = 0; start < projectIds.length; start += perJob) {
       jobs.push({
         name: 'inspect',
         data: inspectJobSchema.parse({
-          batchId: batch.batchId,
+          batchId,
           pluginId,
           projectIds: projectIds.slice(start, start + perJob),
         }),
         opts: {
-          jobId: `${batch.batchId}.${start / perJob}`,
+          jobId: `${batchId}.${start / perJob}`,
           attempts: INSPECT_ATTEMPTS,
           backoff: { type: 'exponential' as const, delay: INSPECT_BACKOFF_MS },
         },
       });
     }
-    for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
+    // The record and the first chunk of jobs go out together on BullMQ's
+    // connection: the record runs first (same connection, in order), so no
+    // worker ever records into a batch that does not exist yet.
+    const [batch] = await Promise.all([
+      this.batches.create(
+        { batchId, pluginId, total: projectIds.length, createdBy: actor },
+        { actor, action: 'batch.create', target: '', detail: { pluginId, total: projectIds.length } },
+        this.queues.connection,
+      ),
+      jobs.length > 0 ? this.queues.inspect.addBulk(jobs.slice(0, ENQUEUE_CHUNK)) : undefined,
+    ]);
+    for (let start = ENQUEUE_CHUNK; start < jobs.length; start += ENQUEUE_CHUNK) {
       await this.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
     }
     return batch;
@@ -220,7 +226,7 @@ export class WorkService {
   }
 
   /** How many workers consume a queue now (0: queued work would wait forever). */
-  async workersConsuming(queue: keyof Omit<Queues, 'close'>): Promise<number> {
+  async workersConsuming(queue: keyof Omit<Queues, 'close' | 'connection'>): Promise<number> {
     return this.queues[queue].getWorkersCount();
   }
 }

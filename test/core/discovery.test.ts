@@ -73,6 +73,27 @@ describe('discoverPackages', () => {
     await rm(join(pluginsDir, 'broken'), { recursive: true });
   });
 
+  it('a plugins directory others may write to makes every package unavailable, saying why; sticky is fine', async () => {
+    const own = join(dataDir, 'shared-plugins');
+    await writePackage(own, 'one', manifest('one'));
+    await writePackage(own, 'two', manifest('two', { executable: 'bin/run' }));
+    await mkdir(join(own, 'two', 'bin'));
+    await cp(join(own, 'two', 'run'), join(own, 'two', 'bin', 'run'));
+    await chmod(join(own, 'two', 'bin'), 0o777);
+    let found = await discoverPackages(own);
+    expect(found.find((item) => item.id === 'one')!.error).toBeUndefined();
+    expect(found.find((item) => item.id === 'two')!.error).toMatch(/directory .*two\/bin is world-writable/);
+    await chmod(own, 0o775);
+    found = await discoverPackages(own);
+    for (const item of found) expect(item.error).toMatch(/directory .*shared-plugins is group-writable/);
+    // Sticky: others may add entries but not replace ours.
+    await chmod(own, 0o1777);
+    await chmod(join(own, 'two', 'bin'), 0o755);
+    found = await discoverPackages(own);
+    expect(found.map((item) => item.error)).toEqual([undefined, undefined]);
+    await rm(own, { recursive: true });
+  });
+
   it('reports two packages with the same id, naming both manifests; neither is usable', async () => {
     const second = await writePackage(pluginsDir, 'copy-of-alpha', manifest('alpha'));
     const found = (await discoverPackages(pluginsDir)).filter((item) => item.id === 'alpha');

@@ -570,6 +570,18 @@ describe('the package is re-checked on disk before every call', () => {
       /world-writable/,
     ],
     [
+      'pkg-dir-group-writable',
+      'package directory made group-writable (someone else could swap the executable)',
+      (pkg) => chmod(pkg.dir, 0o775),
+      /directory .*pkg-dir-group-writable is group-writable/,
+    ],
+    [
+      'pkg-dir-world-writable',
+      'package directory made world-writable',
+      (pkg) => chmod(pkg.dir, 0o777),
+      /directory .*pkg-dir-world-writable is world-writable/,
+    ],
+    [
       'pkg-no-exec',
       'execute bit removed',
       (pkg) => chmod(join(pkg.dir, pkg.executable), 0o644),

@@ -47,7 +47,7 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
   const manifest = parsed.manifest;
 
   const executablePath = join(outDir, manifest.executable);
-  await mkdir(dirname(executablePath), { recursive: true });
+  await mkdir(dirname(executablePath), { recursive: true, mode: 0o755 });
   await build({
     entryPoints: [entry],
     outfile: executablePath,
