@@ -67,8 +67,9 @@ async function unsafeDirectory(realPackage: string, realInnermost: string): Prom
     current = join(current, part);
     chain.push(current);
   }
-  for (const directory of chain) {
-    const { mode } = await stat(directory);
+  const modes = await Promise.all(chain.map(async (directory) => (await stat(directory)).mode));
+  for (const [index, directory] of chain.entries()) {
+    const mode = modes[index]!;
     const sticky = (mode & 0o1000) !== 0;
     if (sticky) continue;
     if ((mode & 0o002) !== 0) return `the directory ${directory} is world-writable (chmod o-w it)`;

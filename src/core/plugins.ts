@@ -389,13 +389,16 @@ export class PluginService {
   }
 
   async #fingerprintOnDisk(record: PluginRecord): Promise<string> {
-    const manifestBytes = await readManifestBytes(record.manifestPath);
+    // Independent reads, issued together: this runs before every call.
+    const [manifestBytes, executable] = await inOrder(
+      readManifestBytes(record.manifestPath),
+      checkExecutable(record.packageDir, record.executable),
+    );
     if (manifestBytes === undefined || manifestBytes.length > MAX_MANIFEST_BYTES) {
       throw new PackageInvalidError(
         `plugin ${record.id}: ${record.manifestPath} is ${manifestBytes === undefined ? 'missing' : 'larger than 64 KiB'}`,
       );
     }
-    const executable = await checkExecutable(record.packageDir, record.executable);
     if (!executable.ok) {
       await this.#markUnavailable(record, executable.error);
       throw new PackageInvalidError(`plugin ${record.id}: ${executable.error}; the call was refused`);
