@@ -4,8 +4,8 @@
 // kit and the host, so both judge a package the same way.
 //
 // Beyond the Go original: the directories that hold the executable (from the
-// directory holding the package down to the executable's own) must not be
-// writable by group or others either, unless sticky. Otherwise another user
+// root down to the executable's own) must not be writable by group or others
+// either, unless sticky (as OpenSSH's StrictModes asks of ~/.ssh). Otherwise another user
 // could swap the file between the host verifying its fingerprint and starting
 // it — on a shared workstation, the review would not protect anything.
 import { lstat, open, realpath, stat } from 'node:fs/promises';
@@ -55,12 +55,13 @@ export async function checkExecutable(packageDir: string, executable: string): P
 }
 
 /**
- * The first directory another user could change entries of — the one holding
- * the package, the package directory, and every directory down to
- * `realInnermost` (real paths) — described with how to fix it; undefined when none.
+ * The first directory another user could change entries of — every directory
+ * from the root down to the package, and below it down to `realInnermost`
+ * (real paths) — described with how to fix it; undefined when none.
  */
 async function unsafeDirectory(realPackage: string, realInnermost: string): Promise<string | undefined> {
-  const chain = [dirname(realPackage), realPackage];
+  const chain = [realPackage];
+  for (let parent = dirname(realPackage); parent !== chain[0]; parent = dirname(parent)) chain.unshift(parent);
   const below = relative(realPackage, realInnermost);
   let current = realPackage;
   for (const part of below === '' ? [] : below.split(sep)) {
@@ -72,8 +73,10 @@ async function unsafeDirectory(realPackage: string, realInnermost: string): Prom
     const mode = modes[index]!;
     const sticky = (mode & 0o1000) !== 0;
     if (sticky) continue;
-    if ((mode & 0o002) !== 0) return `the directory ${directory} is world-writable (chmod o-w it)`;
-    if ((mode & 0o020) !== 0) return `the directory ${directory} is group-writable (chmod g-w it)`;
+    const kind = (mode & 0o002) !== 0 ? 'world' : (mode & 0o020) !== 0 ? 'group' : undefined;
+    if (kind) {
+      return `the directory ${directory} is ${kind}-writable (chmod ${kind[0]}-w it): others could replace the plugin between its verification and its start`;
+    }
   }
   return undefined;
 }

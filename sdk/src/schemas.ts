@@ -1,8 +1,6 @@
 // Strict zod schemas for every message of switchyard.plugin/v1. Strict means an
 // unknown field is an error at every level, as the Go original's decoder does.
-// zod/mini keeps a bundled plugin's start-up cheap (see bench/cold-start), and
-// each message schema is built on first use (z.lazy): a plugin process
-// constructs only the few it parses, not every schema of the protocol.
+// zod/mini keeps a bundled plugin's start-up cheap (see bench/cold-start).
 import * as z from 'zod/mini';
 import { CAPABILITIES, MANIFEST_SCHEMA_VERSION, PROTOCOL_VERSION, SCOPES } from './constants.js';
 
@@ -38,7 +36,7 @@ export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9.-]{0,63}$/;
 const utf8Length = (value: string) => Buffer.byteLength(value, 'utf8');
 
 /** The identity fields: what `initialize` echoes (no executable, no arguments). */
-const identityShape = () => ({
+const identityShape = {
   schemaVersion: z.literal(MANIFEST_SCHEMA_VERSION, {
     message: `must be exactly ${MANIFEST_SCHEMA_VERSION}`,
   }),
@@ -52,109 +50,93 @@ const identityShape = () => ({
   protocolVersion: z.string(),
   capabilities: uniqueArray(capabilitySchema, 1, 16),
   requestedScopes: uniqueArray(scopeSchema, 0, 16),
+};
+
+export const pluginIdentitySchema = z.strictObject(identityShape);
+
+export const manifestSchema = z.strictObject({
+  ...identityShape,
+  executable: z
+    .string()
+    .check(z.minLength(1, { message: 'is required: the path of the executable inside the package' })),
+  arguments: z.optional(
+    z
+      .array(
+        z.string().check(
+          z.refine((value) => utf8Length(value) <= 4096, {
+            message: 'must be at most 4,096 bytes',
+          }),
+          z.refine((value) => !value.includes('\0'), { message: 'must not contain NUL' }),
+        ),
+      )
+      .check(z.maxLength(32, { message: 'must have at most 32 entries' })),
+  ),
 });
-
-export const pluginIdentitySchema = z.lazy(() => z.strictObject(identityShape()));
-
-export const manifestSchema = z.lazy(() =>
-  z.strictObject({
-    ...identityShape(),
-    executable: z
-      .string()
-      .check(z.minLength(1, { message: 'is required: the path of the executable inside the package' })),
-    arguments: z.optional(
-      z
-        .array(
-          z.string().check(
-            z.refine((value) => utf8Length(value) <= 4096, {
-              message: 'must be at most 4,096 bytes',
-            }),
-            z.refine((value) => !value.includes('\0'), { message: 'must not contain NUL' }),
-          ),
-        )
-        .check(z.maxLength(32, { message: 'must have at most 32 entries' })),
-    ),
-  }),
-);
 
 export type Manifest = z.infer<typeof manifestSchema>;
 export type PluginIdentity = z.infer<typeof pluginIdentitySchema>;
 
-export const initializeParamsSchema = z.lazy(() =>
-  z.strictObject({
-    protocolVersion: z.string(),
-    hostVersion: z.string(),
-    grantedScopes: z.array(scopeSchema).check(
-      z.refine((values) => new Set(values).size === values.length, {
-        message: 'must not repeat a scope',
-      }),
-    ),
-  }),
-);
+export const initializeParamsSchema = z.strictObject({
+  protocolVersion: z.string(),
+  hostVersion: z.string(),
+  grantedScopes: z.array(scopeSchema).check(
+    z.refine((values) => new Set(values).size === values.length, {
+      message: 'must not repeat a scope',
+    }),
+  ),
+});
 export type InitializeParams = z.infer<typeof initializeParamsSchema>;
 
-export const initializeResultSchema = z.lazy(() =>
-  z.strictObject({
-    protocolVersion: z.string(),
-    plugin: pluginIdentitySchema,
-    grantedScopes: z.array(scopeSchema),
-  }),
-);
+export const initializeResultSchema = z.strictObject({
+  protocolVersion: z.string(),
+  plugin: pluginIdentitySchema,
+  grantedScopes: z.array(scopeSchema),
+});
 export type InitializeResult = z.infer<typeof initializeResultSchema>;
 
-export const healthParamsSchema = z.lazy(() => z.strictObject({}));
+export const healthParamsSchema = z.strictObject({});
 export const HEALTH_STATUSES = ['healthy', 'degraded', 'unhealthy'] as const;
-export const healthResultSchema = z.lazy(() =>
-  z.strictObject({
-    status: z.enum(HEALTH_STATUSES),
-    message: z.optional(z.string()),
-    checkedAt: rfc3339Time,
-  }),
-);
+export const healthResultSchema = z.strictObject({
+  status: z.enum(HEALTH_STATUSES),
+  message: z.optional(z.string()),
+  checkedAt: rfc3339Time,
+});
 export type HealthResult = z.infer<typeof healthResultSchema>;
 
-export const projectSchema = z.lazy(() =>
-  z.strictObject({
-    id: z.string(),
-    displayName: z.string(),
-    root: z.optional(z.string()),
-  }),
-);
+export const projectSchema = z.strictObject({
+  id: z.string(),
+  displayName: z.string(),
+  root: z.optional(z.string()),
+});
 export type Project = z.infer<typeof projectSchema>;
 
-export const factSchema = z.lazy(() =>
-  z.strictObject({
-    id: z.string(),
-    label: z.string(),
-    value: z.string(),
-    source: z.string(),
-    warning: z.optional(z.string()),
-  }),
-);
+export const factSchema = z.strictObject({
+  id: z.string(),
+  label: z.string(),
+  value: z.string(),
+  source: z.string(),
+  warning: z.optional(z.string()),
+});
 export type Fact = z.infer<typeof factSchema>;
 
-export const actionSchema = z.lazy(() =>
-  z.strictObject({
-    id: z.string(),
-    name: z.string(),
-    description: z.string(),
-    risk: z.string(),
-  }),
-);
+export const actionSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  risk: z.string(),
+});
 export type Action = z.infer<typeof actionSchema>;
 
-export const inspectParamsSchema = z.lazy(() => z.strictObject({ project: projectSchema }));
+export const inspectParamsSchema = z.strictObject({ project: projectSchema });
 export type InspectParams = z.infer<typeof inspectParamsSchema>;
 
-export const inspectResultSchema = z.lazy(() =>
-  z.strictObject({
-    summary: z.string(),
-    facts: z.array(factSchema),
-    actions: z.array(actionSchema),
-    warnings: z.array(z.string()),
-    observedAt: rfc3339Time,
-  }),
-);
+export const inspectResultSchema = z.strictObject({
+  summary: z.string(),
+  facts: z.array(factSchema),
+  actions: z.array(actionSchema),
+  warnings: z.array(z.string()),
+  observedAt: rfc3339Time,
+});
 export type InspectResult = z.infer<typeof inspectResultSchema>;
 
 /** Any JSON value (what JSON.parse can return). */
@@ -163,61 +145,49 @@ const jsonValueSchema = z.custom<JsonValue>((value) => value !== undefined, {
   message: 'is required (any JSON value)',
 });
 
-export const operateParamsSchema = z.lazy(() =>
-  z.strictObject({
-    project: projectSchema,
-    action: z.string(),
-    input: jsonValueSchema,
-  }),
-);
+export const operateParamsSchema = z.strictObject({
+  project: projectSchema,
+  action: z.string(),
+  input: jsonValueSchema,
+});
 export type OperateParams = z.infer<typeof operateParamsSchema>;
 
 export const OPERATE_STATUSES = ['succeeded', 'partially_succeeded', 'failed'] as const;
-export const operateResultSchema = z.lazy(() =>
-  z.strictObject({
-    status: z.enum(OPERATE_STATUSES),
-    summary: z.string(),
-    output: jsonValueSchema,
-  }),
-);
+export const operateResultSchema = z.strictObject({
+  status: z.enum(OPERATE_STATUSES),
+  summary: z.string(),
+  output: jsonValueSchema,
+});
 export type OperateResult = z.infer<typeof operateResultSchema>;
 
 /** JSON-RPC ids: present, not null; the host sends integers from 1. */
 export const requestIdSchema = z.union([z.number(), z.string()]);
 export type RequestId = z.infer<typeof requestIdSchema>;
 
-export const requestSchema = z.lazy(() =>
-  z.strictObject({
-    jsonrpc: z.literal('2.0'),
-    id: requestIdSchema,
-    method: z.string(),
-    params: z.optional(z.record(z.string(), z.unknown())),
-  }),
-);
+export const requestSchema = z.strictObject({
+  jsonrpc: z.literal('2.0'),
+  id: requestIdSchema,
+  method: z.string(),
+  params: z.optional(z.record(z.string(), z.unknown())),
+});
 export type Request = z.infer<typeof requestSchema>;
 
-export const rpcErrorSchema = z.lazy(() =>
-  z.strictObject({
-    code: z.int(),
-    message: z.string(),
-  }),
-);
+export const rpcErrorSchema = z.strictObject({
+  code: z.int(),
+  message: z.string(),
+});
 export type RpcError = z.infer<typeof rpcErrorSchema>;
 
-export const successResponseSchema = z.lazy(() =>
-  z.strictObject({
-    jsonrpc: z.literal('2.0'),
-    id: z.union([requestIdSchema, z.null()]),
-    result: z.custom<unknown>((value) => value !== undefined, { message: 'is required' }),
-  }),
-);
-export const errorResponseSchema = z.lazy(() =>
-  z.strictObject({
-    jsonrpc: z.literal('2.0'),
-    id: z.union([requestIdSchema, z.null()]),
-    error: rpcErrorSchema,
-  }),
-);
+export const successResponseSchema = z.strictObject({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([requestIdSchema, z.null()]),
+  result: z.custom<unknown>((value) => value !== undefined, { message: 'is required' }),
+});
+export const errorResponseSchema = z.strictObject({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([requestIdSchema, z.null()]),
+  error: rpcErrorSchema,
+});
 
 /** Params and result schema of each method, in one place for server and client. */
 export const methodSchemas = {

@@ -12,11 +12,12 @@ export function positiveInt(name: string) {
   };
 }
 
-export function nonNegativeInt(name: string) {
+/** 0 to `max` (timers take at most 2^31 - 1 ms; beyond it Node fires them at once). */
+export function nonNegativeInt(name: string, max: number) {
   return (value: string): number => {
     const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 0)
-      throw new InvalidArgumentError(`${name} must be 0 or a positive integer`);
+    if (!Number.isInteger(parsed) || parsed < 0 || parsed > max)
+      throw new InvalidArgumentError(`${name} must be an integer from 0 to ${max}`);
     return parsed;
   };
 }

@@ -81,20 +81,14 @@ export class BatchStore {
     return this.keys.batchEvents(batchId);
   }
 
-  /**
-   * Records a new batch (and its audit entry, in the same MULTI) on `via`.
-   * The MULTI is written to the connection before this returns its promise, and
-   * Redis runs one connection's commands in order: a caller may write the
-   * batch's jobs on the same connection at once, without waiting a round trip.
-   */
+  /** Records a new batch (and its audit entry, in the same MULTI). */
   async create(
     batch: { batchId: string; pluginId: string; total: number; createdBy: string },
     audit?: AuditInput,
-    via: Redis = this.redis,
   ): Promise<BatchView> {
     const { batchId, pluginId, total, createdBy } = batch;
     const createdAt = new Date();
-    const multi = via
+    const multi = this.redis
       .multi()
       .hset(this.keys.batch(batchId), {
         id: batchId,

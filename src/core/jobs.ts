@@ -91,8 +91,6 @@ export function jobDefaults(retention: RetentionConfig = DEFAULT_RETENTION): Job
 }
 
 export interface Queues {
-  /** The one connection every queue here sends its commands on (BullMQ shares a passed instance). */
-  connection: Redis;
   inspect: Queue;
   operate: Queue;
   health: Queue;
@@ -109,7 +107,6 @@ export function createQueues(connection: Redis, keys: Keys, retention?: Retentio
     maintenance: new Queue(QUEUE_NAMES.maintenance, options),
   };
   return {
-    connection,
     ...queues,
     async close() {
       await Promise.all(Object.values(queues).map((queue) => queue.close()));

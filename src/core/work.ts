@@ -75,18 +75,13 @@ export class WorkService {
         },
       });
     }
-    // The record and the first chunk of jobs go out together on BullMQ's
-    // connection: the record runs first (same connection, in order), so no
-    // worker ever records into a batch that does not exist yet.
-    const [batch] = await Promise.all([
-      this.batches.create(
-        { batchId, pluginId, total: projectIds.length, createdBy: actor },
-        { actor, action: 'batch.create', target: '', detail: { pluginId, total: projectIds.length } },
-        this.queues.connection,
-      ),
-      jobs.length > 0 ? this.queues.inspect.addBulk(jobs.slice(0, ENQUEUE_CHUNK)) : undefined,
-    ]);
-    for (let start = ENQUEUE_CHUNK; start < jobs.length; start += ENQUEUE_CHUNK) {
+    // The record is acknowledged before any job exists: a worker never records
+    // into a batch that is not there, and a failed record enqueues nothing.
+    const batch = await this.batches.create(
+      { batchId, pluginId, total: projectIds.length, createdBy: actor },
+      { actor, action: 'batch.create', target: '', detail: { pluginId, total: projectIds.length } },
+    );
+    for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
       await this.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
     }
     return batch;
@@ -226,7 +221,7 @@ export class WorkService {
   }
 
   /** How many workers consume a queue now (0: queued work would wait forever). */
-  async workersConsuming(queue: keyof Omit<Queues, 'close' | 'connection'>): Promise<number> {
+  async workersConsuming(queue: keyof Omit<Queues, 'close'>): Promise<number> {
     return this.queues[queue].getWorkersCount();
   }
 }

@@ -1,13 +1,16 @@
 // Operations before batch inspections, across every worker process: while an
-// operation is running anywhere, workers start no new inspection call, for at
-// most `holdMs` per operation. Operations already have their own queue, so
-// they never wait behind queued inspections; what slows them under a batch is
-// CPU — their plugin competes with the batch's spawns (BENCHMARKS.md,
-// fairness). Calls already running finish; only new ones wait.
+// operation is running anywhere, workers start no new inspection call.
+// Operations already have their own queue, so they never wait behind queued
+// inspections; what slows them under a batch is CPU — their plugin competes
+// with the batch's spawns (BENCHMARKS.md, fairness). Calls already running
+// finish; only new ones wait.
 //
-// Announcements travel over Redis pub/sub. A lost "ended" (a worker died)
-// costs at most `holdMs`, so a batch can never be starved by one: the hold
-// expires on its own, measured from when this process heard of it.
+// Bounded, so a batch is never starved: one continuous hold — however many
+// operations overlap in it — lasts at most `holdMs` and is followed by at
+// least `holdMs` in which announcements are ignored; operations that follow
+// one another each hold on their own, and every gap between them lets each
+// free worker slot start an inspection. Announcements travel over Redis
+// pub/sub; a lost "ended" (a worker died) costs at most `holdMs`.
 
 const STARTED = 'started';
 const ENDED = 'ended';
@@ -26,8 +29,11 @@ export function endedMessage(operationId: string): string {
 
 export class OperationPriority {
   readonly #holdMs: number;
-  readonly #holding = new Map<string, NodeJS.Timeout>();
-  #waiters: (() => void)[] = [];
+  readonly #running = new Set<string>();
+  #holdEnds: NodeJS.Timeout | undefined;
+  #ignoreUntil = 0;
+  #closed = false;
+  #waiters = new Set<() => void>();
 
   constructor(holdMs: number) {
     this.#holdMs = holdMs;
@@ -35,55 +41,53 @@ export class OperationPriority {
 
   /** Applies one message of the channel; anything else is ignored. */
   hear(message: string): void {
-    if (this.#holdMs <= 0) return;
+    if (this.#closed || this.#holdMs <= 0) return;
     const separator = message.indexOf(':');
     const kind = message.slice(0, separator);
     const operationId = message.slice(separator + 1);
-    if (kind === STARTED && !this.#holding.has(operationId)) {
-      const expiry = setTimeout(() => this.#release(operationId), this.#holdMs);
-      expiry.unref();
-      this.#holding.set(operationId, expiry);
-    } else if (kind === ENDED) {
-      this.#release(operationId);
+    if (kind === STARTED) {
+      if (Date.now() < this.#ignoreUntil) return;
+      if (this.#running.size === 0) {
+        this.#holdEnds = setTimeout(() => this.#release(true), this.#holdMs);
+        this.#holdEnds.unref();
+      }
+      this.#running.add(operationId);
+    } else if (kind === ENDED && this.#running.delete(operationId) && this.#running.size === 0) {
+      this.#release(false);
     }
   }
 
-  get holding(): number {
-    return this.#holding.size;
+  /** Whether new inspection calls wait now. */
+  get holding(): boolean {
+    return this.#running.size > 0;
   }
 
-  /** Resolves once no operation holds inspections (at once when none does), or when `signal` aborts. */
+  /** Resolves once inspections may start (at once when nothing holds them), or when `signal` aborts. */
   async clear(signal?: AbortSignal): Promise<void> {
-    while (this.#holding.size > 0 && !signal?.aborted) {
+    while (this.holding && !signal?.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {
+          this.#waiters.delete(done);
           signal?.removeEventListener('abort', done);
           resolve();
         };
-        this.#waiters.push(done);
+        this.#waiters.add(done);
         signal?.addEventListener('abort', done, { once: true });
       });
     }
   }
 
-  /** Forgets every hold and lets every waiter go (shutdown). */
+  /** Lets every waiter go and ignores what is heard from now on (shutdown). */
   close(): void {
-    for (const expiry of this.#holding.values()) clearTimeout(expiry);
-    this.#holding.clear();
-    this.#wake();
+    this.#closed = true;
+    this.#release(false);
   }
 
-  #release(operationId: string): void {
-    const expiry = this.#holding.get(operationId);
-    if (expiry === undefined) return;
-    clearTimeout(expiry);
-    this.#holding.delete(operationId);
-    if (this.#holding.size === 0) this.#wake();
-  }
-
-  #wake(): void {
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const resolve of waiters) resolve();
+  /** Ends the hold; after one that ran its full length, inspections get at least as long before the next. */
+  #release(capped: boolean): void {
+    clearTimeout(this.#holdEnds);
+    this.#running.clear();
+    if (capped) this.#ignoreUntil = Date.now() + this.#holdMs;
+    for (const done of [...this.#waiters]) done();
   }
 }

@@ -114,7 +114,6 @@ export async function startWorkers(
         : await work.batches.unrecorded(data.batchId, data.projectIds);
       try {
         for (const projectId of pending) {
-          await priority.clear(signal);
           if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
           await inspectOne(data.batchId, data.pluginId, projectId, signal);
         }
@@ -147,6 +146,7 @@ export async function startWorkers(
    */
   async function inspectOne(batchId: string, pluginId: string, projectId: string, signal?: AbortSignal) {
     for (let attempt = 1; ; attempt += 1) {
+      await priority.clear(signal); // every attempt is a new plugin call
       try {
         const result = await core.plugins.inspect(pluginId, projectId, signal ? { signal } : {});
         await work.batches.record(batchId, pluginId, { projectId, status: 'succeeded', result });

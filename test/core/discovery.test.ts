@@ -94,6 +94,18 @@ describe('discoverPackages', () => {
     await rm(own, { recursive: true });
   });
 
+  it('a group-writable directory further up is named too, up to the root', async () => {
+    const team = join(dataDir, 'team');
+    const plugins = join(team, 'switchyard', 'plugins');
+    await writePackage(plugins, 'three', manifest('three'));
+    expect((await discoverPackages(plugins))[0]!.error).toBeUndefined();
+    await chmod(team, 0o775);
+    expect((await discoverPackages(plugins))[0]!.error).toMatch(
+      /directory .*\/team is group-writable \(chmod g-w it\): others could replace the plugin/,
+    );
+    await rm(team, { recursive: true });
+  });
+
   it('reports two packages with the same id, naming both manifests; neither is usable', async () => {
     const second = await writePackage(pluginsDir, 'copy-of-alpha', manifest('alpha'));
     const found = (await discoverPackages(pluginsDir)).filter((item) => item.id === 'alpha');

@@ -27,7 +27,7 @@ export function registerProcessCommands(program: Command): void {
     .option(
       '--operation-priority <ms>',
       'while an operation runs on any worker, start no new inspection call for up to this long (0: off)',
-      nonNegativeInt('--operation-priority'),
+      nonNegativeInt('--operation-priority', 600_000),
       DEFAULT_OPERATION_PRIORITY_MS,
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
