@@ -61,7 +61,8 @@ export async function checkExecutable(packageDir: string, executable: string): P
  */
 async function unsafeDirectory(realPackage: string, realInnermost: string): Promise<string | undefined> {
   const chain = [realPackage];
-  for (let parent = dirname(realPackage); parent !== chain[0]; parent = dirname(parent)) chain.unshift(parent);
+  for (let parent = dirname(realPackage); parent !== chain[0]; parent = dirname(parent))
+    chain.unshift(parent);
   const below = relative(realPackage, realInnermost);
   let current = realPackage;
   for (const part of below === '' ? [] : below.split(sep)) {
