@@ -12,7 +12,22 @@ export function positiveInt(name: string) {
   };
 }
 
-/** 0 to `max` (timers take at most 2^31 - 1 ms; beyond it Node fires them at once). */
+/** Node's timers take at most 2^31 - 1 ms; a longer one fires at once (with only a warning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration in ms that a timer can wait: 1 to MAX_TIMER_MS. */
+export function milliseconds(name: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed <= 0 || parsed > MAX_TIMER_MS)
+      throw new InvalidArgumentError(
+        `${name} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+      );
+    return parsed;
+  };
+}
+
+/** 0 to `max`. */
 export function nonNegativeInt(name: string, max: number) {
   return (value: string): number => {
     const parsed = Number(value);

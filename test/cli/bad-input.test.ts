@@ -160,6 +160,18 @@ describe('bad input exits 2 with one clear line on stderr', () => {
     expectUsageError(early, /unknown option.*--no-such-option/);
     expectUsageError(command, /unknown command.*no-such-command/);
   });
+
+  it('a duration no timer can wait, or a priority hold out of range', async () => {
+    // Node would fire a timer over 2^31 - 1 ms at once: refused before anything starts.
+    const [timeout, every, hold] = await Promise.all([
+      cli(['worker', '--call-timeout', '2147483648']),
+      cli(['scheduler', '--health-every', '1e12']),
+      cli(['worker', '--operation-priority', '600001']),
+    ]);
+    expectUsageError(timeout, /--call-timeout must be a whole number of milliseconds from 1 to 2147483647/);
+    expectUsageError(every, /--health-every must be a whole number of milliseconds from 1 to 2147483647/);
+    expectUsageError(hold, /--operation-priority must be an integer from 0 to 600000/);
+  });
 });
 
 describe('failed work exits 1', () => {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { runSchedulerProcess } from '../../scheduler/run.js';
 import { runWorkerProcess } from '../../worker/run.js';
 import { globalsOf } from '../context.js';
-import { nonNegativeInt, positiveInt } from '../parse.js';
+import { milliseconds, nonNegativeInt, positiveInt } from '../parse.js';
 import { DEFAULT_OPERATION_PRIORITY_MS } from '../../worker/worker.js';
 
 export function registerProcessCommands(program: Command): void {
@@ -15,14 +15,14 @@ export function registerProcessCommands(program: Command): void {
     .option(
       '--shutdown-deadline <ms>',
       'on SIGTERM, how long running calls may finish before they are cancelled',
-      positiveInt('--shutdown-deadline'),
+      milliseconds('--shutdown-deadline'),
       10_000,
     )
-    .option('--call-timeout <ms>', 'per plugin call', positiveInt('--call-timeout'))
+    .option('--call-timeout <ms>', 'per plugin call', milliseconds('--call-timeout'))
     .option(
       '--lock-duration <ms>',
       "after how long a dead worker's jobs are taken again",
-      positiveInt('--lock-duration'),
+      milliseconds('--lock-duration'),
     )
     .option(
       '--operation-priority <ms>',
@@ -72,14 +72,14 @@ export function registerProcessCommands(program: Command): void {
   program
     .command('scheduler')
     .description('run the scheduler: health checks, rediscovery, retention, recurring inspections')
-    .option('--health-every <ms>', 'health checks of enabled plugins', positiveInt('--health-every'), 30_000)
+    .option('--health-every <ms>', 'health checks of enabled plugins', milliseconds('--health-every'), 30_000)
     .option(
       '--rediscover-every <ms>',
       'rediscovery of plugin packages',
-      positiveInt('--rediscover-every'),
+      milliseconds('--rediscover-every'),
       60_000,
     )
-    .option('--retention-every <ms>', 'retention clean-up', positiveInt('--retention-every'), 3_600_000)
+    .option('--retention-every <ms>', 'retention clean-up', milliseconds('--retention-every'), 3_600_000)
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText('after', '\nExample:\n  switchyard scheduler --health-every 60000')
     .action(
