@@ -60,10 +60,6 @@ const RECORD = `
 
 type BatchRedis = Redis & { syBatchRecord(...args: (string | number)[]): Promise<number> };
 
-export function newBatchId(): string {
-  return `batch_${randomUUID()}`;
-}
-
 export class BatchStore {
   readonly redis: BatchRedis;
 
@@ -82,11 +78,8 @@ export class BatchStore {
   }
 
   /** Records a new batch (and its audit entry, in the same MULTI). */
-  async create(
-    batch: { batchId: string; pluginId: string; total: number; createdBy: string },
-    audit?: AuditInput,
-  ): Promise<BatchView> {
-    const { batchId, pluginId, total, createdBy } = batch;
+  async create(pluginId: string, total: number, createdBy: string, audit?: AuditInput): Promise<BatchView> {
+    const batchId = `batch_${randomUUID()}`;
     const createdAt = new Date();
     const multi = this.redis
       .multi()

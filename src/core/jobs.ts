@@ -1,7 +1,6 @@
 // Queues and job payloads. Payloads are validated with zod when enqueued and
 // again when a worker takes them: a malformed job fails at once, finally.
-import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
@@ -98,7 +97,7 @@ export interface Queues {
   close(): Promise<void>;
 }
 
-export function createQueues(connection: Redis, keys: Keys, retention?: RetentionConfig): Queues {
+export function createQueues(connection: ConnectionOptions, keys: Keys, retention?: RetentionConfig): Queues {
   const options = { connection, prefix: keys.bullPrefix, defaultJobOptions: jobDefaults(retention) };
   const queues = {
     inspect: new Queue(QUEUE_NAMES.inspect, options),

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
 import { inOrder } from './concurrency.js';
-import { BatchStore, newBatchId, type BatchProgress, type BatchView } from './batches.js';
+import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import {
   INSPECT_ATTEMPTS,
@@ -57,30 +57,29 @@ export class WorkService {
       this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.#resolveProjects(selection),
     );
-    const batchId = newBatchId();
+    const batch = await this.batches.create(pluginId, projectIds.length, actor, {
+      actor,
+      action: 'batch.create',
+      target: '',
+      detail: { pluginId, total: projectIds.length },
+    });
     const perJob = projectsPerJob(projectIds.length);
     const jobs = [];
     for (let start = 0; start < projectIds.length; start += perJob) {
       jobs.push({
         name: 'inspect',
         data: inspectJobSchema.parse({
-          batchId,
+          batchId: batch.batchId,
           pluginId,
           projectIds: projectIds.slice(start, start + perJob),
         }),
         opts: {
-          jobId: `${batchId}.${start / perJob}`,
+          jobId: `${batch.batchId}.${start / perJob}`,
           attempts: INSPECT_ATTEMPTS,
           backoff: { type: 'exponential' as const, delay: INSPECT_BACKOFF_MS },
         },
       });
     }
-    // The record is acknowledged before any job exists: a worker never records
-    // into a batch that is not there, and a failed record enqueues nothing.
-    const batch = await this.batches.create(
-      { batchId, pluginId, total: projectIds.length, createdBy: actor },
-      { actor, action: 'batch.create', target: '', detail: { pluginId, total: projectIds.length } },
-    );
     for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
       await this.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
     }
