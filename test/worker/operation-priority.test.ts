@@ -16,14 +16,14 @@ async function waitedMs(priority: OperationPriority, signal?: AbortSignal): Prom
 describe('OperationPriority', () => {
   it('holds from "started" until the last overlapping operation has "ended"', async () => {
     const priority = new OperationPriority(5_000);
-    expect(await waitedMs(priority)).toBeLessThan(20);
+    expect(await waitedMs(priority)).toBeLessThan(200);
     priority.hear(startedMessage('a'));
     priority.hear(startedMessage('b'));
     setTimeout(() => priority.hear(endedMessage('a')), 100);
     setTimeout(() => priority.hear(endedMessage('b')), 250);
     const waited = await waitedMs(priority);
     expect(waited).toBeGreaterThanOrEqual(240);
-    expect(waited).toBeLessThan(1_000);
+    expect(waited).toBeLessThan(2_000);
     priority.close();
   });
 
@@ -35,7 +35,7 @@ describe('OperationPriority', () => {
     const waited = await waitedMs(priority);
     clearInterval(overlap);
     expect(waited).toBeGreaterThanOrEqual(280);
-    expect(waited).toBeLessThan(800);
+    expect(waited).toBeLessThan(2_000);
     priority.close();
   });
 
@@ -65,10 +65,10 @@ describe('OperationPriority', () => {
     priority.hear(startedMessage('x'));
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    expect(await waitedMs(priority, controller.signal)).toBeLessThan(1_000);
+    expect(await waitedMs(priority, controller.signal)).toBeLessThan(2_000);
     expect(priority.holding).toBe(true);
     setTimeout(() => priority.close(), 50);
-    expect(await waitedMs(priority)).toBeLessThan(1_000);
+    expect(await waitedMs(priority)).toBeLessThan(2_000);
     priority.hear(startedMessage('y'));
     expect(priority.holding).toBe(false);
   });
