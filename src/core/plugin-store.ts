@@ -41,6 +41,13 @@ export interface HealthRecord {
   checkedAt?: string;
 }
 
+/** What `mutate` asks of a change: the new record (null deletes it), its audit entries, a value to return. */
+export type PluginChange<T> = (current: PluginRecord | undefined) => {
+  next?: PluginRecord | null;
+  audit?: AuditInput[];
+  value: T;
+};
+
 export class PluginStore {
   /** WATCH state belongs to a connection: transactions get their own, one at a time. */
   #txRedis: Redis | undefined;
@@ -85,27 +92,13 @@ export class PluginStore {
    * `change` returns the new record (or undefined to leave it) and the audit
    * entries; it may run more than once when another writer raced us.
    */
-  async mutate<T>(
-    id: string,
-    change: (current: PluginRecord | undefined) => {
-      next?: PluginRecord | null;
-      audit?: AuditInput[];
-      value: T;
-    },
-  ): Promise<T> {
+  async mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
     const run = this.#txQueue.then(() => this.#mutate(id, change));
     this.#txQueue = run.catch(() => {});
     return run;
   }
 
-  async #mutate<T>(
-    id: string,
-    change: (current: PluginRecord | undefined) => {
-      next?: PluginRecord | null;
-      audit?: AuditInput[];
-      value: T;
-    },
-  ): Promise<T> {
+  async #mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
     this.#txRedis ??= duplicateRedis(this.redis);
     const tx = this.#txRedis;
     for (let attempt = 0; attempt < 50; attempt += 1) {
