@@ -15,6 +15,7 @@ import {
   sleep,
   startSleepingOperation,
   startWorker,
+  untilBatchFinished,
   waitFor,
 } from '../support/workers.js';
 
@@ -107,14 +108,7 @@ describe('job faults', () => {
     await writeFile(join(root, 'inspect-crash-once'), '');
     await startWorker(installation);
     const batch = await runtime.work.createBatch(PLUGIN_ID, ['flaky'], ACTOR);
-    const finished = await waitFor(
-      'the batch to finish',
-      async () => {
-        const view = await runtime.work.batches.get(batch.batchId);
-        return view?.state === 'finished' ? view : undefined;
-      },
-      20_000,
-    );
+    const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });
     const attempts = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
       line.startsWith('project.inspect flaky '),
     );
@@ -195,14 +189,7 @@ describe('job faults', () => {
     await runtime.core.projects.setTrusted('revoked', false, ACTOR);
     await startWorker(installation);
     const final = await runtime.work.waitOperation(operation.id, { signal: AbortSignal.timeout(20_000) });
-    const finished = await waitFor(
-      'the batch to finish',
-      async () => {
-        const view = await runtime.work.batches.get(batch.batchId);
-        return view?.state === 'finished' ? view : undefined;
-      },
-      20_000,
-    );
+    const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });
     await sleep(1_000); // a retry (500 ms backoff) would show by now
     const operateJob = await runtime.queues.operate.getJob(operation.id);
     // The inspection is one project of a batch job: its final failure is recorded and the job completes.

@@ -11,6 +11,7 @@ import {
   PLUGIN_ID,
   readLines,
   startWorker,
+  untilBatchFinished,
   waitFor,
   type Installation,
   type WorkerFlags,
@@ -71,14 +72,7 @@ async function operationDuringBatch(
     pollMs: 50,
   });
   expect(final.state).toBe('succeeded');
-  const view = await waitFor(
-    'the batch to finish',
-    async () => {
-      const current = await runtime.work.batches.get(batch.batchId, { results: false });
-      return current?.state === 'finished' ? current : undefined;
-    },
-    120_000,
-  );
+  const view = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 120_000, results: false });
   const [line] = await readLines(join(opRoot, 'operations.log'));
   const match = /^op start=(\d+) end=(\d+)$/.exec(line ?? '');
   expect(match, `operations.log: ${line}`).not.toBeNull();

@@ -6,7 +6,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isTerminal } from '../../src/core/operations.js';
 import { useQueueSuite } from '../support/queue-suite.js';
-import { ACTOR, PLUGIN_ID, readLines, sleep, startWorker, waitFor } from '../support/workers.js';
+import {
+  ACTOR,
+  PLUGIN_ID,
+  readLines,
+  sleep,
+  startWorker,
+  untilBatchFinished,
+  waitFor,
+} from '../support/workers.js';
 
 const suite = useQueueSuite('2-redis-restart', { appendfsync: 'always' });
 const { report } = suite;
@@ -44,15 +52,11 @@ describe('Redis killed with -9 and restarted during a batch', () => {
     await suite.redis.restart();
 
     const survived = await Promise.all(acknowledged.map((id) => runtime.work.operations.get(id)));
-    const finished = await waitFor(
-      'the batch to finish after the restart',
-      async () => {
-        const view = await runtime.work.batches.get(batch.batchId);
-        return view?.state === 'finished' ? view : undefined;
-      },
-      90_000,
-      100,
-    );
+    const finished = await untilBatchFinished(runtime, batch.batchId, {
+      what: 'the batch to finish after the restart',
+      timeoutMs: 90_000,
+      intervalMs: 100,
+    });
     const operations = await Promise.all(
       acknowledged.map((id) =>
         runtime.work.waitOperation(id, { signal: AbortSignal.timeout(30_000), pollMs: 100 }),

@@ -16,6 +16,7 @@ import {
   runCli,
   sleep,
   startWorker,
+  untilBatchFinished,
   waitFor,
   type Spawned,
 } from '../support/workers.js';
@@ -69,15 +70,11 @@ describe('a worker killed with SIGKILL', () => {
     await kill9(victim);
     const atKill = await done();
 
-    const finished = await waitFor(
-      'the batch to finish',
-      async () => {
-        const view = await runtime.work.batches.get(batch.batchId, { results: false });
-        return view?.state === 'finished' ? view : undefined;
-      },
-      120_000,
-      50,
-    );
+    const finished = await untilBatchFinished(runtime, batch.batchId, {
+      timeoutMs: 120_000,
+      intervalMs: 50,
+      results: false,
+    });
     const wallMs = performance.now() - started;
     expect(finished.state).toBe('finished');
 

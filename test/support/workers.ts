@@ -4,6 +4,7 @@
 // started here is remembered so afterEach can SIGKILL what a failed test left.
 import { chmod, copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { BatchView } from '../../src/core/batches.js';
 import type { OperationView } from '../../src/core/operations.js';
 import { createRuntime, type Runtime } from '../../src/core/runtime.js';
 import {
@@ -193,6 +194,23 @@ export async function startSleepingOperation(
   const pid = Number((await readFile(join(root, 'plugin.pid'), 'utf8')).trim());
   const grandchild = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
   return { operation, pid, grandchild };
+}
+
+/** Polls the batch record until the batch has finished (with its results unless `results: false`). */
+export function untilBatchFinished(
+  runtime: Runtime,
+  batchId: string,
+  options: { timeoutMs: number; intervalMs?: number; results?: boolean; what?: string },
+): Promise<BatchView> {
+  return waitFor(
+    options.what ?? 'the batch to finish',
+    async () => {
+      const view = await runtime.work.batches.get(batchId, { results: options.results ?? true });
+      return view?.state === 'finished' ? view : undefined;
+    },
+    options.timeoutMs,
+    options.intervalMs,
+  );
 }
 
 // ---- plugin processes -------------------------------------------------------------------
