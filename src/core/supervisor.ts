@@ -1,10 +1,10 @@
 // The per-call supervisor (PROTOCOL.md §9.3–9.7): one call = one process.
 // Spawn with a minimal environment in its own process group, initialize with
 // the grants, verify the running identity, make the one call, close stdin,
-// allow a grace period, then SIGKILL the whole group. Every way this can go
-// wrong ends as one typed error; nothing of the call outlives it.
-import { execa } from 'execa';
-import treeKill from 'tree-kill';
+// allow a grace period, then kill the call's processes: every descendant under
+// the native helper's subreaper, else the group (src/core/containment.ts).
+// Every way this can go wrong ends as one typed error; nothing of the call
+// outlives it.
 import { PROTOCOL_VERSION, identityProblems, type Scope } from '@switchyard/plugin-sdk/protocol';
 import {
   ConnectionClosedError,
@@ -29,6 +29,7 @@ import {
   SpawnFailedError,
   SwitchyardError,
 } from './errors.js';
+import { startCallProcess, type CallProcess } from './containment.js';
 import { StderrTail } from './stderr-tail.js';
 
 export const HOST_VERSION = 'switchyard-ts/0.1.0';
@@ -85,47 +86,27 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
   const started = performance.now();
   const stderr = new StderrTail();
-  const child = execa(spec.executablePath, [...spec.arguments], {
-    cwd: spec.packageDir,
-    env: pluginEnvironment(),
-    extendEnv: false,
-    detached: true,
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    buffer: false,
-    reject: false,
-    encoding: 'buffer',
-    cleanup: true,
-  });
-  // The result promise is awaited only for its settle; errors arrive as events.
-  void child.catch(() => {});
-
-  let hasExited = false;
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      hasExited = true;
-      resolve({ code, signal });
+  let child: CallProcess;
+  try {
+    child = await startCallProcess({
+      file: spec.executablePath,
+      args: spec.arguments,
+      cwd: spec.packageDir,
+      env: pluginEnvironment(),
     });
-    child.once('error', () => resolve({ code: null, signal: null }));
-  });
-  const spawned = await new Promise<Error | undefined>((resolve) => {
-    child.once('spawn', () => resolve(undefined));
-    child.once('error', (error) => resolve(error));
-  });
-  if (spawned || child.pid === undefined) {
+  } catch (error) {
     throw withStderr(
-      new SpawnFailedError(`could not start ${spec.executablePath}: ${spawned?.message ?? 'no pid'}`),
+      new SpawnFailedError(`could not start ${spec.executablePath}: ${(error as Error).message}`),
       [],
     );
   }
-  const pid = child.pid;
+  const { pid, exited } = child;
   const spawnedAt = performance.now();
   spec.onSpawn?.(pid);
-  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
-  child.stderr!.on('error', () => {});
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stderr.on('error', () => {});
 
-  const client = new PluginClient(child.stdin!, child.stdout!);
+  const client = new PluginClient(child.stdin, child.stdout);
   const abort = new AbortController();
   let reason: 'timeout' | 'cancelled' | undefined;
   let callerError: { error: unknown } | undefined;
@@ -160,8 +141,8 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     const respondedAt = performance.now();
     clearTimeout(timer);
     client.close();
-    const exit = await exitWithin(exited, limits.graceMs);
-    await killGroup(pid, exit === undefined);
+    await exitWithin(exited, limits.graceMs);
+    await child.end();
     const finishedAt = performance.now();
     return {
       result,
@@ -178,15 +159,15 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   } catch (error) {
     clearTimeout(timer);
     // Kill first: a failed call must leave no process behind, whatever the error.
-    await killGroup(pid, !hasExited);
+    await child.end();
     const exit = await exitWithin(exited, limits.graceMs);
     if (callerError) throw callerError.error;
     throw withStderr(classify(error, reason, limits, exit), stderr.lines());
   } finally {
     spec.signal?.removeEventListener('abort', onCancel);
-    child.stdin?.destroy();
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
   }
 }
 
@@ -230,19 +211,6 @@ function classify(
   if (error instanceof Error && error.name === 'MalformedResponseError')
     return new MalformedResponseError(error.message);
   return new MalformedResponseError(error instanceof Error ? error.message : String(error));
-}
-
-/**
- * SIGKILL to the negative pid kills the group, grandchildren included. When
- * the leader still runs, tree-kill also reaches descendants that left the group.
- */
-async function killGroup(pid: number, leaderMayRun: boolean): Promise<void> {
-  if (leaderMayRun) await new Promise<void>((resolve) => treeKill(pid, 'SIGKILL', () => resolve()));
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: the group is already gone
-  }
 }
 
 function withStderr(error: SwitchyardError, lines: string[]): CallError {

@@ -1,0 +1,28 @@
+// Builds the native spawn helper (native/spawner.c → dist/native/sy-spawner).
+// Without a C compiler, or off Linux, the host falls back to process-group
+// containment (src/core/containment.ts): one warning line, and the build goes on.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const output = join(root, 'dist', 'native', 'sy-spawner');
+
+if (process.platform !== 'linux') {
+  console.warn(
+    `warning: sy-spawner not built (needs Linux, this is ${process.platform}); plugin calls use process-group containment`,
+  );
+} else {
+  try {
+    mkdirSync(dirname(output), { recursive: true });
+    execFileSync(process.env.CC ?? 'cc', ['-O2', '-o', output, join(root, 'native', 'spawner.c')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    console.log(`built ${output}`);
+  } catch (error) {
+    const reason =
+      error.code === 'ENOENT' ? 'no C compiler (cc)' : String(error.stderr ?? error.message).split('\n')[0];
+    console.warn(`warning: sy-spawner not built (${reason}); plugin calls use process-group containment`);
+  }
+}

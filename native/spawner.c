@@ -1,0 +1,616 @@
+// sy-spawner: one long-lived helper per Switchyard worker process that starts
+// plugin calls and guarantees that no descendant of a call outlives the call,
+// nor the worker (PROTOCOL.md §9.3, §9.5). Started once by
+// src/core/spawner.ts; speaks framed messages on stdin/stdout:
+//
+//   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
+//   host → helper: SPAWN (u32 argc, u32 envc, NUL-terminated path, cwd,
+//                  argv..., env...), STDIN (bytes), STDIN_CLOSE, KILL
+//   helper → host: SPAWNED (u32 pid), FAILED (u32 errno + text), STDOUT,
+//                  STDERR (bytes), STDOUT_EOF, STDERR_EOF, EXIT (i32 code,
+//                  i32 signal), DONE (nothing of the call runs any more)
+//
+// Per call the helper forks (no exec) a keeper, a child subreaper with a
+// parent-death signal, which forks and execs the plugin in its own session.
+// Every orphaned descendant of the plugin (setsid, double fork, outliving its
+// parent) is re-parented to the keeper. When the plugin leader exits, or the
+// host sends KILL, or the helper dies, the keeper SIGKILLs the leader's group
+// and each of its own children until it has none, then exits. The helper
+// dies with the worker: EOF on stdin, or its own parent-death signal.
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4 };
+enum { S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7, S_DONE = 8 };
+
+#define HEADER 9
+#define CHUNK 65536
+#define MAX_FRAME (64u << 20)
+
+// ---- keeper -----------------------------------------------------------------------
+
+struct record { char type; int32_t value; } __attribute__((packed));
+
+static void report(int fd, char type, int32_t value) {
+  struct record r = { type, value };
+  ssize_t n;
+  do n = write(fd, &r, sizeof r); while (n < 0 && errno == EINTR);
+}
+
+static void close_all_but(const int *keep, int count) {
+  // keep[] ascending; close every gap between them (close_range, else one by one).
+  unsigned lo = 0;
+  for (int i = 0; i <= count; i++) {
+    unsigned hi = i < count ? (unsigned)keep[i] : ~0u;
+    if (hi > lo) {
+      if (syscall(SYS_close_range, lo, hi - 1, 0) != 0) {
+        unsigned top = hi - 1 > 65535 ? 65535 : hi - 1;
+        for (unsigned fd = lo; fd <= top; fd++) close((int)fd);
+      }
+    }
+    if (i < count) lo = (unsigned)keep[i] + 1;
+  }
+}
+
+/** SIGKILL every child of this process: /proc/self/task/<pid>/children, else a /proc scan. */
+static int kill_children(void) {
+  int killed = 0;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+  FILE *f = fopen(path, "re");
+  if (f) {
+    int pid;
+    while (fscanf(f, "%d", &pid) == 1) {
+      kill(pid, SIGKILL);
+      killed++;
+    }
+    fclose(f);
+    return killed;
+  }
+  DIR *proc = opendir("/proc");
+  if (!proc) return 0;
+  struct dirent *entry;
+  pid_t self = getpid();
+  while ((entry = readdir(proc))) {
+    char *end;
+    long pid = strtol(entry->d_name, &end, 10);
+    if (*end || pid <= 0) continue;
+    char stat[64], buf[512];
+    snprintf(stat, sizeof stat, "/proc/%ld/stat", pid);
+    int fd = open(stat, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) continue;
+    buf[n] = 0;
+    char *paren = strrchr(buf, ')');
+    int ppid;
+    if (paren && sscanf(paren + 2, "%*c %d", &ppid) == 1 && ppid == self) {
+      kill((pid_t)pid, SIGKILL);
+      killed++;
+    }
+  }
+  closedir(proc);
+  return killed;
+}
+
+struct spawn_request {
+  const char *path, *cwd;
+  char **argv, **envp;
+};
+
+static void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w, int status_w) {
+  prctl(PR_SET_NAME, "sy-keeper");
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != helper) _exit(1);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  dup2(devnull, 0);
+  dup2(devnull, 1);
+  dup2(devnull, 2);
+  int keep[] = { 0, 1, 2, in_r, out_w, err_w, status_w };
+  // Ascending for close_all_but: the helper's descriptors are all above 2, in any order.
+  for (int i = 4; i < 7; i++)
+    for (int j = i; j > 3 && keep[j - 1] > keep[j]; j--) {
+      int t = keep[j];
+      keep[j] = keep[j - 1];
+      keep[j - 1] = t;
+    }
+  close_all_but(keep, 7);
+
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    report(status_w, 'F', errno);
+    _exit(1);
+  }
+  pid_t leader = fork();
+  if (leader == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) goto failed;
+    close(in_r);
+    close(out_w);
+    close(err_w);
+    close(status_w);
+    if (chdir(req->cwd) != 0) goto failed;
+    execve(req->path, req->argv, req->envp);
+  failed:;
+    int error = errno;
+    ssize_t n;
+    do n = write(exec_pipe[1], &error, sizeof error); while (n < 0 && errno == EINTR);
+    _exit(127);
+  }
+  int fork_error = errno;
+  close(exec_pipe[1]);
+  close(in_r);
+  close(out_w);
+  close(err_w);
+  if (leader < 0) {
+    report(status_w, 'F', fork_error);
+    _exit(1);
+  }
+  int exec_error = 0;
+  ssize_t n;
+  do n = read(exec_pipe[0], &exec_error, sizeof exec_error); while (n < 0 && errno == EINTR);
+  close(exec_pipe[0]);
+  if (n > 0) report(status_w, 'F', exec_error);
+  else report(status_w, 'P', leader);
+
+  // SIGCHLD, SIGTERM, SIGHUP and SIGINT are blocked (inherited from the helper): wait for them synchronously.
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGCHLD);
+  sigaddset(&wanted, SIGTERM);
+  sigaddset(&wanted, SIGHUP);
+  sigaddset(&wanted, SIGINT);
+  sigprocmask(SIG_BLOCK, &wanted, NULL);
+  int exec_failed = n > 0, killing = exec_failed;
+  for (;;) {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid == leader) {
+        if (!exec_failed) report(status_w, 'X', status);
+        // The leader is gone: whatever it left behind ends with it (the host's grace is over).
+        killing = 1;
+      }
+    }
+    if (pid < 0 && errno == ECHILD) _exit(0);
+    if (killing) {
+      kill(-leader, SIGKILL);
+      kill_children();
+    }
+    struct timespec tick = { 0, 100 * 1000 * 1000 };
+    int sig = sigtimedwait(&wanted, NULL, killing ? &tick : NULL);
+    if (sig == SIGTERM || sig == SIGHUP || sig == SIGINT) killing = 1;
+  }
+}
+
+// ---- helper -----------------------------------------------------------------------
+
+struct call {
+  uint32_t id;
+  int active;
+  pid_t keeper, leader;
+  int in_w, out_r, err_r, status_r;
+  char *pending;
+  size_t pending_len;
+  int close_stdin;
+  int keeper_reaped;
+  char status_buf[sizeof(struct record) * 4];
+  size_t status_len;
+};
+
+static struct call *calls;
+static size_t call_count;
+static char *out_buf;
+static size_t out_len, out_cap;
+static int devnull;
+static pid_t self_pid;
+
+static void out_reserve(size_t extra) {
+  if (out_len + extra <= out_cap) return;
+  while (out_len + extra > out_cap) out_cap = out_cap ? out_cap * 2 : 1 << 16;
+  out_buf = realloc(out_buf, out_cap);
+  if (!out_buf) _exit(70);
+}
+
+static void put_u32(char *at, uint32_t value) {
+  at[0] = (char)(value & 0xff);
+  at[1] = (char)((value >> 8) & 0xff);
+  at[2] = (char)((value >> 16) & 0xff);
+  at[3] = (char)((value >> 24) & 0xff);
+}
+
+static uint32_t get_u32(const char *at) {
+  const unsigned char *u = (const unsigned char *)at;
+  return (uint32_t)u[0] | ((uint32_t)u[1] << 8) | ((uint32_t)u[2] << 16) | ((uint32_t)u[3] << 24);
+}
+
+static void emit(uint32_t id, int type, const void *data, size_t len) {
+  out_reserve(HEADER + len);
+  put_u32(out_buf + out_len, (uint32_t)len);
+  put_u32(out_buf + out_len + 4, id);
+  out_buf[out_len + 8] = (char)type;
+  if (len) memcpy(out_buf + out_len + HEADER, data, len);
+  out_len += HEADER + len;
+}
+
+static void emit_u32s(uint32_t id, int type, uint32_t a, uint32_t b, int count) {
+  char payload[8];
+  put_u32(payload, a);
+  put_u32(payload + 4, b);
+  emit(id, type, payload, (size_t)count * 4);
+}
+
+static void flush_out(void) {
+  size_t done = 0;
+  while (done < out_len) {
+    ssize_t n = write(1, out_buf + done, out_len - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) {
+        struct pollfd p = { 1, POLLOUT, 0 };
+        poll(&p, 1, -1);
+        continue;
+      }
+      _exit(0); // the host is gone; its end of the pipe closed
+    }
+    done += (size_t)n;
+  }
+  out_len = 0;
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+static struct call *find_call(uint32_t id) {
+  for (size_t i = 0; i < call_count; i++)
+    if (calls[i].active && calls[i].id == id) return &calls[i];
+  return NULL;
+}
+
+static struct call *new_call(uint32_t id) {
+  for (size_t i = 0; i < call_count; i++)
+    if (!calls[i].active) {
+      memset(&calls[i], 0, sizeof calls[i]);
+      calls[i].id = id;
+      calls[i].active = 1;
+      return &calls[i];
+    }
+  calls = realloc(calls, (call_count + 1) * sizeof *calls);
+  if (!calls) _exit(70);
+  memset(&calls[call_count], 0, sizeof *calls);
+  calls[call_count].id = id;
+  calls[call_count].active = 1;
+  return &calls[call_count++];
+}
+
+static void fail_spawn(uint32_t id, int error) {
+  const char *text = strerror(error);
+  size_t len = strlen(text);
+  char payload[4 + 256];
+  if (len > 256) len = 256;
+  put_u32(payload, (uint32_t)error);
+  memcpy(payload + 4, text, len);
+  emit(id, S_FAILED, payload, 4 + len);
+}
+
+static void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+static void spawn_call(uint32_t id, char *payload, size_t len) {
+  if (len < 8) return fail_spawn(id, EINVAL);
+  uint32_t argc = get_u32(payload), envc = get_u32(payload + 4);
+  size_t strings = 2 + (size_t)argc + envc;
+  if (argc == 0 || strings > len) return fail_spawn(id, EINVAL);
+  char **list = calloc(strings + 2, sizeof *list);
+  if (!list) return fail_spawn(id, ENOMEM);
+  char *at = payload + 8, *end = payload + len;
+  for (size_t i = 0; i < strings; i++) {
+    char *nul = memchr(at, 0, (size_t)(end - at));
+    if (!nul) {
+      free(list);
+      return fail_spawn(id, EINVAL);
+    }
+    list[i + (i >= 2 + argc ? 1 : 0)] = at; // a NULL after argv, one at the end (calloc)
+    at = nul + 1;
+  }
+  struct spawn_request req = { list[0], list[1], list + 2, list + 3 + argc };
+  int in[2], out[2], err[2], status[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
+    int error = errno;
+    free(list);
+    return fail_spawn(id, error); // descriptors of a failed pipe2 leak only until the helper exits
+  }
+  pid_t keeper = fork();
+  if (keeper == 0) keeper_main(&req, self_pid, devnull, in[0], out[1], err[1], status[1]);
+  int fork_error = errno;
+  free(list);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  close(status[1]);
+  if (keeper < 0) {
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    close(status[0]);
+    return fail_spawn(id, fork_error);
+  }
+  struct call *call = new_call(id);
+  call->keeper = keeper;
+  call->in_w = in[1];
+  call->out_r = out[0];
+  call->err_r = err[0];
+  call->status_r = status[0];
+  set_nonblocking(call->in_w);
+  set_nonblocking(call->out_r);
+  set_nonblocking(call->err_r);
+  set_nonblocking(call->status_r);
+}
+
+static void write_stdin(struct call *call) {
+  while (call->pending_len > 0 && call->in_w >= 0) {
+    ssize_t n = write(call->in_w, call->pending, call->pending_len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return;
+      call->pending_len = 0; // EPIPE: the plugin closed its stdin; what it did not read is dropped
+      break;
+    }
+    memmove(call->pending, call->pending + n, call->pending_len - (size_t)n);
+    call->pending_len -= (size_t)n;
+  }
+  if (call->pending_len == 0 && call->close_stdin) close_fd(&call->in_w);
+}
+
+static void queue_stdin(struct call *call, const char *data, size_t len) {
+  if (call->in_w < 0 || call->close_stdin) return;
+  char *grown = realloc(call->pending, call->pending_len + len);
+  if (!grown) _exit(70);
+  call->pending = grown;
+  memcpy(call->pending + call->pending_len, data, len);
+  call->pending_len += len;
+  write_stdin(call);
+}
+
+/** Relays what the stream holds now (up to 1 MiB per turn); EOF closes it. */
+static void relay(struct call *call, int *fd, int data_type, int eof_type) {
+  static char chunk[CHUNK];
+  for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {
+    ssize_t n = read(*fd, chunk, sizeof chunk);
+    if (n > 0) {
+      emit(call->id, data_type, chunk, (size_t)n);
+      if (n < (ssize_t)sizeof chunk) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    close_fd(fd);
+    emit(call->id, eof_type, NULL, 0);
+  }
+}
+
+/** Everything left in a stream, then its end (a writer outside the call cannot hold it open). */
+static void drain(struct call *call, int *fd, int data_type, int eof_type) {
+  static char chunk[CHUNK];
+  while (*fd >= 0) {
+    ssize_t n = read(*fd, chunk, sizeof chunk);
+    if (n > 0) {
+      emit(call->id, data_type, chunk, (size_t)n);
+      if (out_len > (1u << 20)) flush_out();
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    close_fd(fd);
+    emit(call->id, eof_type, NULL, 0);
+  }
+}
+
+static void read_status(struct call *call) {
+  for (;;) {
+    ssize_t n = read(call->status_r, call->status_buf + call->status_len, sizeof call->status_buf - call->status_len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {
+      close_fd(&call->status_r);
+      return;
+    }
+    call->status_len += (size_t)n;
+    while (call->status_len >= sizeof(struct record)) {
+      struct record r;
+      memcpy(&r, call->status_buf, sizeof r);
+      memmove(call->status_buf, call->status_buf + sizeof r, call->status_len - sizeof r);
+      call->status_len -= sizeof r;
+      if (r.type == 'P') {
+        call->leader = r.value;
+        emit_u32s(call->id, S_SPAWNED, (uint32_t)r.value, 0, 1);
+      } else if (r.type == 'F') {
+        fail_spawn(call->id, r.value);
+      } else if (r.type == 'X') {
+        int code = WIFEXITED(r.value) ? WEXITSTATUS(r.value) : -1;
+        int sig = WIFSIGNALED(r.value) ? WTERMSIG(r.value) : 0;
+        emit_u32s(call->id, S_EXIT, (uint32_t)code, (uint32_t)sig, 2);
+      }
+    }
+  }
+}
+
+/** A call is over once its keeper is reaped: nothing of it runs, every writer of its pipes is gone. */
+static void finish_if_done(struct call *call) {
+  if (!call->keeper_reaped) return;
+  if (call->status_r >= 0) read_status(call);
+  close_fd(&call->status_r);
+  drain(call, &call->out_r, S_STDOUT, S_STDOUT_EOF);
+  drain(call, &call->err_r, S_STDERR, S_STDERR_EOF);
+  close_fd(&call->in_w);
+  free(call->pending);
+  call->pending = NULL;
+  emit(call->id, S_DONE, NULL, 0);
+  call->active = 0;
+}
+
+static void kill_call(struct call *call) {
+  if (!call->keeper_reaped) kill(call->keeper, SIGTERM);
+}
+
+static void reap(void) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    for (size_t i = 0; i < call_count; i++)
+      if (calls[i].active && calls[i].keeper == pid) {
+        calls[i].keeper_reaped = 1;
+        finish_if_done(&calls[i]);
+      }
+  }
+}
+
+static void shutdown_all(void) {
+  for (size_t i = 0; i < call_count; i++)
+    if (calls[i].active) kill_call(&calls[i]);
+  // Keepers kill their trees on SIGTERM; wait for them briefly so the host sees a clean end.
+  for (int round = 0; round < 50; round++) {
+    int any = 0;
+    reap();
+    for (size_t i = 0; i < call_count; i++) any |= calls[i].active;
+    if (!any) break;
+    usleep(20000);
+  }
+  _exit(0);
+}
+
+static char *in_buf;
+static size_t in_len, in_cap;
+
+static void handle_frames(void) {
+  size_t at = 0;
+  while (in_len - at >= HEADER) {
+    uint32_t len = get_u32(in_buf + at), id = get_u32(in_buf + at + 4);
+    int type = (unsigned char)in_buf[at + 8];
+    if (len > MAX_FRAME) _exit(65);
+    if (in_len - at < HEADER + (size_t)len) break;
+    char *payload = in_buf + at + HEADER;
+    struct call *call = type == H_SPAWN ? NULL : find_call(id);
+    if (type == H_SPAWN) {
+      spawn_call(id, payload, len);
+    } else if (call && type == H_STDIN) {
+      queue_stdin(call, payload, len);
+    } else if (call && type == H_STDIN_CLOSE) {
+      call->close_stdin = 1;
+      write_stdin(call);
+    } else if (call && type == H_KILL) {
+      kill_call(call);
+    }
+    at += HEADER + len;
+  }
+  memmove(in_buf, in_buf + at, in_len - at);
+  in_len -= at;
+}
+
+static int read_control(void) {
+  if (in_cap - in_len < CHUNK) {
+    in_cap = in_cap ? in_cap * 2 : 4 * CHUNK;
+    in_buf = realloc(in_buf, in_cap);
+    if (!in_buf) _exit(70);
+  }
+  ssize_t n = read(0, in_buf + in_len, in_cap - in_len);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return 0;
+  in_len += (size_t)n;
+  handle_frames();
+  return 1;
+}
+
+int main(void) {
+  self_pid = getpid();
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t handled;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGCHLD);
+  sigaddset(&handled, SIGTERM);
+  sigaddset(&handled, SIGHUP);
+  sigaddset(&handled, SIGINT);
+  sigprocmask(SIG_BLOCK, &handled, NULL);
+  int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  // The worker's death reaches the helper as SIGTERM (and as EOF on stdin).
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() == 1) return 0;
+  devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (signals < 0 || devnull < 0) return 71;
+  struct pollfd *polls = NULL;
+  struct call **owners = NULL;
+  size_t poll_cap = 0;
+  for (;;) {
+    size_t need = 2 + call_count * 4;
+    if (need > poll_cap) {
+      poll_cap = need * 2;
+      polls = realloc(polls, poll_cap * sizeof *polls);
+      owners = realloc(owners, poll_cap * sizeof *owners);
+      if (!polls || !owners) return 70;
+    }
+    size_t count = 0;
+    polls[count++] = (struct pollfd){ 0, POLLIN, 0 };
+    polls[count++] = (struct pollfd){ signals, POLLIN, 0 };
+    for (size_t i = 0; i < call_count; i++) {
+      struct call *call = &calls[i];
+      if (!call->active) continue;
+      if (call->out_r >= 0) owners[count] = call, polls[count++] = (struct pollfd){ call->out_r, POLLIN, 0 };
+      if (call->err_r >= 0) owners[count] = call, polls[count++] = (struct pollfd){ call->err_r, POLLIN, 0 };
+      if (call->status_r >= 0) owners[count] = call, polls[count++] = (struct pollfd){ call->status_r, POLLIN, 0 };
+      if (call->in_w >= 0 && call->pending_len > 0) owners[count] = call, polls[count++] = (struct pollfd){ call->in_w, POLLOUT, 0 };
+    }
+    int ready = poll(polls, count, -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return 72;
+    }
+    for (size_t i = 2; i < count; i++) {
+      if (!polls[i].revents) continue;
+      struct call *call = owners[i];
+      if (!call->active) continue;
+      int fd = polls[i].fd;
+      if (fd == call->out_r) relay(call, &call->out_r, S_STDOUT, S_STDOUT_EOF);
+      else if (fd == call->err_r) relay(call, &call->err_r, S_STDERR, S_STDERR_EOF);
+      else if (fd == call->status_r) read_status(call);
+      else if (fd == call->in_w) {
+        if (polls[i].revents & (POLLERR | POLLHUP)) call->pending_len = 0, call->close_stdin = 1;
+        write_stdin(call);
+      }
+    }
+    if (polls[1].revents) {
+      struct signalfd_siginfo info;
+      int stop = 0;
+      while (read(signals, &info, sizeof info) == sizeof info)
+        if (info.ssi_signo != SIGCHLD) stop = 1;
+      reap();
+      if (stop) {
+        flush_out();
+        shutdown_all();
+      }
+    }
+    if (polls[0].revents && !read_control()) {
+      flush_out();
+      shutdown_all();
+    }
+    flush_out();
+  }
+}

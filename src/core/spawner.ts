@@ -1,0 +1,246 @@
+// Client of the native spawn helper (native/spawner.c, built to
+// dist/native/sy-spawner): one long-lived helper per process, started on the
+// first call, multiplexing every concurrent plugin call over its stdin/stdout
+// in compact frames. The helper starts each plugin under a per-call child
+// subreaper, so everything the plugin starts (setsid, double fork, orphans)
+// dies with the call, and all of it dies with this process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { constants } from 'node:os';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+/** Same location from src/core (tests) and dist/core (the built host). */
+export const HELPER_PATH = fileURLToPath(new URL('../../dist/native/sy-spawner', import.meta.url));
+
+const HEADER = 9;
+const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4 } as const;
+const S = {
+  spawned: 1,
+  failed: 2,
+  stdout: 3,
+  stderr: 4,
+  stdoutEof: 5,
+  stderrEof: 6,
+  exit: 7,
+  done: 8,
+} as const;
+
+export interface ProcessExit {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface SpawnRequest {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** One started plugin process, whichever mechanism started it. */
+export interface CallProcess {
+  pid: number;
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** The leader's exit (code or signal name). */
+  exited: Promise<ProcessExit>;
+  /** Kills every process of the call; resolves once none of them runs. */
+  end(): Promise<void>;
+}
+
+export class SpawnError extends Error {}
+
+interface SpawnWaiter {
+  resolve: (call: HelperCall) => void;
+  reject: (error: Error) => void;
+}
+
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, number]) => [number, name]));
+
+class HelperCall implements CallProcess {
+  pid = 0;
+  readonly stdout = new Readable({ read() {} });
+  readonly stderr = new Readable({ read() {} });
+  readonly stdin: Writable;
+  readonly exited: Promise<ProcessExit>;
+  readonly done: Promise<void>;
+  isDone = false;
+  #resolveExit!: (exit: ProcessExit) => void;
+  #resolveDone!: () => void;
+  #spawned: SpawnWaiter | undefined;
+
+  constructor(
+    readonly id: number,
+    readonly helper: Spawner,
+    spawned: SpawnWaiter,
+  ) {
+    this.#spawned = spawned;
+    this.stdin = new Writable({
+      write: (chunk: Buffer, _encoding, callback) => {
+        helper.send(id, H.stdin, chunk);
+        callback();
+      },
+      final: (callback) => {
+        helper.send(id, H.stdinClose);
+        callback();
+      },
+    });
+    this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
+    this.done = new Promise((resolve) => (this.#resolveDone = resolve));
+  }
+
+  end(): Promise<void> {
+    if (!this.isDone) this.helper.send(this.id, H.kill);
+    return this.done;
+  }
+
+  receive(type: number, payload: Buffer): void {
+    switch (type) {
+      case S.spawned:
+        this.pid = payload.readUInt32LE(0);
+        this.#spawned?.resolve(this);
+        this.#spawned = undefined;
+        break;
+      case S.failed:
+        this.#spawned?.reject(new SpawnError(payload.subarray(4).toString('utf8')));
+        this.#spawned = undefined;
+        break;
+      case S.stdout:
+        this.stdout.push(payload);
+        break;
+      case S.stderr:
+        this.stderr.push(payload);
+        break;
+      case S.stdoutEof:
+        this.stdout.push(null);
+        break;
+      case S.stderrEof:
+        this.stderr.push(null);
+        break;
+      case S.exit: {
+        const code = payload.readInt32LE(0);
+        const signal = payload.readInt32LE(4);
+        this.#resolveExit({ code: code < 0 ? null : code, signal: SIGNAL_NAMES.get(signal) ?? null });
+        break;
+      }
+      case S.done:
+        this.finish(new SpawnError('the plugin exited before it started'));
+        break;
+    }
+  }
+
+  /** Nothing of the call runs any more (or the helper is gone, taking the call with it). */
+  finish(spawnError: Error): void {
+    this.isDone = true;
+    this.#spawned?.reject(spawnError);
+    this.#spawned = undefined;
+    if (!this.stdout.readableEnded) this.stdout.push(null);
+    if (!this.stderr.readableEnded) this.stderr.push(null);
+    this.#resolveExit({ code: null, signal: null });
+    this.#resolveDone();
+  }
+}
+
+export class Spawner {
+  readonly #child: ChildProcess;
+  readonly #calls = new Map<number, HelperCall>();
+  readonly started: Promise<void>;
+  #nextId = 1;
+  #rest: Buffer = Buffer.alloc(0);
+  #exited = false;
+
+  constructor(path: string, onExit: (spawner: Spawner) => void) {
+    this.#child = spawn(path, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.started = new Promise((resolve, reject) => {
+      this.#child.once('spawn', () => resolve());
+      this.#child.once('error', reject);
+    });
+    void this.started.catch(() => {});
+    this.#child.stdin!.on('error', () => {});
+    this.#child.stdout!.on('data', (chunk: Buffer) => this.#receive(chunk));
+    this.#child.once('close', () => {
+      this.#exited = true;
+      onExit(this);
+      const gone = new SpawnError('the spawn helper exited');
+      for (const call of this.#calls.values()) call.finish(gone);
+      this.#calls.clear();
+    });
+    this.#idle();
+  }
+
+  async spawn(request: SpawnRequest): Promise<CallProcess> {
+    await this.started;
+    if (this.#exited) throw new SpawnError('the spawn helper exited');
+    const id = this.#nextId++;
+    const started = new Promise<HelperCall>((resolve, reject) => {
+      const call = new HelperCall(id, this, { resolve, reject });
+      this.#calls.set(id, call);
+      if (this.#calls.size === 1) this.#busy();
+    });
+    this.send(id, H.spawn, encodeSpawn(request));
+    return started;
+  }
+
+  send(id: number, type: number, payload?: Buffer): void {
+    if (this.#exited) return;
+    const length = payload?.length ?? 0;
+    const frame = Buffer.allocUnsafe(HEADER + length);
+    frame.writeUInt32LE(length, 0);
+    frame.writeUInt32LE(id, 4);
+    frame[8] = type;
+    payload?.copy(frame, HEADER);
+    this.#child.stdin!.write(frame);
+  }
+
+  #receive(chunk: Buffer): void {
+    let data = this.#rest.length > 0 ? Buffer.concat([this.#rest, chunk]) : chunk;
+    let at = 0;
+    while (data.length - at >= HEADER) {
+      const length = data.readUInt32LE(at);
+      if (data.length - at < HEADER + length) break;
+      const id = data.readUInt32LE(at + 4);
+      const type = data[at + 8]!;
+      const call = this.#calls.get(id);
+      if (call) {
+        call.receive(type, data.subarray(at + HEADER, at + HEADER + length));
+        if (type === S.done) {
+          this.#calls.delete(id);
+          if (this.#calls.size === 0) this.#idle();
+        }
+      }
+      at += HEADER + length;
+    }
+    data = data.subarray(at);
+    this.#rest = data;
+  }
+
+  /** With no call in flight the helper must not keep this process alive. */
+  #idle(): void {
+    this.#child.unref();
+    (this.#child.stdin as Socket | null)?.unref?.();
+    (this.#child.stdout as Socket | null)?.unref?.();
+  }
+
+  #busy(): void {
+    this.#child.ref();
+    (this.#child.stdin as Socket | null)?.ref?.();
+    (this.#child.stdout as Socket | null)?.ref?.();
+  }
+}
+
+/** u32 argc, u32 envc, then NUL-terminated path, cwd, argv (argv[0] = path) and NAME=value entries. */
+function encodeSpawn(request: SpawnRequest): Buffer {
+  const argv = [request.file, ...request.args];
+  const env = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
+  const strings = [request.file, request.cwd, ...argv, ...env];
+  for (const text of strings) {
+    if (text.includes('\0')) throw new SpawnError('an argument or environment value holds a NUL byte');
+  }
+  const body = Buffer.from(`${strings.join('\0')}\0`, 'utf8');
+  const head = Buffer.allocUnsafe(8);
+  head.writeUInt32LE(argv.length, 0);
+  head.writeUInt32LE(env.length, 4);
+  return Buffer.concat([head, body]);
+}
