@@ -1,0 +1,143 @@
+// No descendant of a plugin call outlives its call, nor its worker
+// (PROTOCOL.md §9.5), checked by pid with real processes: a child that left
+// the process group (setsid) while its parent exits within the grace period,
+// a double-forked daemon, a grandchild in its own session holding stdout, and
+// kill -9 of a worker process mid-operation. Each case alone and 8 at once.
+// With SWITCHYARD_SPAWNER=process-group (the fallback) the escapes survive:
+// these tests then report the containment in force and are skipped.
+import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { containment } from '../../src/core/containment.js';
+import { superviseCall } from '../../src/core/supervisor.js';
+import { REPO, makeDataDir } from '../support/data-dir.js';
+import { isAlive, killAll, pidFiles, survivors } from '../support/processes.js';
+import { useQueueSuite } from '../support/queue-suite.js';
+import { kill9, startSleepingOperation, startWorker } from '../support/workers.js';
+
+const FIXTURE = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
+const SCOPES = ['project.metadata.read'] as const;
+const subreaper = containment().mechanism === 'subreaper';
+
+let root: string;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ dataDir: root, cleanup } = await makeDataDir());
+});
+afterAll(async () => {
+  await cleanup?.();
+});
+
+/** An armed fault-plugin package in mode `mode`, in a directory of its own. */
+async function faultPackage(mode: string, name = mode) {
+  const dir = join(root, 'plugins', name);
+  await mkdir(dir, { recursive: true });
+  await copyFile(FIXTURE, join(dir, 'fault-plugin.mjs'));
+  await chmod(join(dir, 'fault-plugin.mjs'), 0o755);
+  const identity = {
+    id: `fault-${name}`,
+    name: `Fault plugin (${mode})`,
+    version: '1.0.0',
+    capabilities: ['project.inspect'],
+    requestedScopes: [...SCOPES],
+  };
+  const manifest = {
+    schemaVersion: 'switchyard.plugin-manifest/v1',
+    ...identity,
+    protocolVersion: 'switchyard.plugin/v1',
+    executable: 'fault-plugin.mjs',
+    arguments: [mode],
+  };
+  await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest)}\n`);
+  await writeFile(join(dir, 'armed'), '');
+  return { dir, mode, identity };
+}
+
+type Package = Awaited<ReturnType<typeof faultPackage>>;
+
+/** One inspect call; then every process it started (leader, recorded pids, the leader's group) that still lives. */
+async function callAndLook(pkg: Package): Promise<{ leader: number; pids: number[]; alive: number[] }> {
+  let leader = 0;
+  const outcome = await superviseCall({
+    executablePath: join(pkg.dir, 'fault-plugin.mjs'),
+    arguments: [pkg.mode],
+    packageDir: pkg.dir,
+    identity: pkg.identity,
+    grants: [...SCOPES],
+    method: 'project.inspect',
+    params: { project: { id: 'demo', displayName: 'Demo' } },
+    limits: { callTimeoutMs: 20_000, graceMs: 3_000 },
+    onSpawn: (pid) => (leader = pid),
+  });
+  expect(outcome.result.summary).toBe(`fault-plugin (${pkg.mode}) inspected demo`);
+  const alive = await survivors([leader], [leader], 0);
+  const recorded = await pidFiles(pkg.dir);
+  const pids = [...new Set([leader, ...recorded.map((file) => file.pid)])];
+  alive.push(...(await survivors(pids, [leader], 0)));
+  return { leader, pids, alive: [...new Set(alive)] };
+}
+
+async function expectNothingSurvives(mode: string, concurrent: number): Promise<void> {
+  const packages = await Promise.all(
+    Array.from({ length: concurrent }, (_, index) => faultPackage(mode, `${mode}-${concurrent}-${index}`)),
+  );
+  const looks = await Promise.all(packages.map((pkg) => callAndLook(pkg)));
+  const alive = looks.flatMap((look) => look.alive);
+  killAll(alive);
+  // The leader and at least one descendant per call (a grandchild, or the daemon) were recorded.
+  for (const look of looks) expect(look.pids.length).toBeGreaterThanOrEqual(2);
+  expect(alive).toEqual([]);
+}
+
+describe('the containment in force', () => {
+  it('is reported with its mechanism and what it guarantees', () => {
+    const reported = containment();
+    if (process.env.SWITCHYARD_SPAWNER === 'process-group') {
+      expect(reported.mechanism).toBe('process-group');
+      expect(reported.detail).toMatch(/SWITCHYARD_SPAWNER=process-group/);
+    } else {
+      // On Linux after npm run build (this test suite's requirement) the helper is built.
+      expect(reported).toMatchObject({ mechanism: 'subreaper' });
+      expect(reported.detail).toMatch(/subreaper/);
+    }
+  });
+});
+
+describe.skipIf(!subreaper)('no descendant outlives its call', () => {
+  for (const [mode, what] of [
+    ['setsid-child', 'a child that called setsid, its parent exiting within the grace period'],
+    ['double-fork', 'a double-forked daemon (its intermediate exited)'],
+    ['stdout-holder', 'a grandchild in its own session holding stdout and stderr'],
+  ] as const) {
+    it(`${mode}: ${what} is killed with the call`, async () => {
+      await expectNothingSurvives(mode, 1);
+    });
+    it(`${mode}: the same with 8 calls at once`, async () => {
+      await expectNothingSurvives(mode, 8);
+    }, 60_000);
+  }
+});
+
+describe.skipIf(!subreaper)('no descendant outlives its worker', () => {
+  const suite = useQueueSuite('containment-worker-kill');
+
+  it('kill -9 of a worker mid-operation (4 operations at once) takes every plugin and its grandchild within 1.5 s', async () => {
+    const installation = await suite.install('contain-kill');
+    const worker = await startWorker(installation, { concurrency: 4 });
+    const roots = await Promise.all(['a1', 'a2', 'a3', 'a4'].map((id) => installation.addProject(id)));
+    const started = await Promise.all(
+      roots.map((projectRoot, index) => startSleepingOperation(installation, `a${index + 1}`, projectRoot)),
+    );
+    const pids = started.flatMap(({ pid, grandchild }) => [pid, grandchild]);
+    for (const pid of pids) expect(await isAlive(pid)).toBe(true);
+
+    const killedAt = performance.now();
+    await kill9(worker);
+    const alive = await survivors(pids, [], 1_500);
+    const goneMs = performance.now() - killedAt;
+    killAll(alive);
+    expect(alive).toEqual([]);
+    expect(goneMs).toBeLessThan(1_500);
+  }, 60_000);
+});
