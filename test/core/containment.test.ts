@@ -5,14 +5,16 @@
 // kill -9 of a worker process mid-operation. Each case alone and 8 at once.
 // With SWITCHYARD_SPAWNER=process-group (the fallback) the escapes survive:
 // these tests then report the containment in force and are skipped.
-import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containment } from '../../src/core/containment.js';
+import { PluginCrashedError } from '../../src/core/errors.js';
 import { superviseCall } from '../../src/core/supervisor.js';
 import { REPO, makeDataDir } from '../support/data-dir.js';
 import { isAlive, killAll, pidFiles, survivors } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
+import { waitFor } from '../support/wait.js';
 import { kill9, startSleepingOperation, startWorker } from '../support/workers.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
@@ -119,6 +121,60 @@ describe.skipIf(!subreaper)('no descendant outlives its call', () => {
   }
 });
 
+/** /proc/<pid>/stat field 4. */
+async function parentOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+describe.skipIf(!subreaper)('the spawn helper itself', () => {
+  it('killed with SIGKILL mid-call: the call fails CRASHED, its processes die, the next call starts a new helper', async () => {
+    const pkg = await faultPackage('hang-grandchild', 'helper-killed');
+    let leader = 0;
+    const call = superviseCall({
+      executablePath: join(pkg.dir, 'fault-plugin.mjs'),
+      arguments: [pkg.mode],
+      packageDir: pkg.dir,
+      identity: pkg.identity,
+      grants: [...SCOPES],
+      method: 'project.inspect',
+      params: { project: { id: 'demo', displayName: 'Demo' } },
+      limits: { callTimeoutMs: 20_000, graceMs: 3_000 },
+      onSpawn: (pid) => (leader = pid),
+    });
+    const grandchild = await waitFor('the grandchild', async () =>
+      (await pidFiles(pkg.dir)).find((file) => file.role === 'grandchild'),
+    );
+    const keeper = await parentOf(leader);
+    const helper = await parentOf(keeper);
+    expect(await readFile(`/proc/${helper}/comm`, 'utf8')).toBe('sy-spawner\n');
+    process.kill(helper, 'SIGKILL');
+    await expect(call).rejects.toBeInstanceOf(PluginCrashedError);
+    const alive = await survivors([leader, keeper, grandchild.pid], [leader], 1_500);
+    killAll(alive);
+    expect(alive).toEqual([]);
+    await expectNothingSurvives('setsid-child', 1);
+  }, 30_000);
+
+  it('an executable that does not exist: SPAWN_FAILED naming the path and the reason', async () => {
+    const pkg = await faultPackage('good', 'missing-executable');
+    await expect(
+      superviseCall({
+        executablePath: join(pkg.dir, 'no-such-file'),
+        arguments: [],
+        packageDir: pkg.dir,
+        identity: pkg.identity,
+        grants: [...SCOPES],
+        method: 'project.inspect',
+        params: { project: { id: 'demo', displayName: 'Demo' } },
+      }),
+    ).rejects.toMatchObject({
+      code: 'SPAWN_FAILED',
+      message: expect.stringMatching(/no-such-file: .*(No such file|ENOENT)/),
+    });
+  });
+});
+
 describe.skipIf(!subreaper)('no descendant outlives its worker', () => {
   const suite = useQueueSuite('containment-worker-kill');
 
@@ -137,6 +193,11 @@ describe.skipIf(!subreaper)('no descendant outlives its worker', () => {
     const alive = await survivors(pids, [], 1_500);
     const goneMs = performance.now() - killedAt;
     killAll(alive);
+    suite.report.add(
+      'kill -9 of a worker with 4 operations in flight (plugin + grandchild each)',
+      'all 8 processes dead within 1.5 s',
+      `${pids.length - alive.length}/${pids.length} dead ${goneMs.toFixed(0)} ms after the kill`,
+    );
     expect(alive).toEqual([]);
     expect(goneMs).toBeLessThan(1_500);
   }, 60_000);
