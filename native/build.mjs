@@ -16,9 +16,13 @@ if (process.platform !== 'linux') {
 } else {
   try {
     mkdirSync(dirname(output), { recursive: true });
-    execFileSync(process.env.CC ?? 'cc', ['-O2', '-o', output, join(root, 'native', 'spawner.c')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    execFileSync(
+      process.env.CC ?? 'cc',
+      ['-O2', '-o', output, join(root, 'native', 'spawner.c'), join(root, 'native', 'keeper.c')],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     console.log(`built ${output}`);
   } catch (error) {
     const reason =
