@@ -153,6 +153,6 @@ describe('the host and a Go-SDK plugin', () => {
     expect(error).toBeInstanceOf(PluginCallError);
     expect(error).toMatchObject({ code: 'PLUGIN_ERROR', rpcCode: -32000 });
     expect((error as PluginCallError).rpcMessage).toBe('inspection failed: disk full');
-    expect((await core.plugins.show('go-failing')).lastError).toContain('inspection failed: disk full');
+    expect((error as Error).message).toContain('inspection failed: disk full');
   });
 });
