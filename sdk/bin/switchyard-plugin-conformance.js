@@ -1,14 +1,4 @@
 #!/usr/bin/env node
-// Committed (not built) so npm links this command at install time, before
-// sdk/dist exists; it runs the compiled command from dist/.
-import { existsSync } from 'node:fs';
+import { runBuilt } from './run-built.js';
 
-const command = new URL('../dist/conformance/cli.js', import.meta.url);
-if (existsSync(command)) {
-  await import(command.href);
-} else {
-  process.stderr.write(
-    'switchyard-plugin-conformance: the SDK is not built yet (run `npm run build` in its package)\n',
-  );
-  process.exitCode = 1;
-}
+await runBuilt('switchyard-plugin-conformance', '../dist/conformance/cli.js');
