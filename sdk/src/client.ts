@@ -1,82 +1,32 @@
 // PluginClient: the host side of switchyard.plugin/v1 over a child's stdio.
 // One request at a time; every response is read incrementally through a
-// bounded LineSplitter and validated strictly, and each way a response can be
-// wrong has its own error class so the host can tell them apart.
+// bounded LineSplitter and validated strictly; each way a response can be
+// wrong is one class of the shared error model (errors.ts).
 import type { Readable, Writable } from 'node:stream';
 import { MAX_MESSAGE_BYTES } from './constants.js';
-import { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';
+import { LineSplitter, type LineEvent } from './lines.js';
+import {
+  ClientBusyError,
+  ConnectionClosedError,
+  IdMismatchError,
+  InvalidResponseError,
+  PluginRpcError,
+  RequestAbortedError,
+  ResponseTooLargeError,
+} from './errors.js';
+import { readResponse } from './responses.js';
 import {
   describeIssues,
-  errorResponseSchema,
   methodSchemas,
-  successResponseSchema,
   REPORT_INPUT,
+  type Method,
+  type MethodParams,
+  type MethodResult,
 } from './schemas.js';
 
-export type ClientErrorKind =
-  'malformed' | 'oversized' | 'id-mismatch' | 'rpc-error' | 'closed' | 'aborted' | 'busy';
-
-export abstract class PluginClientError extends Error {
-  abstract readonly kind: ClientErrorKind;
-}
-
-/** The line is not one strictly valid JSON-RPC response (or its result is invalid). */
-export class MalformedResponseError extends PluginClientError {
-  readonly kind = 'malformed';
-  override readonly name = 'MalformedResponseError';
-}
-
-/** A response line longer than the message limit. */
-export class OversizedResponseError extends PluginClientError {
-  readonly kind = 'oversized';
-  override readonly name = 'OversizedResponseError';
-  constructor(readonly limit: number) {
-    super(`response line exceeds ${limit} bytes`);
-  }
-}
-
-export class IdMismatchError extends PluginClientError {
-  readonly kind = 'id-mismatch';
-  override readonly name = 'IdMismatchError';
-  constructor(
-    readonly expected: number,
-    readonly received: unknown,
-  ) {
-    super(`response id ${JSON.stringify(received)} does not match request id ${expected}`);
-  }
-}
-
-/** The plugin answered with a JSON-RPC error object. */
-export class PluginRpcError extends PluginClientError {
-  readonly kind = 'rpc-error';
-  override readonly name = 'PluginRpcError';
-  constructor(
-    readonly code: number,
-    readonly rpcMessage: string,
-  ) {
-    super(`plugin error ${code}: ${rpcMessage}`);
-  }
-}
-
-/** stdout ended before a response arrived. */
-export class ConnectionClosedError extends PluginClientError {
-  readonly kind = 'closed';
-  override readonly name = 'ConnectionClosedError';
-}
-
-export class RequestAbortedError extends PluginClientError {
-  readonly kind = 'aborted';
-  override readonly name = 'RequestAbortedError';
-}
-
-export class ClientBusyError extends PluginClientError {
-  readonly kind = 'busy';
-  override readonly name = 'ClientBusyError';
-}
-
-export type MethodName = keyof typeof methodSchemas;
-export type MethodParams<M extends MethodName> = ReturnType<(typeof methodSchemas)[M]['params']['parse']>;
-export type MethodResult<M extends MethodName> = ReturnType<(typeof methodSchemas)[M]['result']['parse']>;
+export * from './errors.js';
+export type { MethodParams, MethodResult };
+export type MethodName = Method;
 
 export interface PluginClientOptions {
   maxLineBytes?: number;
@@ -185,33 +135,14 @@ function parseResponse<M extends MethodName>(
   limit: number,
 ): MethodResult<M> {
   if (event === 'end') throw new ConnectionClosedError('the plugin closed stdout without answering');
-  if (event.kind === 'oversized') throw new OversizedResponseError(limit);
-  const text = decodeUtf8(event.bytes);
-  if (text === undefined) throw new MalformedResponseError('response line is not valid UTF-8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new MalformedResponseError(
-      `response is not exactly one JSON document: ${JSON.stringify(text.slice(0, 80))}`,
-    );
-  }
-  if (typeof value === 'object' && value !== null && 'error' in value) {
-    const failure = errorResponseSchema.safeParse(value, REPORT_INPUT);
-    if (!failure.success) {
-      throw new MalformedResponseError(`invalid error response: ${describeIssues(failure.error).join('; ')}`);
-    }
-    if (failure.data.id !== id) throw new IdMismatchError(id, failure.data.id);
-    throw new PluginRpcError(failure.data.error.code, failure.data.error.message);
-  }
-  const success = successResponseSchema.safeParse(value, REPORT_INPUT);
-  if (!success.success) {
-    throw new MalformedResponseError(`invalid response: ${describeIssues(success.error).join('; ')}`);
-  }
-  if (success.data.id !== id) throw new IdMismatchError(id, success.data.id);
-  const result = methodSchemas[method].result.safeParse(success.data.result, REPORT_INPUT);
+  if (event.kind === 'oversized') throw new ResponseTooLargeError(limit);
+  const reply = readResponse(event.bytes);
+  if (reply.kind === 'invalid') throw new InvalidResponseError(reply.reason);
+  if (reply.id !== id) throw new IdMismatchError(id, reply.id);
+  if (reply.kind === 'error') throw new PluginRpcError(reply.error.code, reply.error.message);
+  const result = methodSchemas[method].result.safeParse(reply.result, REPORT_INPUT);
   if (!result.success) {
-    throw new MalformedResponseError(
+    throw new InvalidResponseError(
       `invalid ${method} result: ${describeIssues(result.error, 'result').join('; ')}`,
     );
   }

@@ -25,9 +25,6 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'project.operate': 'Run the typed actions it declares on a project, each as a durable, audited operation.',
 };
 
-export const METHODS = ['initialize', 'plugin.health', 'project.inspect', 'project.operate'] as const;
-export type Method = (typeof METHODS)[number];
-
 export const ERROR_CODES = {
   parseError: -32700,
   methodNotFound: -32601,

@@ -1,8 +1,8 @@
 // @switchyard/plugin-sdk: what a plugin author imports.
 export * from './protocol.js';
+export { PluginError } from './errors.js';
 export {
   serve,
-  PluginError,
   type PluginHandler,
   type CallContext,
   type ServeStreams,

@@ -197,6 +197,12 @@ export const methodSchemas = {
   'project.operate': { params: operateParamsSchema, result: operateResultSchema },
 } as const;
 
+/** The methods of switchyard.plugin/v1: exactly those with schemas above. */
+export type Method = keyof typeof methodSchemas;
+export const METHODS = Object.keys(methodSchemas) as Method[];
+export type MethodParams<M extends Method> = z.infer<(typeof methodSchemas)[M]['params']>;
+export type MethodResult<M extends Method> = z.infer<(typeof methodSchemas)[M]['result']>;
+
 export { PROTOCOL_VERSION };
 
 /** Parse options that keep each issue's input, so a missing field can be told from a mistyped one. */

@@ -1,6 +1,6 @@
 // serve(): the plugin side of switchyard.plugin/v1 (PROTOCOL.md §6–8).
 // Requests are handled strictly in order, one at a time, as the host sends them.
-import type { Readable, Writable } from 'node:stream';
+import * as z from 'zod/mini';
 import {
   ERROR_CODES,
   MAX_ERROR_MESSAGE_CHARS,
@@ -8,14 +8,19 @@ import {
   PROTOCOL_VERSION,
   type Scope,
 } from './constants.js';
+import { PluginError, PluginRpcError } from './errors.js';
+import { fdIo, streamIo, type ServeStreams } from './serve-io.js';
 import { LineSplitter, decodeUtf8 } from './lines.js';
 import { identityOf, validateManifest } from './manifest.js';
 import {
   HEALTH_STATUSES,
   OPERATE_STATUSES,
   describeIssues,
+  initializeParamsSchema,
   methodSchemas,
   requestSchema,
+  type Method,
+  type MethodParams,
   type Action,
   type Fact,
   type HealthResult,
@@ -63,24 +68,24 @@ export interface PluginHandler {
   operate?(params: OperateParams, context: CallContext): MaybePromise<OperateReturn>;
 }
 
-export interface ServeStreams {
-  input: Readable;
-  output: Writable;
-}
+export type { ServeStreams };
 
-/** A handler may throw this to choose the -32000 message explicitly. */
-export class PluginError extends Error {
-  override readonly name = 'PluginError';
-}
+export { PluginError };
 
-class RpcFailure extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** What serve() itself answers with (a JSON-RPC error other than a handler's own -32000). */
+const failure = (code: number, message: string) => new PluginRpcError(code, message, message);
+
+/**
+ * initialize as serve() reads it: a granted scope that is no known scope value
+ * is a permission error (-32003, as the Go SDK answers), not invalid params.
+ */
+const initializeRequestSchema = z.extend(initializeParamsSchema, {
+  grantedScopes: z
+    .array(z.string())
+    .check(
+      z.refine((values) => new Set(values).size === values.length, { message: 'must not repeat a scope' }),
+    ),
+});
 
 /**
  * Serves one host connection until the input ends. Resolves then; the process
@@ -106,84 +111,26 @@ export async function serve(
   for (const event of splitter.end()) await io.write(`${await session.handleEvent(event)}\n`);
 }
 
-interface LineIo {
-  /** The next chunk of input; null at its end. */
-  read(): Promise<Buffer | null>;
-  write(text: string): Promise<void>;
-}
-
-/** Node streams (tests, embedding): 'data' events with pause/resume, so input waits for us. */
-function streamIo({ input, output }: ServeStreams): LineIo {
-  const queue: (Buffer | null | Error)[] = [];
-  let wake: (() => void) | undefined;
-  const push = (item: Buffer | null | Error) => {
-    queue.push(item);
-    wake?.();
-  };
-  input.on('data', (chunk: Buffer | string) => {
-    input.pause();
-    push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  });
-  input.once('end', () => push(null));
-  input.once('error', (error) => push(error));
-  return {
-    async read() {
-      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-      const item = queue.shift()!;
-      if (item instanceof Error) throw item;
-      if (item !== null) input.resume();
-      return item;
-    },
-    write: (text) =>
-      new Promise<void>((resolve, reject) => {
-        output.write(text, (error) => (error ? reject(error) : resolve()));
-      }),
-  };
-}
-
-/**
- * The real stdin/stdout of a plugin process, read and written on the file
- * descriptors directly: constructing process.stdin and process.stdout costs
- * several milliseconds of every call's start-up (bench/cold-start).
- */
-function fdIo(): LineIo {
-  const fs = process.getBuiltinModule('node:fs') as typeof import('node:fs');
-  const buffer = Buffer.allocUnsafe(64 * 1024);
-  const retry = <T>(operation: (done: (error: NodeJS.ErrnoException | null, value: T) => void) => void) =>
-    new Promise<T>((resolve, reject) => {
-      const attempt = () =>
-        operation((error, value) => {
-          // A non-blocking descriptor inherited from the host: wait a moment, try again.
-          if (error?.code === 'EAGAIN') setTimeout(attempt, 1);
-          else if (error) reject(error);
-          else resolve(value);
-        });
-      attempt();
-    });
-  return {
-    async read() {
-      const bytes = await retry<number>((done) => fs.read(0, buffer, 0, buffer.length, null, done));
-      // The splitter copies what it keeps, so the buffer can be reused.
-      return bytes === 0 ? null : buffer.subarray(0, bytes);
-    },
-    async write(text) {
-      let data = Buffer.from(text);
-      while (data.length > 0) {
-        const written = await retry<number>((done) => fs.write(1, data, 0, data.length, null, done));
-        data = data.subarray(written);
-      }
-    },
-  };
-}
+type Route = (params: Record<string, unknown>) => Promise<unknown>;
 
 class Session {
   #initialized: { grantedScopes: Scope[]; hostVersion: string } | undefined;
+  /** One route per method of the schemas; the compiler insists on each. */
+  readonly #routes: ReadonlyMap<string, Route>;
 
   constructor(
     readonly manifest: Manifest,
     readonly handler: PluginHandler,
-  ) {}
+  ) {
+    const routes: { [M in Method]: Route } = {
+      initialize: async (params) => this.initialize(params),
+      'plugin.health': (params) => this.health(params),
+      'project.inspect': (params) => this.inspect(params),
+      'project.operate': (params) => this.operate(params),
+    };
+    // A Map, so names such as "constructor" or "__proto__" find nothing.
+    this.#routes = new Map(Object.entries(routes));
+  }
 
   async handleEvent(event: { kind: 'line'; bytes: Buffer } | { kind: 'oversized' }): Promise<string> {
     if (event.kind === 'oversized') {
@@ -214,39 +161,64 @@ class Session {
       );
     }
     const { id, method, params = {} } = envelope.data;
+    const route = this.#routes.get(method) ?? methodNotFound(method);
     try {
-      const result = await this.dispatch(method, params);
+      const result = await route(params);
       return JSON.stringify({ jsonrpc: '2.0', id, result });
     } catch (error) {
-      if (error instanceof RpcFailure) return errorLine(id, error.code, cut(error.message));
+      // Only an error response, never `result` beside it (the Go SDK sends both).
+      if (error instanceof PluginRpcError) return errorLine(id, error.code, cut(error.rpcMessage));
       const message = error instanceof Error ? error.message : String(error);
       return errorLine(id, ERROR_CODES.applicationError, cut(message || 'plugin handler failed'));
     }
   }
 
-  async dispatch(method: string, params: Record<string, unknown>): Promise<unknown> {
-    if (!Object.hasOwn(methodSchemas, method)) {
-      throw new RpcFailure(ERROR_CODES.methodNotFound, `method not found: ${method}`);
+  initialize(params: Record<string, unknown>) {
+    if (this.#initialized) throw failure(ERROR_CODES.notInitialized, 'initialize already called');
+    const request = parseWith(initializeRequestSchema, params);
+    if (request.protocolVersion !== PROTOCOL_VERSION) {
+      throw failure(
+        ERROR_CODES.protocolMismatch,
+        `protocol mismatch: plugin speaks ${PROTOCOL_VERSION}, host asked for ${request.protocolVersion}`,
+      );
     }
-    if (method === 'initialize') return this.initialize(params);
-    const session = this.#initialized;
-    if (!session) throw new RpcFailure(ERROR_CODES.notInitialized, 'initialize must be called first');
-    const context: CallContext = { grantedScopes: session.grantedScopes, hostVersion: session.hostVersion };
+    const requested: readonly string[] = this.manifest.requestedScopes;
+    for (const scope of request.grantedScopes) {
+      if (!requested.includes(scope)) {
+        throw failure(
+          ERROR_CODES.permissionDenied,
+          `permission denied: scope ${scope} was not requested by this plugin`,
+        );
+      }
+    }
+    // Every granted scope is one of the manifest's, so a known scope value.
+    const grantedScopes = request.grantedScopes as Scope[];
+    this.#initialized = { grantedScopes, hostVersion: request.hostVersion };
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      plugin: identityOf(this.manifest),
+      grantedScopes,
+    };
+  }
 
-    if (method === 'plugin.health') {
-      parseParams('plugin.health', params);
-      const health = this.handler.health
-        ? await this.handler.health(context)
-        : { status: 'healthy' as const };
-      return normalizeHealth(health);
-    }
-    if (method === 'project.inspect') {
-      this.requireGrant('project.inspect', 'project.metadata.read');
-      const request = parseParams('project.inspect', params);
-      this.requireRootGrant(request.project.root);
-      if (!this.handler.inspect) throw new PluginError('this plugin does not implement project.inspect');
-      return normalizeInspect(await this.handler.inspect(request, context));
-    }
+  async health(params: Record<string, unknown>): Promise<HealthResult> {
+    const context = this.context();
+    parseParams('plugin.health', params);
+    const health = this.handler.health ? await this.handler.health(context) : { status: 'healthy' as const };
+    return normalizeHealth(health);
+  }
+
+  async inspect(params: Record<string, unknown>): Promise<InspectResult> {
+    const context = this.context();
+    this.requireGrant('project.inspect', 'project.metadata.read');
+    const request = parseParams('project.inspect', params);
+    this.requireRootGrant(request.project.root);
+    if (!this.handler.inspect) throw new PluginError('this plugin does not implement project.inspect');
+    return normalizeInspect(await this.handler.inspect(request, context));
+  }
+
+  async operate(params: Record<string, unknown>): Promise<OperateResult> {
+    const context = this.context();
     this.requireGrant('project.operate', 'project.operate');
     const request = parseParams('project.operate', params);
     this.requireRootGrant(request.project.root);
@@ -254,69 +226,54 @@ class Session {
     return normalizeOperate(await this.handler.operate(request, context));
   }
 
-  initialize(params: Record<string, unknown>) {
-    if (this.#initialized) throw new RpcFailure(ERROR_CODES.notInitialized, 'initialize already called');
-    const request = parseParams('initialize', params);
-    if (request.protocolVersion !== PROTOCOL_VERSION) {
-      throw new RpcFailure(
-        ERROR_CODES.protocolMismatch,
-        `protocol mismatch: plugin speaks ${PROTOCOL_VERSION}, host asked for ${request.protocolVersion}`,
-      );
-    }
-    for (const scope of request.grantedScopes) {
-      if (!this.manifest.requestedScopes.includes(scope)) {
-        throw new RpcFailure(
-          ERROR_CODES.permissionDenied,
-          `permission denied: scope ${scope} was not requested by this plugin`,
-        );
-      }
-    }
-    this.#initialized = { grantedScopes: request.grantedScopes, hostVersion: request.hostVersion };
-    return {
-      protocolVersion: PROTOCOL_VERSION,
-      plugin: identityOf(this.manifest),
-      grantedScopes: request.grantedScopes,
-    };
+  /** The grants of initialize; every method but initialize needs them. */
+  context(): CallContext {
+    const session = this.#initialized;
+    if (!session) throw failure(ERROR_CODES.notInitialized, 'initialize must be called first');
+    return { grantedScopes: session.grantedScopes, hostVersion: session.hostVersion };
   }
 
   requireGrant(capability: 'project.inspect' | 'project.operate', scope: Scope): void {
     if (!this.manifest.capabilities.includes(capability)) {
-      throw new RpcFailure(
+      throw failure(
         ERROR_CODES.permissionDenied,
         `permission denied: capability ${capability} is not declared by this plugin`,
       );
     }
     if (!this.#initialized?.grantedScopes.includes(scope)) {
-      throw new RpcFailure(
-        ERROR_CODES.permissionDenied,
-        `permission denied: ${capability} needs scope ${scope}`,
-      );
+      throw failure(ERROR_CODES.permissionDenied, `permission denied: ${capability} needs scope ${scope}`);
     }
   }
 
   requireRootGrant(root: string | undefined): void {
     if (root !== undefined && !this.#initialized?.grantedScopes.includes('project.files.read')) {
-      throw new RpcFailure(
-        ERROR_CODES.permissionDenied,
-        'permission denied: root sent without project.files.read',
-      );
+      throw failure(ERROR_CODES.permissionDenied, 'permission denied: root sent without project.files.read');
     }
   }
 }
 
-function parseParams<M extends keyof typeof methodSchemas>(method: M, params: Record<string, unknown>) {
-  const parsed = methodSchemas[method].params.safeParse(params, REPORT_INPUT);
+/** The explicit default of the method table. */
+function methodNotFound(method: string): Route {
+  return () => Promise.reject(failure(ERROR_CODES.methodNotFound, `method not found: ${method}`));
+}
+
+function parseParams<M extends Method>(method: M, params: Record<string, unknown>): MethodParams<M> {
+  return parseWith(methodSchemas[method].params, params) as MethodParams<M>;
+}
+
+function parseWith<S extends z.core.$ZodType>(schema: S, params: Record<string, unknown>): z.infer<S> {
+  const parsed = z.safeParse(schema, params, REPORT_INPUT);
   if (!parsed.success) {
-    throw new RpcFailure(
+    throw failure(
       ERROR_CODES.invalidParams,
       `invalid params: ${describeIssues(parsed.error, 'params').join('; ')}`,
     );
   }
-  return parsed.data as ReturnType<(typeof methodSchemas)[M]['params']['parse']>;
+  return parsed.data;
 }
 
 function invalidResult(message: string): never {
-  throw new RpcFailure(ERROR_CODES.internalError, `internal error: ${message}`);
+  throw failure(ERROR_CODES.internalError, `internal error: ${message}`);
 }
 
 function now(): string {

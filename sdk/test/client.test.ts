@@ -5,8 +5,8 @@ import {
   ClientBusyError,
   ConnectionClosedError,
   IdMismatchError,
-  MalformedResponseError,
-  OversizedResponseError,
+  InvalidResponseError,
+  ResponseTooLargeError,
   PluginClient,
   PluginRpcError,
   RequestAbortedError,
@@ -112,9 +112,21 @@ describe('PluginClient', () => {
     ],
     ['neither result nor error', (id) => JSON.stringify({ jsonrpc: '2.0', id }), 'result'],
     [
-      'both result and error',
-      (id) => JSON.stringify({ jsonrpc: '2.0', id, result: HEALTH, error: { code: -32000, message: 'x' } }),
-      'unknown field "result"',
+      'result beside an error object with an unknown field',
+      (id) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          result: HEALTH,
+          error: { code: -32000, message: 'x', data: 1 },
+        }),
+      'unknown field "data"',
+    ],
+    [
+      'result beside an error and an unknown envelope field',
+      (id) =>
+        JSON.stringify({ jsonrpc: '2.0', id, result: {}, error: { code: -32000, message: 'x' }, extra: 1 }),
+      'unknown field "extra"',
     ],
     [
       'two JSON documents on one line',
@@ -130,18 +142,18 @@ describe('PluginClient', () => {
     ['a banner instead of JSON', () => 'plugin starting...', 'not exactly one JSON document'],
   ];
 
-  it.each(malformed)('rejects %s with MalformedResponseError', async (_name, reply, text) => {
+  it.each(malformed)('rejects %s with InvalidResponseError', async (_name, reply, text) => {
     const { client } = fakePlugin((request) => `${reply(request.id)}\n`);
     const error = await client.request('plugin.health', {}).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(MalformedResponseError);
+    expect(error).toBeInstanceOf(InvalidResponseError);
     expect((error as Error).message).toContain(text);
   });
 
-  it('rejects a line that is not valid UTF-8 with MalformedResponseError', async () => {
+  it('rejects a line that is not valid UTF-8 with InvalidResponseError', async () => {
     const { client, stdout } = fakePlugin(() => undefined);
     const pending = client.request('plugin.health', {}).catch((caught: unknown) => caught);
     stdout.write(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]));
-    expect(await pending).toBeInstanceOf(MalformedResponseError);
+    expect(await pending).toBeInstanceOf(InvalidResponseError);
   });
 
   it('rejects a response with another id with IdMismatchError', async () => {
@@ -167,6 +179,30 @@ describe('PluginClient', () => {
     expect(error).toMatchObject({ kind: 'rpc-error', code: -32003, rpcMessage: 'permission denied: nope' });
   });
 
+  // PROTOCOL §6: the Go SDK answers a handler error with the zero value of its
+  // result struct AND the error; a well-formed error wins, whatever result holds.
+  it.each([
+    ['a zero-value health result', { status: '', checkedAt: '0001-01-01T00:00:00Z' }],
+    ['null', null],
+    ['a valid result', HEALTH],
+  ])('treats an error response that also carries %s as that error (Go SDK)', async (_name, result) => {
+    const { client } = fakePlugin(
+      (request) =>
+        `${JSON.stringify({ jsonrpc: '2.0', id: request.id, result, error: { code: -32000, message: 'disk full' } })}\n`,
+    );
+    const error = await client.request('plugin.health', {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PluginRpcError);
+    expect(error).toMatchObject({ kind: 'rpc-error', code: -32000, rpcMessage: 'disk full' });
+  });
+
+  it('still checks the id of an error response that carries a result', async () => {
+    const { client } = fakePlugin(
+      () =>
+        `${JSON.stringify({ jsonrpc: '2.0', id: 9, result: {}, error: { code: -32000, message: 'x' } })}\n`,
+    );
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(IdMismatchError);
+  });
+
   it('rejects a response line over 1 MiB without holding more than the limit while a 3 MiB line streams in', async () => {
     const { client, stdout } = fakePlugin(() => undefined);
     const first = client.request('plugin.health', {}).catch((caught: unknown) => caught);
@@ -182,7 +218,7 @@ describe('PluginClient', () => {
     // It was measured while buffering, not only after giving up.
     expect(maxBuffered).toBeGreaterThan(MAX_MESSAGE_BYTES - 65_536);
     const error = await first;
-    expect(error).toBeInstanceOf(OversizedResponseError);
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
     expect(error).toMatchObject({ kind: 'oversized', limit: MAX_MESSAGE_BYTES });
     // The rest of the oversized line is skipped: the next response is read normally.
     const second = client.request('plugin.health', {});
@@ -195,7 +231,7 @@ describe('PluginClient', () => {
     const pending = client.request('plugin.health', {}).catch((caught: unknown) => caught);
     stdout.write('{"jsonrpc":"2.0","id":1,"res');
     stdout.end();
-    expect(await pending).toBeInstanceOf(MalformedResponseError);
+    expect(await pending).toBeInstanceOf(InvalidResponseError);
     await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(ConnectionClosedError);
     await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(ConnectionClosedError);
   });
@@ -237,6 +273,6 @@ describe('PluginClient', () => {
     );
     stdout.write('hello from the plugin\n');
     await tick();
-    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(MalformedResponseError);
+    await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(InvalidResponseError);
   });
 });

@@ -2,9 +2,9 @@
 // seeded PRNG (reproducible: set FUZZ_SEED to replay a failure) generates
 // lines of every kind, and each must get exactly one well-formed response.
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, MAX_MESSAGE_BYTES, METHODS, PROTOCOL_VERSION, SCOPES } from '../src/constants.js';
+import { ERROR_CODES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, SCOPES } from '../src/constants.js';
 import { LineSplitter, type LineEvent } from '../src/lines.js';
-import { errorResponseSchema, successResponseSchema } from '../src/schemas.js';
+import { METHODS, errorResponseSchema, successResponseSchema } from '../src/schemas.js';
 import { FULL_MANIFEST, fixtureHandler, runServe } from './serve-harness.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed_2026);

@@ -7,11 +7,7 @@
 // outlives it.
 import { PROTOCOL_VERSION, identityProblems, type Scope } from '@switchyard/plugin-sdk/protocol';
 import {
-  ConnectionClosedError,
-  IdMismatchError,
-  OversizedResponseError as ClientOversized,
   PluginClient,
-  PluginRpcError,
   RequestAbortedError,
   pluginEnvironment,
   type MethodName,
@@ -21,15 +17,12 @@ import {
 import {
   CallCancelledError,
   IdentityMismatchError,
-  MalformedResponseError,
-  OversizedResponseError,
-  PluginCallError,
-  PluginCrashedError,
   PluginTimeoutError,
   SpawnFailedError,
   SwitchyardError,
 } from './errors.js';
 import { startCallProcess, type CallProcess } from './containment.js';
+import { hostErrorOf } from './exchange-errors.js';
 import { StderrTail } from './stderr-tail.js';
 
 export const HOST_VERSION = 'switchyard-ts/0.1.0';
@@ -197,20 +190,7 @@ function classify(
       `no response within ${limits.callTimeoutMs} ms; the process group was killed`,
     );
   if (error instanceof SwitchyardError) return error;
-  if (error instanceof ClientOversized) return new OversizedResponseError(error.message);
-  if (error instanceof IdMismatchError) return new MalformedResponseError(error.message);
-  if (error instanceof PluginRpcError) return new PluginCallError(error.code, error.rpcMessage);
-  if (error instanceof ConnectionClosedError) {
-    const how = exit?.signal ? `was killed by ${exit.signal}` : `exited with code ${exit?.code ?? 'unknown'}`;
-    return new PluginCrashedError(
-      `the plugin ${how} without answering`,
-      exit?.code ?? null,
-      exit?.signal ?? null,
-    );
-  }
-  if (error instanceof Error && error.name === 'MalformedResponseError')
-    return new MalformedResponseError(error.message);
-  return new MalformedResponseError(error instanceof Error ? error.message : String(error));
+  return hostErrorOf(error, exit);
 }
 
 function withStderr(error: SwitchyardError, lines: string[]): CallError {

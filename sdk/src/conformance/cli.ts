@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// switchyard-plugin-conformance <package-dir>: one line per check, exit 1 on any failure.
+// switchyard-plugin-conformance <package-dir>: one line per check; exit 0 when no
+// check failed (warnings allowed), 1 when one did, 2 on a usage error.
 import { parseArgs } from 'node:util';
 import { runConformance, type ConformanceCheck } from './run.js';
 
-const usage = 'usage: switchyard-plugin-conformance <package-dir> [--timeout-ms <n>] [--json]';
+const usage = 'usage: switchyard-plugin-conformance <package-dir> [--strict] [--timeout-ms <n>] [--json]';
 
 async function main(): Promise<number> {
   let parsed;
@@ -13,6 +14,7 @@ async function main(): Promise<number> {
       options: {
         'timeout-ms': { type: 'string' },
         json: { type: 'boolean' },
+        strict: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -22,7 +24,7 @@ async function main(): Promise<number> {
   }
   if (parsed.values.help) {
     process.stdout.write(
-      `${usage}\n\nStarts the package's executable as a Switchyard host would (argument array,\npackage directory as cwd, minimal environment) and checks switchyard.plugin/v1.\n\nexample: switchyard-plugin-conformance ./dist\n`,
+      `${usage}\n\nStarts the package's executable as a Switchyard host would (argument array,\npackage directory as cwd, minimal environment) and checks switchyard.plugin/v1.\n\nRequired checks are what a host needs; strict checks (the TypeScript SDK's\nextra strictness) print "warn" when they fail, or FAIL with --strict.\nExit 0: no check failed; 1: a check failed; 2: usage error.\n\nexample: switchyard-plugin-conformance ./dist\n`,
     );
     return 0;
   }
@@ -39,12 +41,13 @@ async function main(): Promise<number> {
   }
   const json = parsed.values.json === true;
   const print = (check: ConformanceCheck) => {
-    const mark = { pass: 'ok  ', fail: 'FAIL', skip: 'skip' }[check.status];
+    const mark = { pass: 'ok  ', fail: 'FAIL', warn: 'warn', skip: 'skip' }[check.status];
     process.stdout.write(`${mark}  ${check.name}${check.detail ? `: ${check.detail}` : ''}\n`);
   };
   const report = await runConformance(packageDir, {
     ...(timeoutMs ? { timeoutMs } : {}),
     ...(json ? {} : { onCheck: print }),
+    strict: parsed.values.strict === true,
   });
   if (json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -52,8 +55,10 @@ async function main(): Promise<number> {
     const count = (status: ConformanceCheck['status']) =>
       report.checks.filter((check) => check.status === status).length;
     const who = report.plugin ? `${report.plugin.id} ${report.plugin.version}` : packageDir;
+    const warnings = count('warn');
+    const warned = warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`;
     process.stdout.write(
-      `${report.ok ? 'PASS' : 'FAIL'}  ${who}: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped\n`,
+      `${report.ok ? 'PASS' : 'FAIL'}  ${who}: ${count('pass')} passed, ${count('fail')} failed, ${count('skip')} skipped${warned}\n`,
     );
   }
   return report.ok ? 0 : 1;

@@ -4,13 +4,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { MAX_MESSAGE_BYTES } from '../constants.js';
 import { pluginEnvironment } from '../environment.js';
-import { LineSplitter, decodeUtf8, type LineEvent } from '../lines.js';
-import { errorResponseSchema, describeIssues, successResponseSchema, REPORT_INPUT } from '../schemas.js';
+import { LineSplitter, type LineEvent } from '../lines.js';
+import { readResponse, type Reply } from '../responses.js';
 
-export type Reply =
-  | { kind: 'result'; id: unknown; result: unknown }
-  | { kind: 'error'; id: unknown; code: number; message: string }
-  | { kind: 'invalid'; reason: string };
+export type { Reply };
 
 const STDERR_TAIL = 2_048;
 
@@ -22,6 +19,7 @@ export class Probe {
   #stderr = '';
   #exit: Promise<void>;
   #exited = false;
+  #errorsWithResult = 0;
   readonly #timeoutMs: number;
 
   constructor(executable: string, args: string[], cwd: string, timeoutMs: number) {
@@ -55,6 +53,11 @@ export class Probe {
     );
   }
 
+  /** Error responses so far that also carried `result` (as the Go SDK answers). */
+  get errorsWithResult(): number {
+    return this.#errorsWithResult;
+  }
+
   get stderrTail(): string {
     return this.#stderr.trim();
   }
@@ -81,7 +84,9 @@ export class Probe {
     }
     if (event.kind === 'oversized')
       return { kind: 'invalid', reason: `response line exceeds ${MAX_MESSAGE_BYTES} bytes` };
-    return interpret(event.bytes);
+    const reply = readResponse(event.bytes);
+    if (reply.kind === 'error' && reply.withResult) this.#errorsWithResult += 1;
+    return reply;
   }
 
   /** Closes stdin, waits up to `graceMs` for exit, then kills the process group. */
@@ -130,36 +135,4 @@ export class Probe {
     if (event !== 'end') this.#events.shift();
     return event;
   }
-}
-
-function interpret(bytes: Buffer): Reply {
-  const text = decodeUtf8(bytes);
-  if (text === undefined) return { kind: 'invalid', reason: 'response line is not valid UTF-8' };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return {
-      kind: 'invalid',
-      reason: `response is not exactly one JSON document: ${JSON.stringify(text.slice(0, 120))}`,
-    };
-  }
-  if (typeof value === 'object' && value !== null && 'error' in value) {
-    const parsed = errorResponseSchema.safeParse(value, REPORT_INPUT);
-    if (!parsed.success)
-      return {
-        kind: 'invalid',
-        reason: `invalid error response: ${describeIssues(parsed.error).join('; ')}`,
-      };
-    return {
-      kind: 'error',
-      id: parsed.data.id,
-      code: parsed.data.error.code,
-      message: parsed.data.error.message,
-    };
-  }
-  const parsed = successResponseSchema.safeParse(value, REPORT_INPUT);
-  if (!parsed.success)
-    return { kind: 'invalid', reason: `invalid response: ${describeIssues(parsed.error).join('; ')}` };
-  return { kind: 'result', id: parsed.data.id, result: parsed.data.result };
 }

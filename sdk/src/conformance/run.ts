@@ -1,19 +1,26 @@
 // runConformance(): starts a package's real executable the way a host does and
 // checks every rule of switchyard.plugin/v1 a plugin is responsible for. It
 // knows nothing about the language the plugin is written in.
+//
+// Two levels. `required`: what a host needs; a plugin built with either the
+// TypeScript or the Go SDK passes them. `strict`: the TypeScript SDK's extra
+// strictness (things no host sends or needs); a failed strict check is a
+// warning, or a failure with the `strict` option.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ERROR_CODES, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, SCOPES, type Scope } from '../constants.js';
-import { identityOf, parseManifest } from '../manifest.js';
-import { identityProblems } from '../identity.js';
+import { parseManifest } from '../manifest.js';
 import { checkExecutable, readManifestBytes } from '../package-files.js';
-import { describeIssues, methodSchemas, type Manifest, REPORT_INPUT } from '../schemas.js';
-import { Probe, type Reply } from './probe.js';
+import type { Manifest } from '../schemas.js';
+import { CheckSkipped, runProtocolChecks, type CheckLevel, type Runner } from './checks.js';
+
+export type { CheckLevel };
 
 export interface ConformanceCheck {
   name: string;
-  status: 'pass' | 'fail' | 'skip';
+  level: CheckLevel;
+  /** `warn`: a strict check failed without the `strict` option. */
+  status: 'pass' | 'fail' | 'warn' | 'skip';
   detail?: string;
 }
 
@@ -28,13 +35,8 @@ export interface ConformanceOptions {
   timeoutMs?: number;
   /** Called as each check finishes, for live output. */
   onCheck?: (check: ConformanceCheck) => void;
-}
-
-class CheckFailed extends Error {}
-class CheckSkipped extends Error {}
-
-function expect(condition: unknown, detail: string): asserts condition {
-  if (!condition) throw new CheckFailed(detail);
+  /** Strict checks fail instead of warning. */
+  strict?: boolean;
 }
 
 export async function runConformance(
@@ -48,13 +50,17 @@ export async function runConformance(
     checks.push(check);
     options.onCheck?.(check);
   };
-  const run = async (name: string, body: () => Promise<void>) => {
+  const run: Runner = async (name, body, level = 'required') => {
     try {
       await body();
-      record({ name, status: 'pass' });
+      record({ name, level, status: 'pass' });
     } catch (error) {
-      if (error instanceof CheckSkipped) record({ name, status: 'skip', detail: error.message });
-      else record({ name, status: 'fail', detail: error instanceof Error ? error.message : String(error) });
+      if (error instanceof CheckSkipped) {
+        record({ name, level, status: 'skip', detail: error.message });
+        return;
+      }
+      const status = level === 'strict' && !options.strict ? 'warn' : 'fail';
+      record({ name, level, status, detail: error instanceof Error ? error.message : String(error) });
     }
   };
 
@@ -62,10 +68,15 @@ export async function runConformance(
   if (!manifest) return { ok: false, checks };
   const executable = await checkExecutable(packageDir, manifest.executable);
   if (!executable.ok) {
-    record({ name: 'executable follows the package rules', status: 'fail', detail: executable.error });
+    record({
+      name: 'executable follows the package rules',
+      level: 'required',
+      status: 'fail',
+      detail: executable.error,
+    });
     return { ok: false, plugin: { id: manifest.id, version: manifest.version }, checks };
   }
-  record({ name: 'executable follows the package rules', status: 'pass' });
+  record({ name: 'executable follows the package rules', level: 'required', status: 'pass' });
 
   const projectRoot = await mkdtemp(join(tmpdir(), 'switchyard-conformance-'));
   try {
@@ -89,261 +100,28 @@ async function loadManifest(
   try {
     bytes = await readManifestBytes(join(packageDir, 'plugin.json'));
   } catch (error) {
-    record({ name, status: 'fail', detail: `cannot read plugin.json: ${(error as Error).message}` });
+    record({
+      name,
+      level: 'required',
+      status: 'fail',
+      detail: `cannot read plugin.json: ${(error as Error).message}`,
+    });
     return undefined;
   }
   if (!bytes) {
-    record({ name, status: 'fail', detail: `cannot read plugin.json: there is none in ${packageDir}` });
+    record({
+      name,
+      level: 'required',
+      status: 'fail',
+      detail: `cannot read plugin.json: there is none in ${packageDir}`,
+    });
     return undefined;
   }
   const parsed = parseManifest(bytes);
   if (!parsed.ok) {
-    record({ name, status: 'fail', detail: parsed.errors.join('; ') });
+    record({ name, level: 'required', status: 'fail', detail: parsed.errors.join('; ') });
     return undefined;
   }
-  record({ name, status: 'pass' });
+  record({ name, level: 'required', status: 'pass' });
   return parsed.manifest;
-}
-
-type Runner = (name: string, body: () => Promise<void>) => Promise<void>;
-
-async function runProtocolChecks(
-  manifest: Manifest,
-  packageDir: string,
-  executablePath: string,
-  projectRoot: string,
-  timeoutMs: number,
-  run: Runner,
-): Promise<void> {
-  const requested = manifest.requestedScopes;
-  const declares = (capability: string) => (manifest.capabilities as string[]).includes(capability);
-  const project = { id: 'conformance-project', displayName: 'Conformance project' };
-
-  /** A fresh process per check, always stopped (process group killed) at the end. */
-  const withProbe = async (body: (probe: Probe) => Promise<void>) => {
-    const probe = new Probe(executablePath, manifest.arguments ?? [], packageDir, timeoutMs);
-    try {
-      await body(probe);
-    } finally {
-      await probe.stop();
-    }
-  };
-  const initialize = async (probe: Probe, grantedScopes: readonly Scope[], id = 1) => {
-    const reply = await probe.call(id, 'initialize', {
-      protocolVersion: PROTOCOL_VERSION,
-      hostVersion: 'switchyard-conformance',
-      grantedScopes,
-    });
-    expectResult(reply, id, 'initialize');
-  };
-
-  await run('initialize negotiates the protocol and echoes the exact identity', () =>
-    withProbe(async (probe) => {
-      const reply = await probe.call(1, 'initialize', {
-        protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
-        grantedScopes: requested,
-      });
-      const result = expectResult(reply, 1, 'initialize');
-      const problems = identityProblems(result, identityOf(manifest), requested);
-      expect(problems.length === 0, `identity differs from plugin.json: ${problems.join('; ')}`);
-    }),
-  );
-
-  await run('initialize with another protocol version → -32001', () =>
-    withProbe(async (probe) => {
-      const reply = await probe.call(1, 'initialize', {
-        protocolVersion: 'switchyard.plugin/v0',
-        hostVersion: 'switchyard-conformance',
-        grantedScopes: [],
-      });
-      expectError(reply, 1, ERROR_CODES.protocolMismatch);
-    }),
-  );
-
-  await run('plugin.health answers a valid result', () =>
-    withProbe(async (probe) => {
-      await initialize(probe, requested);
-      expectResult(await probe.call(2, 'plugin.health', {}), 2, 'plugin.health');
-    }),
-  );
-
-  const inspects = declares('project.inspect');
-  await run('project.inspect with project.files.read receives root and answers a valid result', () => {
-    if (!inspects) throw new CheckSkipped('plugin does not declare project.inspect');
-    if (!requested.includes('project.files.read'))
-      throw new CheckSkipped('plugin does not request project.files.read');
-    return withProbe(async (probe) => {
-      await initialize(probe, ['project.metadata.read', 'project.files.read']);
-      expectResult(
-        await probe.call(2, 'project.inspect', { project: { ...project, root: projectRoot } }),
-        2,
-        'project.inspect',
-      );
-    });
-  });
-
-  await run('project.inspect without project.files.read answers (a result or an application error)', () => {
-    if (!inspects) throw new CheckSkipped('plugin does not declare project.inspect');
-    return withProbe(async (probe) => {
-      await initialize(probe, ['project.metadata.read']);
-      const reply = await probe.call(2, 'project.inspect', { project });
-      if (reply.kind === 'error') expectError(reply, 2, ERROR_CODES.applicationError);
-      else expectResult(reply, 2, 'project.inspect');
-    });
-  });
-
-  await run('root sent without project.files.read → -32003', () => {
-    if (!inspects) throw new CheckSkipped('plugin does not declare project.inspect');
-    return withProbe(async (probe) => {
-      await initialize(probe, ['project.metadata.read']);
-      expectError(
-        await probe.call(2, 'project.inspect', { project: { ...project, root: projectRoot } }),
-        2,
-        ERROR_CODES.permissionDenied,
-      );
-    });
-  });
-
-  await run('a declared capability whose scope is not granted → -32003', () =>
-    withProbe(async (probe) => {
-      if (inspects) {
-        await initialize(
-          probe,
-          requested.filter((scope) => scope !== 'project.metadata.read'),
-        );
-        expectError(await probe.call(2, 'project.inspect', { project }), 2, ERROR_CODES.permissionDenied);
-      } else {
-        await initialize(
-          probe,
-          requested.filter((scope) => scope !== 'project.operate'),
-        );
-        expectError(
-          await probe.call(2, 'project.operate', { project, action: 'conformance.noop', input: null }),
-          2,
-          ERROR_CODES.permissionDenied,
-        );
-      }
-    }),
-  );
-
-  await run('a capability the manifest does not declare → -32003', () => {
-    const missing = (['project.inspect', 'project.operate'] as const).find(
-      (capability) => !declares(capability),
-    );
-    if (!missing) throw new CheckSkipped('plugin declares every capability');
-    return withProbe(async (probe) => {
-      await initialize(probe, requested);
-      const params =
-        missing === 'project.inspect' ? { project } : { project, action: 'conformance.noop', input: null };
-      expectError(await probe.call(2, missing, params), 2, ERROR_CODES.permissionDenied);
-    });
-  });
-
-  await run('a granted scope the manifest did not request → -32003', () => {
-    const undeclared = SCOPES.find((scope) => !requested.includes(scope));
-    if (!undeclared) throw new CheckSkipped('plugin requests every scope');
-    return withProbe(async (probe) => {
-      const reply = await probe.call(1, 'initialize', {
-        protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
-        grantedScopes: [undeclared],
-      });
-      expectError(reply, 1, ERROR_CODES.permissionDenied);
-    });
-  });
-
-  await run('a call before initialize → -32002', () =>
-    withProbe(async (probe) => {
-      expectError(await probe.call(1, 'plugin.health', {}), 1, ERROR_CODES.notInitialized);
-    }),
-  );
-
-  await run('a second initialize → -32002', () =>
-    withProbe(async (probe) => {
-      await initialize(probe, requested);
-      const reply = await probe.call(2, 'initialize', {
-        protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
-        grantedScopes: requested,
-      });
-      expectError(reply, 2, ERROR_CODES.notInitialized);
-    }),
-  );
-
-  await run('a line that is not JSON → -32700 with id null, then it keeps serving', () =>
-    withProbe(async (probe) => {
-      probe.send('this is not json');
-      expectError(await probe.receive(), null, ERROR_CODES.parseError);
-      await initialize(probe, requested, 7);
-    }),
-  );
-
-  await run('an unknown envelope field → -32700 with id null', () =>
-    withProbe(async (probe) => {
-      probe.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'plugin.health', params: {}, extra: true }));
-      expectError(await probe.receive(), null, ERROR_CODES.parseError);
-    }),
-  );
-
-  await run(`a request line over ${MAX_MESSAGE_BYTES} bytes → -32700, then it keeps serving`, () =>
-    withProbe(async (probe) => {
-      probe.send(
-        `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"${'x'.repeat(MAX_MESSAGE_BYTES)}"}}`,
-      );
-      expectError(await probe.receive(), null, ERROR_CODES.parseError);
-      await initialize(probe, requested, 2);
-    }),
-  );
-
-  await run('an unknown method → -32601', () =>
-    withProbe(async (probe) => {
-      await initialize(probe, requested);
-      expectError(await probe.call(2, 'project.delete', {}), 2, ERROR_CODES.methodNotFound);
-    }),
-  );
-
-  await run('an unknown params field → -32602', () =>
-    withProbe(async (probe) => {
-      await initialize(probe, requested);
-      expectError(await probe.call(2, 'plugin.health', { unexpected: true }), 2, ERROR_CODES.invalidParams);
-    }),
-  );
-
-  await run('large integer ids are echoed exactly', () =>
-    withProbe(async (probe) => {
-      await initialize(probe, requested, 2_147_483_648);
-    }),
-  );
-
-  await run('exits within 3 s once stdin closes', async () => {
-    const probe = new Probe(executablePath, manifest.arguments ?? [], packageDir, timeoutMs);
-    await initialize(probe, requested).catch(async (error: unknown) => {
-      await probe.stop(0);
-      throw error;
-    });
-    const { exitedOnItsOwn } = await probe.stop(3_000);
-    expect(exitedOnItsOwn, 'still running 3 s after stdin closed (the host would kill it)');
-  });
-}
-
-function expectResult<M extends keyof typeof methodSchemas>(reply: Reply, id: number, method: M) {
-  if (reply.kind === 'invalid') throw new CheckFailed(reply.reason);
-  if (reply.kind === 'error')
-    throw new CheckFailed(`${method} answered error ${reply.code}: ${reply.message}`);
-  expect(reply.id === id, `response id ${JSON.stringify(reply.id)} does not echo request id ${id}`);
-  const parsed = methodSchemas[method].result.safeParse(reply.result, REPORT_INPUT);
-  if (!parsed.success)
-    throw new CheckFailed(`invalid ${method} result: ${describeIssues(parsed.error, 'result').join('; ')}`);
-  return parsed.data as ReturnType<(typeof methodSchemas)[M]['result']['parse']>;
-}
-
-function expectError(reply: Reply, id: number | null, code: number): void {
-  if (reply.kind === 'invalid') throw new CheckFailed(reply.reason);
-  if (reply.kind === 'result')
-    throw new CheckFailed(
-      `expected error ${code}, got a result: ${JSON.stringify(reply.result).slice(0, 200)}`,
-    );
-  expect(reply.code === code, `expected error ${code}, got ${reply.code}: ${reply.message}`);
-  expect(reply.id === id, `error response id is ${JSON.stringify(reply.id)}, expected ${JSON.stringify(id)}`);
 }

@@ -1,0 +1,158 @@
+// Plugins built with the Go original's SDK (PROTOCOL §6, §8), played by
+// test/fixtures/go-sdk-plugin.mjs, which speaks exactly like one on the wire:
+// its handler errors carry `result` AND `error`, it tolerates unknown params
+// fields, stops on an over-long line and skips blank lines. Through the
+// host's supervisor a -32000 from it is the plugin's error (PLUGIN_ERROR with
+// its message), never MALFORMED_RESPONSE; through the conformance kit it
+// passes every required check and only warns on the strict ones.
+import { execFile } from 'node:child_process';
+import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runConformance } from '@switchyard/plugin-sdk/conformance';
+import { createCore, type Core } from '../../src/core/context.js';
+import { MalformedResponseError, PluginCallError } from '../../src/core/errors.js';
+import { REPO, makeDataDir, makeProject, uniquePrefix } from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+
+const FIXTURE = join(REPO, 'test', 'fixtures', 'go-sdk-plugin.mjs');
+const KIT = join(REPO, 'node_modules', '.bin', 'switchyard-plugin-conformance');
+const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
+const ACTOR = 'user:test';
+const STRICT_CHECKS = [
+  'a request line over 1048576 bytes → -32700, then it keeps serving',
+  'an empty line → -32700 with id null, then it keeps serving',
+  'an unknown params field → -32602',
+  'error responses carry `error` only, no `result` beside it',
+];
+
+let dataDir: string;
+let cleanup: () => Promise<void>;
+
+/** <parent>/plugins/<id>: the fixture and its plugin.json, started with `mode` as its argument. */
+async function installGoPlugin(parent: string, id: string, mode?: string): Promise<string> {
+  const dir = join(parent, 'plugins', id);
+  await mkdir(dir, { recursive: true });
+  await copyFile(FIXTURE, join(dir, 'go-sdk-plugin.mjs'));
+  await chmod(join(dir, 'go-sdk-plugin.mjs'), 0o755);
+  const manifest = {
+    schemaVersion: 'switchyard.plugin-manifest/v1',
+    id,
+    name: 'Go SDK plugin',
+    version: '1.0.0',
+    protocolVersion: 'switchyard.plugin/v1',
+    executable: 'go-sdk-plugin.mjs',
+    ...(mode ? { arguments: [mode] } : {}),
+    capabilities: ['project.inspect', 'project.operate'],
+    requestedScopes: ALL_SCOPES,
+  };
+  await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o644 });
+  return dir;
+}
+
+function runKit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(KIT, args, { timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  ({ dataDir, cleanup } = await makeDataDir());
+});
+afterAll(async () => {
+  await cleanup?.();
+});
+
+describe('the conformance kit and a Go-SDK plugin', () => {
+  it('passes every required check; the strict ones are warnings', async () => {
+    const report = await runConformance(await installGoPlugin(dataDir, 'go-kit-report'));
+    const summary = report.checks.map((check) => `${check.status} ${check.name}: ${check.detail ?? ''}`);
+    expect(report.ok, summary.join('\n')).toBe(true);
+    const required = report.checks.filter((check) => check.level === 'required');
+    expect(required.filter((check) => check.status !== 'pass' && check.status !== 'skip')).toEqual([]);
+    const warned = report.checks.filter((check) => check.status === 'warn').map((check) => check.name);
+    expect(warned.sort()).toEqual([...STRICT_CHECKS].sort());
+    expect(report.checks.filter((check) => check.status === 'warn').every((c) => c.level === 'strict')).toBe(
+      true,
+    );
+  });
+
+  it('CLI (the installed bin): exit 0 with warn lines; --strict makes them FAIL and exits 1', async () => {
+    const dir = await installGoPlugin(dataDir, 'go-kit-cli');
+    const relaxed = await runKit([dir]);
+    expect(relaxed.code, relaxed.stdout + relaxed.stderr).toBe(0);
+    const lines = relaxed.stdout.trimEnd().split('\n');
+    const summary = lines.pop();
+    expect(
+      lines
+        .filter((line) => line.startsWith('warn  '))
+        .map((line) => line.slice(6).split(': ')[0])
+        .sort(),
+    ).toEqual([...STRICT_CHECKS].sort());
+    expect(lines.some((line) => line.startsWith('FAIL'))).toBe(false);
+    expect(summary).toMatch(/^PASS {2}go-kit-cli 1\.0\.0: \d+ passed, 0 failed, \d+ skipped, 4 warnings$/);
+
+    const strict = await runKit([dir, '--strict']);
+    expect(strict.code, strict.stdout + strict.stderr).toBe(1);
+    const strictLines = strict.stdout.trimEnd().split('\n');
+    const strictSummary = strictLines.pop();
+    expect(
+      strictLines
+        .filter((line) => line.startsWith('FAIL  '))
+        .map((line) => line.slice(6).split(': ')[0])
+        .sort(),
+    ).toEqual([...STRICT_CHECKS].sort());
+    expect(strictSummary).toMatch(/^FAIL {2}go-kit-cli 1\.0\.0: \d+ passed, 4 failed, \d+ skipped$/);
+  });
+});
+
+describe('the host and a Go-SDK plugin', () => {
+  let redis: OwnedRedis;
+  let core: Core;
+  let hostDir: string;
+
+  beforeAll(async () => {
+    redis = await startOwnedRedis();
+    hostDir = join(dataDir, 'host');
+    await mkdir(join(hostDir, 'plugins'), { recursive: true });
+    core = await createCore({
+      dataDir: hostDir,
+      redisUrl: redis.url,
+      prefix: uniquePrefix('go-compat'),
+      processActor: 'test-worker',
+      limits: { callTimeoutMs: 5_000, graceMs: 3_000 },
+    });
+    await core.projects.add(await makeProject(hostDir, 'demo', ['package.json']), { trust: true }, ACTOR);
+    await installGoPlugin(hostDir, 'go-ok');
+    await installGoPlugin(hostDir, 'go-failing', 'fail-inspect');
+    await core.plugins.refresh(ACTOR);
+    for (const id of ['go-ok', 'go-failing']) {
+      const { fingerprint } = await core.plugins.show(id);
+      await core.plugins.trust(id, fingerprint!, ACTOR);
+      expect(await core.plugins.enable(id, ALL_SCOPES, ACTOR)).toMatchObject({
+        enabled: true,
+        health: 'healthy',
+      });
+    }
+  });
+  afterAll(async () => {
+    await core?.close();
+    await redis?.stop();
+  });
+
+  it('a successful inspect of a Go-SDK plugin returns its result', async () => {
+    const result = await core.plugins.inspect('go-ok', 'demo');
+    expect(result.summary).toBe('go-sdk-plugin inspected demo');
+  });
+
+  it('its -32000 (result AND error in one response) reaches the caller as PLUGIN_ERROR with its message', async () => {
+    const error = await core.plugins.inspect('go-failing', 'demo').catch((caught: unknown) => caught);
+    expect(error).not.toBeInstanceOf(MalformedResponseError);
+    expect(error).toBeInstanceOf(PluginCallError);
+    expect(error).toMatchObject({ code: 'PLUGIN_ERROR', rpcCode: -32000 });
+    expect((error as PluginCallError).rpcMessage).toBe('inspection failed: disk full');
+    expect((error as Error).message).toContain('inspection failed: disk full');
+  });
+});
