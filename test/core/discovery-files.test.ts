@@ -61,7 +61,7 @@ describe('discovery of package files that are not regular files', () => {
     await rm(join(dir, 'run'));
     mkfifo(join(dir, 'run'));
     try {
-      const found = await within(5_000, 'discovery', discoverPackages(plugins));
+      const found = await within(15_000, 'discovery', discoverPackages(plugins));
       expect(found.find((item) => item.id === 'good')!.error).toBeUndefined();
       expect(found.find((item) => item.id === 'fifo-exec')!.error).toBe(
         'executable: run is a FIFO (named pipe), not a regular file',
@@ -81,7 +81,7 @@ describe('discovery of package files that are not regular files', () => {
       await unixSocket(join(asExecutable, 'run')),
     ];
     try {
-      const found = await within(5_000, 'discovery', discoverPackages(plugins));
+      const found = await within(15_000, 'discovery', discoverPackages(plugins));
       expect(found.find((item) => item.id === 'good')!.error).toBeUndefined();
       expect(found.find((item) => item.id === 'socket-manifest')!.error).toBe(
         `${join(asManifest, 'plugin.json')} is a socket, not a regular file: plugin.json must be a regular file in the package (it was not read)`,
@@ -177,7 +177,7 @@ describe('discovery of package files that are not regular files', () => {
     await expect(discoverPackages(crowded)).rejects.toThrow(
       `${crowded} holds 101 plugin packages; at most 100 are allowed (remove some)`,
     );
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(performance.now() - started).toBeLessThan(5_000);
     if (!atimeMoves) {
       console.warn('this file system does not update atime on read: only the time bound was checked');
       return;
@@ -211,7 +211,7 @@ describe('refresh and calls with a FIFO where plugin.json should be', () => {
     const dir = await writePackage(join(dataDir, 'plugins'), 'fifo-manifest');
     fifos.push(join(dir, 'plugin.json'));
     mkfifo(join(dir, 'plugin.json'));
-    const listed = await within(5_000, 'plugin refresh', core.plugins.refresh('user:test'));
+    const listed = await within(15_000, 'plugin refresh', core.plugins.refresh('user:test'));
     expect(listed.map((plugin) => [plugin.id, plugin.available])).toEqual([
       ['fifo-manifest', false],
       ['native-fixture', true],
@@ -230,7 +230,7 @@ describe('refresh and calls with a FIFO where plugin.json should be', () => {
     await rm(manifestPath);
     mkfifo(manifestPath);
     fifos.push(manifestPath);
-    const refused = await within(5_000, 'the health call', core.plugins.health('native-fixture')).catch(
+    const refused = await within(15_000, 'the health call', core.plugins.health('native-fixture')).catch(
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(PackageInvalidError);
