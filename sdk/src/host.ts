@@ -2,6 +2,14 @@
 // and environment rules a host applies before each call.
 export * from './client.js';
 export { pluginEnvironment } from './environment.js';
-export { checkExecutable, modeProblem, readManifestBytes, type ExecutableCheck } from './package-files.js';
+export {
+  checkExecutable,
+  modeProblem,
+  PackageFileError,
+  readManifestBytes,
+  SAFE_OPEN_FLAGS,
+  type ExecutableCheck,
+} from './package-files.js';
+export { fileKind, ownerProblem } from './path-safety.js';
 export { fingerprintOf } from './fingerprint.js';
 export { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';

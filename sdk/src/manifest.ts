@@ -79,16 +79,29 @@ export function parseManifest(bytes: Uint8Array, source = 'plugin.json'): Manife
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
     return {
       ok: false,
-      errors: [`${source}: not exactly one valid JSON document (${reason})`],
+      errors: [`${source}: not exactly one valid JSON document (${jsonErrorWithoutContent(error)})`],
       protocolMismatch: false,
     };
   }
   const result = validateManifest(value);
   if (result.ok) return result;
   return { ...result, errors: result.errors.map((message) => `${source}: ${message}`) };
+}
+
+/**
+ * Where JSON.parse gave up, without its excerpt of the input: V8 quotes the
+ * file's first bytes ("Unexpected token 'S', "SECRET=…" is not valid JSON"),
+ * and a plugin.json that is not a manifest may be anything (PROTOCOL §3).
+ */
+function jsonErrorWithoutContent(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  if (error instanceof TypeError) return 'not valid UTF-8';
+  if (/end of JSON input/i.test(message)) return 'it ends before the document does';
+  const at = /at position (\d+)(?: \(line (\d+) column (\d+)\))?/.exec(message);
+  if (!at) return 'not JSON';
+  return at[2] ? `invalid at line ${at[2]} column ${at[3]}` : `invalid at character ${at[1]}`;
 }
 
 /** The identity a running plugin must echo in `initialize`: the manifest without launch fields. */

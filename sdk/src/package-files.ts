@@ -1,20 +1,29 @@
 // PROTOCOL.md §3 on disk: the executable must be a regular file inside the
 // package (no symlink, not even through a parent directory), executable, not
-// group- or world-writable, and at most 128 MiB. Shared by the conformance
-// kit and the host, so both judge a package the same way.
+// group- or world-writable, and at most 128 MiB; plugin.json a regular file.
+// Shared by the conformance kit and the host (discovery and every call), so
+// all three judge a package the same way.
 //
-// Beyond the Go original: the directories that hold the executable (from the
-// root down to the executable's own) must not be writable by group or others
-// either, unless sticky (as OpenSSH's StrictModes asks of ~/.ssh). Otherwise another user
-// could swap the file between the host verifying its fingerprint and starting
-// it — on a shared workstation, the review would not protect anything.
-import { lstat, open, realpath, stat } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+// Beyond the Go original, as OpenSSH's StrictModes (path-safety.ts): the
+// files, the package directory and every directory above them must be owned
+// by root or the host's user and not writable by group or others unless
+// sticky. Otherwise another user could swap the file between the host
+// verifying its fingerprint and starting it — on a shared workstation, the
+// review would not protect anything.
+//
+// Nothing here ever blocks on a FIFO or reads a device: files are opened with
+// O_NONBLOCK | O_NOFOLLOW and their type is checked on the descriptor first.
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, realpath } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
 import { MAX_EXECUTABLE_BYTES, MAX_MANIFEST_BYTES } from './constants.js';
 import { executablePathErrors } from './manifest.js';
+import { fileKind, ownerProblem, pathProblem, resolveDirectory } from './path-safety.js';
 
 export type ExecutableCheck = { ok: true; path: string; stats: Stats } | { ok: false; error: string };
+
+/** A package file refused before a byte of it was read (wrong type, symlink, foreign owner). */
+export class PackageFileError extends Error {}
 
 export async function checkExecutable(packageDir: string, executable: string): Promise<ExecutableCheck> {
   const lexical = executablePathErrors(executable);
@@ -35,51 +44,26 @@ export async function checkExecutable(packageDir: string, executable: string): P
   }
   if (stats.isSymbolicLink())
     return { ok: false, error: `executable: ${executable} is a symlink; it must be a regular file` };
-  if (!stats.isFile()) return { ok: false, error: `executable: ${executable} is not a regular file` };
+  if (!stats.isFile())
+    return { ok: false, error: `executable: ${executable} is ${fileKind(stats)}, not a regular file` };
   try {
-    const [realPackage, realParent] = await Promise.all([realpath(packageDir), realpath(dirname(path))]);
-    if (realParent !== realPackage && !realParent.startsWith(realPackage + sep)) {
+    const [realPackage, parent] = await Promise.all([realpath(packageDir), resolveDirectory(dirname(path))]);
+    if (parent.real !== realPackage && !parent.real.startsWith(realPackage + sep)) {
       return { ok: false, error: `executable: ${executable} resolves outside the package directory` };
     }
-    const directory = await unsafeDirectory(realPackage, realParent);
-    if (directory) return { ok: false, error: `executable: ${directory}` };
+    const problem = await pathProblem(parent);
+    if (problem) return { ok: false, error: `executable: ${problem}` };
   } catch (error) {
     return {
       ok: false,
       error: `executable: cannot resolve ${executable} (${(error as NodeJS.ErrnoException).code})`,
     };
   }
+  const owner = await ownerProblem('the executable', path, stats);
+  if (owner) return { ok: false, error: `executable: ${owner}` };
   const problem = modeProblem(stats.mode, stats.size);
   if (problem) return { ok: false, error: `executable: ${executable} ${problem}` };
   return { ok: true, path, stats };
-}
-
-/**
- * The first directory another user could change entries of — every directory
- * from the root down to the package, and below it down to `realInnermost`
- * (real paths) — described with how to fix it; undefined when none.
- */
-async function unsafeDirectory(realPackage: string, realInnermost: string): Promise<string | undefined> {
-  const chain = [realPackage];
-  for (let parent = dirname(realPackage); parent !== chain[0]; parent = dirname(parent))
-    chain.unshift(parent);
-  const below = relative(realPackage, realInnermost);
-  let current = realPackage;
-  for (const part of below === '' ? [] : below.split(sep)) {
-    current = join(current, part);
-    chain.push(current);
-  }
-  const modes = await Promise.all(chain.map(async (directory) => (await stat(directory)).mode));
-  for (const [index, directory] of chain.entries()) {
-    const mode = modes[index]!;
-    const sticky = (mode & 0o1000) !== 0;
-    if (sticky) continue;
-    const kind = (mode & 0o002) !== 0 ? 'world' : (mode & 0o020) !== 0 ? 'group' : undefined;
-    if (kind) {
-      return `the directory ${directory} is ${kind}-writable (chmod ${kind[0]}-w it): others could replace the plugin between its verification and its start`;
-    }
-  }
-  return undefined;
 }
 
 /** The mode and size rules alone, for a file already opened and fstat-ed. */
@@ -91,20 +75,34 @@ export function modeProblem(mode: number, size: number): string | undefined {
   return undefined;
 }
 
+/** Flags that never block on a FIFO and never follow a final symlink. */
+export const SAFE_OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
 /**
  * plugin.json read bounded (PROTOCOL §2): at most the limit plus one byte, so
  * an oversized file is recognisable (`length > MAX_MANIFEST_BYTES`) without
- * reading it whole. Undefined when the file does not exist.
+ * reading it whole. Undefined when the file does not exist. Throws
+ * PackageFileError, before reading anything, for a symlink, a FIFO, a
+ * socket, a device or a directory, and for a file of a foreign owner (§3).
  */
 export async function readManifestBytes(path: string): Promise<Buffer | undefined> {
   let handle;
   try {
-    handle = await open(path, 'r');
+    handle = await open(path, SAFE_OPEN_FLAGS);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    // ELOOP: a symlink (O_NOFOLLOW); ENXIO: a socket. Say which, from lstat.
+    const kind = await lstat(path).then(fileKind, () => undefined);
+    throw new PackageFileError(
+      kind && kind !== 'a regular file' ? notRegular(path, kind) : `cannot open ${path} (${code})`,
+    );
   }
   try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new PackageFileError(notRegular(path, fileKind(stats)));
+    const owner = await ownerProblem('the manifest', path, stats);
+    if (owner) throw new PackageFileError(owner);
     const buffer = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
     let total = 0;
     while (total < buffer.length) {
@@ -116,4 +114,8 @@ export async function readManifestBytes(path: string): Promise<Buffer | undefine
   } finally {
     await handle.close();
   }
+}
+
+function notRegular(path: string, kind: string): string {
+  return `${path} is ${kind}, not a regular file: plugin.json must be a regular file in the package (it was not read)`;
 }

@@ -1,7 +1,9 @@
 // Discovery (PROTOCOL.md §1–4): a deterministic scan of
 // <data-dir>/plugins/*/plugin.json that never executes anything. A broken
 // package is reported with its own error; the others are still discovered.
-import { readdir } from 'node:fs/promises';
+// It never blocks either: a FIFO, socket or device where a package file should
+// be is refused with its own error, before anything is read from it.
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   MAX_MANIFEST_BYTES,
@@ -9,7 +11,7 @@ import {
   parseManifest,
   type Manifest,
 } from '@switchyard/plugin-sdk/protocol';
-import { checkExecutable, readManifestBytes } from '@switchyard/plugin-sdk/host';
+import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import { PackageInvalidError } from './errors.js';
 import { hashExecutable } from './fingerprint.js';
 
@@ -41,15 +43,17 @@ export async function discoverPackages(pluginsDir: string): Promise<DiscoveredPa
   }
   const directories = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
   directories.sort();
+  // Counted from directory entries alone, so too many is refused before any file is read or hashed.
+  const count = await countPackages(pluginsDir, directories);
+  if (count > MAX_PACKAGES) {
+    throw new DiscoveryError(
+      `${pluginsDir} holds ${count} plugin packages; at most ${MAX_PACKAGES} are allowed (remove some)`,
+    );
+  }
   const packages: DiscoveredPackage[] = [];
   for (const name of directories) {
     const found = await readPackage(join(pluginsDir, name), name);
     if (found) packages.push(found);
-  }
-  if (packages.length > MAX_PACKAGES) {
-    throw new DiscoveryError(
-      `${pluginsDir} holds ${packages.length} plugin packages; at most ${MAX_PACKAGES} are allowed (remove some)`,
-    );
   }
   markDuplicates(packages);
   return packages.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.packageDir < b.packageDir ? -1 : 1));
@@ -61,9 +65,15 @@ export async function readPackage(
   dirName: string,
 ): Promise<DiscoveredPackage | undefined> {
   const manifestPath = join(packageDir, 'plugin.json');
-  const bytes = await readManifestBytes(manifestPath);
-  if (bytes === undefined) return undefined;
   const base = { packageDir, manifestPath, protocolMismatch: false };
+  let bytes;
+  try {
+    bytes = await readManifestBytes(manifestPath);
+  } catch (error) {
+    if (!(error instanceof PackageFileError)) throw error;
+    return { ...base, id: dirName, error: error.message };
+  }
+  if (bytes === undefined) return undefined;
   if (bytes.length > MAX_MANIFEST_BYTES) {
     return { ...base, id: dirName, error: `${manifestPath}: larger than ${MAX_MANIFEST_BYTES} bytes` };
   }
@@ -85,6 +95,19 @@ export async function readPackage(
   if (typeof fingerprint !== 'string')
     return { ...base, id: manifest.id, manifest, error: fingerprint.error };
   return { ...base, id: manifest.id, manifest, fingerprint };
+}
+
+/** Package directories: those with a plugin.json entry of any type (lstat only: nothing is opened). */
+async function countPackages(pluginsDir: string, directories: string[]): Promise<number> {
+  let count = 0;
+  for (const name of directories) {
+    const present = await lstat(join(pluginsDir, name, 'plugin.json')).then(
+      () => true,
+      () => false,
+    );
+    if (present) count += 1;
+  }
+  return count;
 }
 
 /** A broken manifest may still name itself; its id keeps duplicates detectable. */

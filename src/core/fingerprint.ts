@@ -1,10 +1,10 @@
 // PROTOCOL.md §4 fingerprints, recomputed before every call. The executable is
 // hashed from the descriptor that was fstat-ed (so the checked file is the
-// hashed file) and streamed, never loaded whole.
+// hashed file: type, owner and mode) and streamed, never loaded whole. It is
+// opened without following a symlink and without blocking on a FIFO.
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { modeProblem } from '@switchyard/plugin-sdk/host';
+import { SAFE_OPEN_FLAGS, fileKind, modeProblem, ownerProblem } from '@switchyard/plugin-sdk/host';
 
 const CHUNK = 1 << 20;
 
@@ -32,14 +32,16 @@ export async function hashExecutable(
 ): Promise<string | { error: string }> {
   let handle;
   try {
-    handle = await open(executablePath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await open(executablePath, SAFE_OPEN_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return { error: code === 'ELOOP' ? 'executable: is a symlink' : `executable: cannot open (${code})` };
   }
   try {
     const stats = await handle.stat({ bigint: true });
-    if (!stats.isFile()) return { error: 'executable: is not a regular file' };
+    if (!stats.isFile()) return { error: `executable: is ${fileKind(stats)}, not a regular file` };
+    const owner = await ownerProblem('the executable', executablePath, stats);
+    if (owner) return { error: `executable: ${owner}` };
     const problem = modeProblem(Number(stats.mode), Number(stats.size));
     if (problem) return { error: `executable: ${problem}` };
     const manifestDigest = createHash('sha256').update(manifestBytes).digest('hex');

@@ -12,7 +12,7 @@ import {
   type OperateResult,
   type Scope,
 } from '@switchyard/plugin-sdk/protocol';
-import { checkExecutable, readManifestBytes } from '@switchyard/plugin-sdk/host';
+import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
 import type { AuditInput } from './audit.js';
 import { discoverPackages, type DiscoveredPackage } from './discovery.js';
@@ -391,9 +391,16 @@ export class PluginService {
   async #fingerprintOnDisk(record: PluginRecord): Promise<string> {
     // Independent reads, issued together: this runs before every call.
     const [manifestBytes, executable] = await inOrder(
-      readManifestBytes(record.manifestPath),
+      // A refused plugin.json (FIFO, symlink, foreign owner) is a package fault like the executable's.
+      readManifestBytes(record.manifestPath).catch((error: unknown) =>
+        error instanceof PackageFileError ? { refused: error.message } : Promise.reject(error),
+      ),
       checkExecutable(record.packageDir, record.executable),
     );
+    if (manifestBytes !== undefined && 'refused' in manifestBytes) {
+      await this.#markUnavailable(record, manifestBytes.refused);
+      throw new PackageInvalidError(`plugin ${record.id}: ${manifestBytes.refused}; the call was refused`);
+    }
     if (manifestBytes === undefined || manifestBytes.length > MAX_MANIFEST_BYTES) {
       throw new PackageInvalidError(
         `plugin ${record.id}: ${record.manifestPath} is ${manifestBytes === undefined ? 'missing' : 'larger than 64 KiB'}`,

@@ -6,6 +6,9 @@ import { createLogger, eventLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
 import { startWorkers, type WorkerOptions } from './worker.js';
 
+/** For the CLI's --operation-priority default: the CLI reaches the worker through this entry point only. */
+export { DEFAULT_OPERATION_PRIORITY_MS } from './worker.js';
+
 export interface WorkerProcessConfig {
   dataDir: string;
   redisUrl: string;

@@ -6,6 +6,7 @@ import { errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
 import { pluginView, pluginsView } from './plugins.js';
 import { projectsView } from './projects.js';
+import { navigate, setRenderer, takeFlash } from './router.js';
 
 const ROUTES = [
   [/^\/plugins$/, pluginsView],
@@ -22,23 +23,7 @@ const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const signOutButton = document.getElementById('sign-out');
 let current; // { controller }
-let flashText;
 let signInMessage;
-
-/** A message shown once at the top of the next rendered view. */
-export function flash(text) {
-  flashText = text;
-}
-
-export function navigate(hash) {
-  if (location.hash === hash) render();
-  else location.hash = hash;
-}
-
-/** Renders the current route again (after an action changed what it shows). */
-export function rerender() {
-  render();
-}
 
 function signOut(message) {
   setToken(null);
@@ -73,10 +58,8 @@ function render() {
     if (path.startsWith(`/${link.dataset.route}`)) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  if (flashText) {
-    container.append(h('p', { class: 'flash', role: 'status', testid: 'flash' }, flashText));
-    flashText = undefined;
-  }
+  const flashText = takeFlash();
+  if (flashText) container.append(h('p', { class: 'flash', role: 'status', testid: 'flash' }, flashText));
   for (const [pattern, view] of ROUTES) {
     const match = pattern.exec(path);
     if (match) {
@@ -148,4 +131,5 @@ function renderSignIn(container) {
   input.focus();
 }
 
+setRenderer(render);
 render();

@@ -1,6 +1,6 @@
 // Batches: start one, list recent ones, and follow one live.
 import { get, post, stream } from './api.js';
-import { navigate } from './app.js';
+import { navigate } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
 
 export async function batchesView(container, { signal }) {

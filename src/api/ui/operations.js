@@ -1,6 +1,6 @@
 // Operations: live list, start form, detail with cancel.
 import { get, post, stream } from './api.js';
-import { navigate } from './app.js';
+import { navigate } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
 
 const ACTIVE = new Set(['queued', 'running']);

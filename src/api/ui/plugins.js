@@ -1,6 +1,6 @@
 // Plugins list and the plugin review page.
 import { get, post } from './api.js';
-import { flash, rerender } from './app.js';
+import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, nextId, table } from './dom.js';
 
 const CONFIRM_CHARS = 12;

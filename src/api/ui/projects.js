@@ -1,6 +1,6 @@
 // Projects: list, add, trust / untrust.
 import { get, post } from './api.js';
-import { flash, rerender } from './app.js';
+import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, h, table } from './dom.js';
 
 export async function projectsView(container, { signal }) {

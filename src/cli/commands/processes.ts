@@ -2,10 +2,9 @@
 // on other machines.
 import type { Command } from 'commander';
 import { runSchedulerProcess } from '../../scheduler/run.js';
-import { runWorkerProcess } from '../../worker/run.js';
+import { DEFAULT_OPERATION_PRIORITY_MS, runWorkerProcess } from '../../worker/run.js';
 import { globalsOf } from '../context.js';
 import { milliseconds, nonNegativeInt, positiveInt } from '../parse.js';
-import { DEFAULT_OPERATION_PRIORITY_MS } from '../../worker/worker.js';
 
 export function registerProcessCommands(program: Command): void {
   program

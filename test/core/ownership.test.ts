@@ -1,0 +1,157 @@
+// PROTOCOL §3 ownership (issue 12 item 1): a package another local user owns
+// — its executable, plugin.json, its directory or any directory above, even
+// one with mode 0755 — could be swapped between verification and start, so it
+// is refused in discovery and before every call, naming the path, the owner
+// and the fix. Files are given away with chown, so these tests need root.
+import { chmod, cp, lchown, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCore, type Core } from '../../src/core/context.js';
+import { discoverPackages } from '../../src/core/discovery.js';
+import { PackageInvalidError } from '../../src/core/errors.js';
+import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { NOT_ROOT_REASON, OTHER_UID, RUNS_AS_ROOT, chownToOther } from '../support/special-files.js';
+
+const manifest = (id: string) =>
+  JSON.stringify({
+    schemaVersion: 'switchyard.plugin-manifest/v1',
+    id,
+    name: `Plugin ${id}`,
+    version: '1.0.0',
+    protocolVersion: 'switchyard.plugin/v1',
+    executable: 'run',
+    capabilities: ['project.inspect'],
+    requestedScopes: ['project.metadata.read'],
+  });
+
+async function writePackage(pluginsDir: string, id: string): Promise<string> {
+  const packageDir = join(pluginsDir, id);
+  await mkdir(packageDir, { recursive: true });
+  await writeFile(join(packageDir, 'plugin.json'), manifest(id));
+  await writeFile(join(packageDir, 'run'), '#!/bin/sh\nexit 0\n');
+  await chmod(join(packageDir, 'run'), 0o755);
+  return packageDir;
+}
+
+/** The tail every ownership error carries: who may own it instead, and the fix. */
+const refusal = (path: string) =>
+  `not by root (the user the host runs as): that user could replace the plugin between its verification and its start (fix: chown root ${path}, or install the package where only you can write)`;
+
+if (!RUNS_AS_ROOT) console.warn(`test/core/ownership.test.ts: ${NOT_ROOT_REASON}`);
+
+describe.skipIf(!RUNS_AS_ROOT)('discovery refuses packages another user could swap', () => {
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+  let plugins: string;
+
+  beforeAll(async () => {
+    ({ dataDir, cleanup } = await makeDataDir());
+    plugins = join(dataDir, 'plugins');
+  });
+  afterAll(async () => cleanup?.());
+
+  const errorOf = async (pluginsDir: string, id: string) =>
+    (await discoverPackages(pluginsDir)).find((item) => item.id === id)?.error;
+
+  it('a package directory owned by another user, mode 0755, is refused naming it, its owner and the fix', async () => {
+    const dir = await writePackage(plugins, 'foreign-dir');
+    await writePackage(plugins, 'own');
+    await chownToOther(dir);
+    expect(await errorOf(plugins, 'foreign-dir')).toBe(
+      `executable: the directory ${dir} is owned by uid ${OTHER_UID}, ${refusal(dir)}`,
+    );
+    expect(await errorOf(plugins, 'own')).toBeUndefined();
+  });
+
+  it('the owner is named from /etc/passwd when it has a name', async () => {
+    const passwd = await readFile('/etc/passwd', 'utf8');
+    const nobody = /^nobody:[^:]*:(\d+):/m.exec(passwd);
+    if (!nobody) return;
+    const dir = await writePackage(plugins, 'nobodys');
+    await chmod(dir, 0o755);
+    const { chown } = await import('node:fs/promises');
+    await chown(join(dir, 'run'), Number(nobody[1]), Number(nobody[1]));
+    expect(await errorOf(plugins, 'nobodys')).toBe(
+      `executable: the executable ${join(dir, 'run')} is owned by uid ${nobody[1]} (nobody), ${refusal(join(dir, 'run'))}`,
+    );
+  });
+
+  it('an executable owned by another user is refused', async () => {
+    const dir = await writePackage(plugins, 'foreign-exec');
+    await chownToOther(join(dir, 'run'));
+    expect(await errorOf(plugins, 'foreign-exec')).toBe(
+      `executable: the executable ${join(dir, 'run')} is owned by uid ${OTHER_UID}, ${refusal(join(dir, 'run'))}`,
+    );
+  });
+
+  it('a plugin.json owned by another user is refused before it is read', async () => {
+    const dir = await writePackage(plugins, 'foreign-manifest');
+    await chownToOther(join(dir, 'plugin.json'));
+    const path = join(dir, 'plugin.json');
+    // Listed under its directory name: its content was never read.
+    expect(await errorOf(plugins, 'foreign-manifest')).toBe(
+      `the manifest ${path} is owned by uid ${OTHER_UID}, ${refusal(path)}`,
+    );
+  });
+
+  it('a directory above the packages owned by another user is refused even when sticky', async () => {
+    const shared = join(dataDir, 'shared');
+    const below = join(shared, 'plugins');
+    await writePackage(below, 'under-shared');
+    await chownToOther(shared);
+    await chmod(shared, 0o1777);
+    expect(await errorOf(below, 'under-shared')).toBe(
+      `executable: the directory ${shared} is owned by uid ${OTHER_UID}, ${refusal(shared)}`,
+    );
+  });
+
+  it('a symlink on the way owned by another user is refused (it could be pointed elsewhere)', async () => {
+    const real = join(dataDir, 'real-plugins');
+    await writePackage(real, 'via-link');
+    const link = join(dataDir, 'linked-plugins');
+    await symlink(real, link);
+    expect(await errorOf(link, 'via-link')).toBeUndefined();
+    await lchown(link, OTHER_UID, OTHER_UID);
+    expect(await errorOf(link, 'via-link')).toBe(
+      `executable: the symlink ${link} is owned by uid ${OTHER_UID}, ${refusal(link)}`,
+    );
+  });
+});
+
+describe.skipIf(!RUNS_AS_ROOT)('every call re-checks ownership before it starts anything', () => {
+  let redis: OwnedRedis;
+  let core: Core;
+  let dataDir: string;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    redis = await startOwnedRedis();
+    ({ dataDir, cleanup } = await makeDataDir());
+    await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
+    core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('ownership') });
+  });
+  afterAll(async () => {
+    await core?.close();
+    await redis?.stop();
+    await cleanup?.();
+  });
+
+  it('a trusted, enabled package whose directory is given to another user: PACKAGE_INVALID, unavailable', async () => {
+    const [plugin] = await core.plugins.refresh('user:test');
+    await core.plugins.trust('native-fixture', plugin!.fingerprint!, 'user:test');
+    await core.plugins.enable('native-fixture', ['project.metadata.read'], 'user:test');
+    expect((await core.plugins.health('native-fixture')).status).toBe('healthy');
+
+    const dir = join(dataDir, 'plugins', 'native-fixture');
+    await chownToOther(dir); // mode stays 0755: no group or world bit to notice
+    const refused = await core.plugins.health('native-fixture').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(PackageInvalidError);
+    expect((refused as Error).message).toBe(
+      `plugin native-fixture: executable: the directory ${dir} is owned by uid ${OTHER_UID}, ${refusal(dir)}; the call was refused`,
+    );
+    const after = await core.plugins.show('native-fixture');
+    expect(after.available).toBe(false);
+    expect(after.error).toMatch(`owned by uid ${OTHER_UID}`);
+  });
+});
