@@ -16,6 +16,11 @@ export interface RunOptions {
   logger: Logger;
   /** How long the orderly stop may take before the process exits anyway. */
   deadlineMs: number;
+  /**
+   * The same when the parent `up` is gone: it was killed, its embedded Redis
+   * went with it, so there is little to finish and its children must not linger.
+   */
+  parentGoneDeadlineMs?: number;
 }
 
 /** The message a child sends its parent once its service runs. */
@@ -26,7 +31,7 @@ export interface ReadyMessage {
 
 export async function runUntilSignalled(
   start: () => Promise<Service>,
-  { logger, deadlineMs }: RunOptions,
+  { logger, deadlineMs, parentGoneDeadlineMs = 3_000 }: RunOptions,
 ): Promise<void> {
   let reason: string | undefined;
   let wake: (why: string) => void = () => {};
@@ -40,12 +45,16 @@ export async function runUntilSignalled(
       return;
     }
     reason = why;
+    const bound = why === 'parent-gone' ? Math.min(deadlineMs, parentGoneDeadlineMs) : deadlineMs;
     logger.info({ event: 'shutdown', signal: why }, 'shutdown');
     // Bounded: a stop that hangs (e.g. on an unreachable Redis) must not keep the process.
     setTimeout(() => {
-      logger.error({ event: 'shutdown-deadline', deadlineMs }, 'orderly stop overran its deadline; exiting');
+      logger.error(
+        { event: 'shutdown-deadline', deadlineMs: bound },
+        'orderly stop overran its deadline; exiting',
+      );
       process.exit(1);
-    }, deadlineMs).unref();
+    }, bound).unref();
     wake(why);
   };
   const onSigterm = () => request('SIGTERM');
@@ -64,7 +73,16 @@ export async function runUntilSignalled(
     if (reason === undefined && process.send && process.connected)
       process.send({ type: 'switchyard-ready', ...service.ready } satisfies ReadyMessage);
     await stopRequested;
-    await service.stop();
+    try {
+      await service.stop();
+    } catch (error) {
+      // Expected when `up` died with its embedded Redis: nothing left to report to.
+      if (reason !== 'parent-gone') throw error;
+      logger.warn(
+        { event: 'stop-incomplete', err: error },
+        'the parent up is gone (and its Redis with it); stopped without closing cleanly',
+      );
+    }
     logger.info({ event: 'stopped' }, 'stopped');
   } finally {
     process.off('SIGTERM', onSigterm);

@@ -144,7 +144,7 @@ describe('switchyard up', () => {
     process.kill(killed.pid!, 'SIGKILL');
     await exitWithin(killed, 5_000);
     // No clean-up by hand: every child notices by itself (checked by pid).
-    await waitFor(() => pids.every((pid) => !alive(pid)), 8_000, 'the killed up’s children to die').catch(
+    await waitFor(() => pids.every((pid) => !alive(pid)), 10_000, 'the killed up’s children to die').catch(
       () => undefined,
     );
     expect(pids.filter(alive), `alive after kill -9 of up:\n${leftovers().join('\n')}`).toEqual([]);
