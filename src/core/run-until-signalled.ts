@@ -1,6 +1,6 @@
 // "Run until signalled", shared by the three process entry points (api,
 // worker, scheduler). SIGINT / SIGTERM start an orderly stop bounded by a
-// deadline; a second signal, or the deadline passing, ends the process at once.
+// deadline; the same signal again, or the deadline passing, ends the process at once.
 // A process started by `switchyard up` has an IPC channel to it: the channel
 // closing means `up` is gone (even by SIGKILL, the kernel closes its end), and
 // is treated like SIGTERM, so no child outlives its `up`.
@@ -36,14 +36,19 @@ export async function runUntilSignalled(
   let reason: string | undefined;
   let wake: (why: string) => void = () => {};
   const stopRequested = new Promise<string>((resolve) => (wake = resolve));
+  const received = new Set<string>();
   const request = (why: string) => {
     if (reason !== undefined) {
-      if (why !== 'parent-gone') {
+      // The same signal twice (Ctrl-C again) forces; a terminal's SIGINT to the
+      // whole group followed by `up`'s SIGTERM is one request, not two.
+      if (received.has(why) && why !== 'parent-gone') {
         logger.warn({ event: 'shutdown-forced', signal: why }, 'second signal: exiting now');
         process.exit(130);
       }
+      received.add(why);
       return;
     }
+    received.add(why);
     reason = why;
     const bound = why === 'parent-gone' ? Math.min(deadlineMs, parentGoneDeadlineMs) : deadlineMs;
     logger.info({ event: 'shutdown', signal: why }, 'shutdown');
