@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { startRedisServer } from '../dist/core/redis-server.js';
 import { createRuntime } from '../dist/core/runtime.js';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -70,56 +71,19 @@ export function freePort() {
  */
 export async function startRedis({ appendfsync = 'everysec', transport = 'tcp' } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-redis-'));
-  const port = transport === 'tcp' ? await freePort() : 0;
-  const socket = join(dir, 'redis.sock');
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      ...(transport === 'unix' ? ['--unixsocket', socket, '--unixsocketperm', '700'] : []),
-      '--dir',
-      dir,
-      '--save',
-      '',
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      appendfsync,
-      '--daemonize',
-      'no',
-      '--logfile',
-      join(dir, 'redis.log'),
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = transport === 'tcp' ? `redis://127.0.0.1:${port}` : `redis+unix://${socket}`;
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  const server = await startRedisServer({
+    dir,
+    ...(transport === 'tcp' ? { port: await freePort() } : { unixSocket: join(dir, 'redis.sock') }),
+    appendfsync,
+    readyTimeoutMs: 10_000,
+  });
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await server.kill();
     await rm(dir, { recursive: true, force: true });
   };
   onCleanup(stop);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const client = connect(url);
-    try {
-      await client.connect();
-      await client.ping();
-      client.disconnect();
-      break;
-    } catch (error) {
-      client.disconnect();
-      if (Date.now() > deadline) throw new Error(`redis-server did not start: ${error.message}`);
-      await sleep(50);
-    }
-  }
-  return { url, pid: child.pid, dir, stop };
+  return { url: server.url, pid: server.pid, dir, stop };
 }
 
 /** A plain client for the benchmark's own reads (INFO, pipelines). */

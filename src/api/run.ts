@@ -9,6 +9,7 @@ import { processIdentity } from '../core/context.js';
 import { InvalidInputError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
+import { runUntilSignalled } from '../core/run-until-signalled.js';
 import { TokenStore } from '../core/tokens.js';
 import { BODY_LIMIT, buildApi } from './server.js';
 
@@ -49,47 +50,49 @@ export async function runApiProcess(config: {
       'serving plain HTTP on a non-loopback address',
     );
   }
-  const runtime = await createRuntime({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    prefix: config.prefix,
-    processActor: processIdentity('api'),
-  });
-  const tokens = new TokenStore(runtime.core.redis, runtime.core.keys);
-  await ensureFirstToken(tokens, config.dataDir, logger);
-  const app = await buildApi(
-    runtime,
-    tokens,
-    tls
-      ? Fastify({
-          bodyLimit: BODY_LIMIT,
-          https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) },
-        })
-      : undefined,
-  );
-  let address: string;
-  try {
-    address = await app.listen({ host: config.api.host, port: config.api.port });
-  } catch (error) {
-    await runtime.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') {
-      throw new InvalidInputError(
-        `${config.api.host}:${config.api.port} is already in use; choose another --port`,
+  await runUntilSignalled(
+    async () => {
+      const runtime = await createRuntime({
+        dataDir: config.dataDir,
+        redisUrl: config.redisUrl,
+        prefix: config.prefix,
+        processActor: processIdentity('api'),
+      });
+      const tokens = new TokenStore(runtime.core.redis, runtime.core.keys);
+      await ensureFirstToken(tokens, config.dataDir, logger);
+      const app = await buildApi(
+        runtime,
+        tokens,
+        tls
+          ? Fastify({
+              bodyLimit: BODY_LIMIT,
+              https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) },
+            })
+          : undefined,
       );
-    }
-    throw error;
-  }
-  logger.info({ event: 'listening', address }, `listening on ${address}`);
-  await new Promise<void>((resolve) => {
-    const stop = () =>
-      void app
-        .close()
-        .then(() => runtime.close())
-        .finally(resolve);
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+      let address: string;
+      try {
+        address = await app.listen({ host: config.api.host, port: config.api.port });
+      } catch (error) {
+        await runtime.close();
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE') {
+          throw new InvalidInputError(
+            `${config.api.host}:${config.api.port} is already in use; choose another --port`,
+          );
+        }
+        throw error;
+      }
+      logger.info({ event: 'listening', address }, `listening on ${address}`);
+      // `up` waits for this (not for whoever answers /healthz on the port) before it says it is up.
+      const bound = app.server.address();
+      return {
+        ready: { address, port: typeof bound === 'object' && bound ? bound.port : config.api.port },
+        stop: () => app.close().finally(() => runtime.close()),
+      };
+    },
+    { logger, deadlineMs: 10_000 },
+  );
 }
 
 /** With no token at all, create an admin token and write it to <data-dir>/api-token (0600). */

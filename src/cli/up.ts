@@ -4,11 +4,25 @@
 // worker is restarted with backoff; Ctrl-C / SIGTERM stops everything in order
 // (api and scheduler, then workers drained, then Redis last) and leaves no
 // process behind. One `up` per data dir, guarded by a lock file with the pid.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+//
+// `up` owns its children, also when it is SIGKILLed: the api, workers and
+// scheduler hold an IPC channel to it and stop when it closes (see
+// core/run-until-signalled.ts); the redis-server gets a parent-death signal and
+// holds a lock on its dir for its whole life (see core/redis-server.ts, which
+// also documents the fallback without util-linux). A redis-server of the data
+// dir that is still running when `up` starts is shut down first, never doubled.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { InvalidInputError } from '../core/errors.js';
+import {
+  RedisDirBusyError,
+  startRedisServer,
+  stopStaleRedisServer,
+  type RedisServer,
+} from '../core/redis-server.js';
+import type { ReadyMessage } from '../core/run-until-signalled.js';
 import type { Logger } from 'pino';
 import { embeddedSocket, type ResolvedConfig } from './config.js';
 
@@ -52,17 +66,20 @@ export async function startUp(
   await mkdir(join(config.dataDir, 'plugins'), { recursive: true, mode: 0o755 });
   const releaseLock = await takeLock(config.dataDir);
   const children = new Set<ChildProcess>();
-  let redisServer: ChildProcess | undefined;
+  let redisServer: RedisServer | undefined;
   let stopping = false;
   try {
+    // Before Redis: a port held by anything (another Switchyard included) fails fast, by name.
+    await ensurePortFree(options.host, options.port);
     if (config.embedded) {
       redisServer = await startEmbeddedRedis(config.dataDir, options.appendfsync, logger, signal);
     }
     const cli = process.argv[1]!;
     const globals = ['--data-dir', config.dataDir, '--redis-url', config.redisUrl, '--prefix', config.prefix];
     const launch = (role: string, args: string[]) => {
+      // The IPC channel: the child stops when it closes (this process gone, even by SIGKILL).
       const child = spawn(process.execPath, [cli, ...globals, ...args], {
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       children.add(child);
       child.once('exit', () => children.delete(child));
@@ -105,7 +122,10 @@ export async function startUp(
     };
     for (let index = 0; index < options.workers; index += 1) superviseWorker(index);
 
-    const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${options.port}`;
+    // Our own api's word that it listens, never whoever answers on the port.
+    const ready = await waitReady(api, 30_000, signal);
+    const port = typeof ready.port === 'number' ? ready.port : options.port;
+    const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
     await waitHealthy(`${url}/healthz`, api, 30_000, signal);
 
     let resolveStopped!: () => void;
@@ -117,7 +137,8 @@ export async function startUp(
       await Promise.all([terminate(api), terminate(scheduler)]);
       await Promise.all(workers.map((worker) => terminate(worker, 30_000)));
       for (const child of children) await terminate(child);
-      if (redisServer) await stopEmbeddedRedis(redisServer);
+      // SIGTERM makes redis-server flush the AOF and exit cleanly.
+      if (redisServer) await redisServer.stop(10_000);
       await releaseLock();
       resolveStopped();
       return stopped;
@@ -127,7 +148,7 @@ export async function startUp(
   } catch (error) {
     stopping = true;
     for (const child of children) await terminate(child);
-    if (redisServer) await stopEmbeddedRedis(redisServer);
+    if (redisServer) await redisServer.stop(10_000);
     await releaseLock();
     throw error;
   }
@@ -175,80 +196,101 @@ async function startEmbeddedRedis(
   appendfsync: AppendFsync,
   logger: Logger,
   signal?: AbortSignal,
-): Promise<ChildProcess> {
-  const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (found.error) {
-    throw new InvalidInputError(
-      'redis-server is not installed; install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`), or pass --redis-url to use a Redis you run',
-    );
-  }
+): Promise<RedisServer> {
   const dir = join(dataDir, 'redis');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
   const socket = embeddedSocket(dataDir);
-  await rm(socket, { force: true });
-  const server = spawn(
-    'redis-server',
-    [
-      '--port',
-      '0',
-      '--unixsocket',
-      socket,
-      '--unixsocketperm',
-      '700',
-      '--dir',
-      dir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      appendfsync,
-      '--save',
-      '',
-      '--daemonize',
-      'no',
-      '--logfile',
-      join(dir, 'redis.log'),
-    ],
-    { stdio: 'ignore' },
-  );
-  logger.info({ event: 'redis-starting', socket, appendfsync }, 'starting the embedded redis-server');
-  const url = `redis+unix://${socket}`;
   const deadline = Date.now() + 15_000;
   for (;;) {
-    if (server.exitCode !== null)
-      throw new Error(`redis-server exited at start; see ${join(dir, 'redis.log')}`);
-    if (signal?.aborted) {
-      await terminate(server);
-      throw new StartAborted();
-    }
-    const client = new Redis({
-      path: socket,
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    client.on('error', () => {});
+    // The previous `up` is gone (we hold its lock); its Redis may not be yet.
+    const stale = await stopStaleRedisServer(dir, socket);
+    if (stale)
+      logger.warn(
+        { event: 'redis-stale-stopped', redisPid: stale },
+        `stopped the redis-server (pid ${stale}) a previous up of this data dir left running`,
+      );
+    logger.info({ event: 'redis-starting', socket, appendfsync }, 'starting the embedded redis-server');
     try {
-      await client.connect();
-      await client.ping();
-      client.disconnect();
-      logger.info({ event: 'redis-ready', url }, 'embedded redis-server ready');
-      return server;
-    } catch {
-      client.disconnect();
-      if (Date.now() > deadline) {
-        server.kill('SIGKILL');
-        throw new Error(
-          `the embedded redis-server did not answer within 15 s; see ${join(dir, 'redis.log')}`,
+      const server = await startRedisServer({
+        dir,
+        unixSocket: socket,
+        appendfsync,
+        readyTimeoutMs: 15_000,
+        ...(signal ? { signal } : {}),
+      });
+      logger.info(
+        { event: 'redis-ready', url: server.url, redisPid: server.pid, containment: server.containment },
+        'embedded redis-server ready',
+      );
+      if (server.containment === 'none')
+        logger.warn(
+          { event: 'redis-uncontained' },
+          'setpriv (util-linux) not found: if this up is killed with SIGKILL, its redis-server runs on until the next up on this data dir stops it',
         );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      return server;
+    } catch (error) {
+      if (signal?.aborted) throw new StartAborted();
+      // Its lock is still held: an old server is finishing its exit.
+      if (!(error instanceof RedisDirBusyError) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
 }
 
-async function stopEmbeddedRedis(server: ChildProcess): Promise<void> {
-  // SIGTERM makes redis-server flush the AOF and exit cleanly.
-  await terminate(server, 10_000);
+/** Fails when anything listens on host:port (bind and release; the api binds it for real). */
+async function ensurePortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const probe = createServer();
+    probe.once('error', resolve);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
+  });
+  if (!error) return;
+  if (error.code !== 'EADDRINUSE') throw error;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const other = await answersHealthz(`http://${where}/healthz`);
+  throw new InvalidInputError(
+    `${host}:${port} is already in use${other ? ' (something there answers /healthz: another Switchyard installation?)' : ''}; choose another --port, or stop what holds it`,
+  );
+}
+
+async function answersHealthz(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+    await response.arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves with the api's ready message; rejects when it exits first. */
+function waitReady(api: ChildProcess, timeoutMs: number, signal?: AbortSignal): Promise<ReadyMessage> {
+  return new Promise((resolve, reject) => {
+    const done = (settle: () => void) => {
+      clearTimeout(timer);
+      api.off('message', onMessage);
+      api.off('exit', onExit);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    };
+    const onMessage = (message: unknown) => {
+      if ((message as ReadyMessage | undefined)?.type === 'switchyard-ready')
+        done(() => resolve(message as ReadyMessage));
+    };
+    const onExit = () =>
+      done(() =>
+        reject(new Error('the api process exited during start-up (see its log above; is the port free?)')),
+      );
+    const onAbort = () => done(() => reject(new StartAborted()));
+    const timer = setTimeout(
+      () => done(() => reject(new Error(`the api did not start within ${timeoutMs / 1000} s`))),
+      timeoutMs,
+    );
+    api.on('message', onMessage);
+    api.once('exit', onExit);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** SIGTERM, wait, then SIGKILL. */

@@ -1,7 +1,9 @@
-// `switchyard scheduler`: keeps the job schedulers in Redis current until stopped.
+// `switchyard scheduler`: keeps the job schedulers in Redis current until stopped
+// (a signal, or the `up` that started it going away).
 import { processIdentity } from '../core/context.js';
 import { createLogger, eventLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
+import { runUntilSignalled } from '../core/run-until-signalled.js';
 import { DEFAULT_SCHEDULER, startScheduler, type SchedulerOptions } from './scheduler.js';
 
 export async function runSchedulerProcess(config: {
@@ -12,24 +14,21 @@ export async function runSchedulerProcess(config: {
   scheduler?: Partial<SchedulerOptions>;
 }): Promise<void> {
   const logger = createLogger('scheduler', config.logLevel);
-  const runtime = await createRuntime({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    prefix: config.prefix,
-    processActor: processIdentity('scheduler'),
-  });
-  const scheduler = await startScheduler(runtime.core, runtime.queues, {
-    ...DEFAULT_SCHEDULER,
-    ...config.scheduler,
-    log: eventLogger(logger),
-  });
-  await new Promise<void>((resolve) => {
-    const stop = () =>
-      void scheduler
-        .stop()
-        .then(() => runtime.close())
-        .finally(resolve);
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+  await runUntilSignalled(
+    async () => {
+      const runtime = await createRuntime({
+        dataDir: config.dataDir,
+        redisUrl: config.redisUrl,
+        prefix: config.prefix,
+        processActor: processIdentity('scheduler'),
+      });
+      const scheduler = await startScheduler(runtime.core, runtime.queues, {
+        ...DEFAULT_SCHEDULER,
+        ...config.scheduler,
+        log: eventLogger(logger),
+      });
+      return { stop: () => scheduler.stop().finally(() => runtime.close()) };
+    },
+    { logger, deadlineMs: 10_000 },
+  );
 }

@@ -1,9 +1,10 @@
 // `switchyard worker`: one worker process. SIGTERM/SIGINT: take no new jobs,
 // let running calls finish up to the deadline, then cancel them (killing their
-// process groups), then exit.
+// process groups), then exit. Also when the `up` that started it is gone.
 import { processIdentity } from '../core/context.js';
 import { createLogger, eventLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
+import { runUntilSignalled } from '../core/run-until-signalled.js';
 import { startWorkers, type WorkerOptions } from './worker.js';
 
 /** For the CLI's --operation-priority default: the CLI reaches the worker through this entry point only. */
@@ -23,32 +24,24 @@ export interface WorkerProcessConfig {
 export async function runWorkerProcess(config: WorkerProcessConfig): Promise<void> {
   const logger = createLogger('worker', config.logLevel);
   const identity = processIdentity('worker');
-  const runtime = await createRuntime({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    prefix: config.prefix,
-    processActor: identity,
-    ...(config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {}),
-  });
-  const workers = await startWorkers(runtime.core, runtime.work, runtime.queues, runtime.bullConnection, {
-    concurrency: config.concurrency,
-    log: eventLogger(logger),
-    retention: runtime.retention,
-    ...config.worker,
-  });
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ event: 'shutdown', signal }, 'shutdown');
-      void workers
-        .shutdown(config.shutdownDeadlineMs)
-        .then(() => runtime.close())
-        .finally(resolve);
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
-  logger.info({ event: 'stopped' }, 'stopped');
+  await runUntilSignalled(
+    async () => {
+      const runtime = await createRuntime({
+        dataDir: config.dataDir,
+        redisUrl: config.redisUrl,
+        prefix: config.prefix,
+        processActor: identity,
+        ...(config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {}),
+      });
+      const workers = await startWorkers(runtime.core, runtime.work, runtime.queues, runtime.bullConnection, {
+        concurrency: config.concurrency,
+        log: eventLogger(logger),
+        retention: runtime.retention,
+        ...config.worker,
+      });
+      return { stop: () => workers.shutdown(config.shutdownDeadlineMs).finally(() => runtime.close()) };
+    },
+    // Running calls get the shutdown deadline; closing the queues and Redis a little more.
+    { logger, deadlineMs: config.shutdownDeadlineMs + 5_000 },
+  );
 }

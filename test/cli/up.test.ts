@@ -1,15 +1,18 @@
 // `switchyard up` on a fresh data dir with the embedded Redis (no --redis-url):
 // it serves /healthz, stops everything it started on SIGTERM, refuses a second
-// `up` on the same data dir naming the running pid, and takes over the stale
-// lock a SIGKILLed `up` left behind.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+// `up` on the same data dir naming the running pid; `up` owns its children
+// (kill -9 of `up` takes api, worker, scheduler and redis-server with it) and a
+// data dir never gets a second redis-server; a port another installation holds
+// is an error, never reported as this one being up.
+import { spawn } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/redis.js';
 import {
   exitWithin,
-  killGroup,
   killMentioning,
   processesMentioning,
   requireBuiltCli,
@@ -68,6 +71,20 @@ async function startUp(port: number) {
   return up;
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The redis-server processes on this data dir. */
+function redisServers(): string[] {
+  return processesMentioning(dataDir).filter((line) => line.includes('redis-server'));
+}
+
 /** Processes whose command line names the data dir, apart from `except`. */
 function leftovers(except: number[] = []): string[] {
   return processesMentioning(dataDir).filter((line) => !except.includes(Number(line.split(/\s+/)[0])));
@@ -111,29 +128,80 @@ describe('switchyard up', () => {
     expect(await healthz(port)).toBeUndefined();
   });
 
-  it('takes over the stale lock of an up killed with SIGKILL', async () => {
+  it('kill -9 of up: its api, worker, scheduler and redis-server die with it; the next up runs exactly one Redis', async () => {
     const firstPort = await freePort();
     const killed = await startUp(firstPort);
     const lock = join(dataDir, 'switchyard-up.lock');
     expect((await readFile(lock, 'utf8')).trim()).toBe(String(killed.pid));
+    const children = leftovers([killed.pid!]);
+    const pids = children.map((line) => Number(line.split(/\s+/)[0]));
+    expect(
+      children.some((line) => line.includes('redis-server')),
+      children.join('\n'),
+    ).toBe(true);
+    expect(pids.length, children.join('\n')).toBe(4); // redis-server, api, worker, scheduler
 
     process.kill(killed.pid!, 'SIGKILL');
     await exitWithin(killed, 5_000);
-    // Its children outlive it; clean them up as a user would, the lock stays.
-    killGroup(killed, 'SIGKILL');
-    killMentioning(dataDir);
-    await waitFor(() => leftovers().length === 0, 5_000, 'the killed up’s children to die');
-    expect((await readFile(lock, 'utf8')).trim()).toBe(String(killed.pid));
+    // No clean-up by hand: every child notices by itself (checked by pid).
+    await waitFor(() => pids.every((pid) => !alive(pid)), 10_000, 'the killed up’s children to die').catch(
+      () => undefined,
+    );
+    expect(pids.filter(alive), `alive after kill -9 of up:\n${leftovers().join('\n')}`).toEqual([]);
+    expect((await readFile(lock, 'utf8')).trim()).toBe(String(killed.pid)); // a stale lock
 
     const port = await freePort();
     const next = await startUp(port);
     expect(await healthz(port)).toBe(200);
     expect((await readFile(lock, 'utf8')).trim()).toBe(String(next.pid));
+    expect(redisServers(), leftovers().join('\n')).toHaveLength(1);
 
     process.kill(next.pid!, 'SIGTERM');
     const [code, signal] = await exitWithin(next, 15_000);
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     expect(leftovers()).toEqual([]);
+  });
+
+  it('a redis-server of the data dir that outlived its up is stopped, never doubled', async () => {
+    // What an up without util-linux (no parent-death signal) leaves after kill -9:
+    // the data dir's server still running on its socket, not a child of anyone here.
+    const orphan = spawn(
+      'redis-server',
+      [
+        '--port',
+        '0',
+        '--unixsocket',
+        join(dataDir, 'redis', 'redis.sock'),
+        '--dir',
+        join(dataDir, 'redis'),
+        '--appendonly',
+        'yes',
+        '--pidfile',
+        join(dataDir, 'redis', 'redis.pid'),
+        '--daemonize',
+        'no',
+      ],
+      { stdio: 'ignore', detached: true },
+    );
+    orphan.unref();
+    try {
+      await waitFor(() => redisServers().length === 1, 10_000, 'the orphaned redis-server');
+      await waitFor(
+        async () => (await readFile(join(dataDir, 'redis', 'redis.pid'), 'utf8').catch(() => '')) !== '',
+        10_000,
+        'its pidfile',
+      );
+      const port = await freePort();
+      const up = await startUp(port);
+      expect(alive(orphan.pid!), 'the orphaned redis-server was stopped').toBe(false);
+      expect(redisServers(), leftovers().join('\n')).toHaveLength(1);
+      expect(await healthz(port)).toBe(200);
+      process.kill(up.pid!, 'SIGTERM');
+      await exitWithin(up, 15_000);
+      expect(leftovers()).toEqual([]);
+    } finally {
+      if (alive(orphan.pid!)) process.kill(orphan.pid!, 'SIGKILL');
+    }
   });
 
   it('a SIGTERM while it is starting stops what it started and leaves no process', async () => {
@@ -172,6 +240,50 @@ describe('switchyard up on a port someone else holds', () => {
       expect(processesMentioning(dataDir)).toEqual([]);
     } finally {
       squatter.close();
+    }
+  });
+});
+
+describe('switchyard up on a port another installation holds', () => {
+  it('exits non-zero and never reports the other installation as its own', async () => {
+    // Anything answering /healthz 200 there, as another Switchyard would.
+    const other = createHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"status":"ok","redis":"ok"}');
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => other.listen(port, '127.0.0.1', resolve));
+    try {
+      const result = await runCli(
+        ['--data-dir', dataDir, 'up', '--port', String(port), '--workers', '1'],
+        30_000,
+      );
+      expect(result.stdout).not.toContain('Switchyard is up');
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(result.stderr).toContain('another Switchyard');
+      expect(processesMentioning(dataDir)).toEqual([]);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a second up (another data dir) on the port of a running up fails and leaves the first alone', async () => {
+    const port = await freePort();
+    const first = await startUp(port);
+    const otherDir = await mkdtemp(join(tmpdir(), 'switchyard-cli-up-other-'));
+    try {
+      await mkdir(otherDir, { recursive: true });
+      const second = await runCli(['--data-dir', otherDir, 'up', '--port', String(port), '--workers', '1']);
+      expect(second.stdout).not.toContain('Switchyard is up');
+      expect(second.code, second.stderr).toBe(2);
+      expect(processesMentioning(otherDir)).toEqual([]);
+      expect(await healthz(port)).toBe(200);
+    } finally {
+      killMentioning(otherDir);
+      await rm(otherDir, { recursive: true, force: true });
+      process.kill(first.pid!, 'SIGTERM');
+      await exitWithin(first, 15_000);
     }
   });
 });

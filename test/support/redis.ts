@@ -1,13 +1,13 @@
 // An owned Redis for each test file: from testcontainers when a Docker engine
-// answers, otherwise a redis-server process on a free port with a temp dir
-// (fault tests kill and restart it). Never the shared 6379 instance.
-import { spawn, type ChildProcess } from 'node:child_process';
+// answers, otherwise a redis-server process from the launcher `up` uses
+// (src/core/redis-server.ts) on a free port with a temp dir; fault tests kill
+// and restart it; it dies with the test process. Never the shared 6379 instance.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { startRedisServer, type RedisServer } from '../../src/core/redis-server.js';
 
 export interface OwnedRedis {
   url: string;
@@ -63,43 +63,21 @@ async function startContainer(options: OwnedRedisOptions): Promise<OwnedRedis> {
 async function startProcess(options: OwnedRedisOptions): Promise<OwnedRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-redis-'));
   const port = await freePort();
-  let child: ChildProcess | undefined;
+  let server: RedisServer | undefined;
   const launch = async () => {
-    child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        options.appendfsync ?? 'always',
-        '--daemonize',
-        'no',
-        '--logfile',
-        join(dir, 'redis.log'),
-      ],
-      { stdio: 'ignore' },
-    );
-    await waitForPing(`redis://127.0.0.1:${port}`);
+    server = await startRedisServer({
+      dir,
+      port,
+      appendfsync: options.appendfsync ?? 'always',
+      readyTimeoutMs: 10_000,
+    });
   };
   const kill = async () => {
-    const current = child;
-    if (!current || current.exitCode !== null || current.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      current.once('exit', () => resolve());
-      current.kill('SIGKILL');
-    });
+    await server?.kill();
   };
   await launch();
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: server!.url,
     kill,
     restart: launch,
     async stop() {
@@ -107,25 +85,6 @@ async function startProcess(options: OwnedRedisOptions): Promise<OwnedRedis> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function waitForPing(url: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    redis.on('error', () => {});
-    try {
-      await redis.connect();
-      await redis.ping();
-      redis.disconnect();
-      return;
-    } catch (error) {
-      redis.disconnect();
-      if (Date.now() > deadline)
-        throw new Error(`owned redis-server did not start: ${(error as Error).message}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 }
 
 export function freePort(): Promise<number> {
