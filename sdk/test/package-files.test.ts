@@ -43,6 +43,7 @@ describe('conformance kit: package files', () => {
         {
           name: 'executable follows the package rules',
           status: 'fail',
+          level: 'required',
           detail: `executable: the executable ${executable} is owned by uid ${OTHER_UID}, not by root (the user the host runs as): that user could replace the plugin between its verification and its start (fix: chown root ${executable}, or install the package where only you can write)`,
         },
       ]);
@@ -81,6 +82,7 @@ describe('conformance kit: package files', () => {
         {
           name: 'plugin.json is a valid manifest',
           status: 'fail',
+          level: 'required',
           detail: `cannot read plugin.json: ${path} is a FIFO (named pipe), not a regular file: plugin.json must be a regular file in the package (it was not read)`,
         },
       ]);
