@@ -1,6 +1,7 @@
 // The audit trail: an append-only Redis stream of every decision and its actor.
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Keys } from './keys.js';
+import { redactDeep } from './redact.js';
 
 export interface AuditEntry {
   id: string;
@@ -27,7 +28,8 @@ export function auditInto(multi: ChainableCommander, keys: Keys, entry: AuditInp
     'target',
     entry.target,
     'detail',
-    JSON.stringify(entry.detail),
+    // Details can quote errors and plugin output (PROTOCOL.md §10).
+    JSON.stringify(redactDeep(entry.detail)),
   );
 }
 

@@ -50,12 +50,12 @@ export class StderrTail {
       dropped += cut;
       bytes = bytes.subarray(cut);
     }
-    const lines = bytes.toString('utf8').split('\n');
+    // Redacted as one text, not line by line: a PEM private key block spans lines.
+    const lines = redact(bytes.toString('utf8')).split('\n');
     if (lines.at(-1) === '') lines.pop();
-    const kept = lines.slice(-STDERR_LINES).map((line) => {
-      const clean = redact(line);
-      return clean.length <= STDERR_LINE_CHARS ? clean : `${clean.slice(0, STDERR_LINE_CHARS - 1)}…`;
-    });
+    const kept = lines
+      .slice(-STDERR_LINES)
+      .map((line) => (line.length <= STDERR_LINE_CHARS ? line : `${line.slice(0, STDERR_LINE_CHARS - 1)}…`));
     if (dropped > 0) kept.unshift(`[${dropped} earlier bytes of stderr dropped]`);
     return kept.slice(-STDERR_LINES);
   }

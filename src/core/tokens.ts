@@ -1,11 +1,12 @@
-// API tokens with roles. A token is `sy_<id>_<secret>`; only the SHA-256 of
-// the secret is stored, and it is compared in constant time.
+// API tokens with roles. A token is `sy_<id>_<secret>` (token-format.ts); only
+// the SHA-256 of the secret is stored, and it is compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { appendAudit } from './audit.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
 import type { Keys } from './keys.js';
 import { registerSecret } from './redact.js';
+import { TOKEN_PATTERN, formatToken } from './token-format.js';
 
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -20,8 +21,6 @@ export interface TokenRecord {
 }
 
 export type TokenView = Omit<TokenRecord, 'hash'>;
-
-const TOKEN_PATTERN = /^sy_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 
 export function roleAllows(role: Role, needed: Role): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(needed);
@@ -67,7 +66,7 @@ export class TokenStore {
       target: id,
       detail: { name, role },
     });
-    const token = `sy_${id}_${secret}`;
+    const token = formatToken(id, secret);
     registerSecret(token);
     const { hash: _hash, ...view } = record;
     return { ...view, token };

@@ -1,0 +1,186 @@
+// Redaction (PROTOCOL.md §10) against a corpus of real-world secret shapes,
+// each of which must disappear, and of look-alikes a reviewer must still see.
+// Values are built from pieces so that no scanner mistakes this file for a leak.
+import { describe, expect, it } from 'vitest';
+import { StderrTail } from '../../src/core/stderr-tail.js';
+import { redact, redactDeep, registerEnvSecrets, registerSecret } from '../../src/core/redact.js';
+
+const r = (unit: string, times: number) => unit.repeat(times);
+const HEX40 = r('0123456789abcdef', 3).slice(0, 40);
+const HEX64 = r('9f86d081884c7d65', 4);
+const B62 = (n: number) => r('aZ3kQ9xW2mP7', 10).slice(0, n);
+const JWT = `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${B62(43)}`;
+const HOST_TOKEN = `sy_${'k3j9x0a2b7c1'}_${B62(40)}-_Q`;
+
+/** [label, line, secret value that must not survive] */
+const SECRETS: [string, string, string][] = [
+  ['GITHUB_TOKEN env', `GITHUB_TOKEN=${'ghp_'}${B62(36)}`, B62(36)],
+  ['OPENAI_API_KEY env', `OPENAI_API_KEY=sk-proj-${B62(48)}`, B62(48)],
+  [
+    'AWS secret with spaces',
+    `AWS_SECRET_ACCESS_KEY = wJalrXUtnFEMI/K7MDENG/bPxRfiCY${'EXAMPLEKEY'}`,
+    'wJalrXUtnFEMI',
+  ],
+  ['DB_PASSWORD colon', 'DB_PASSWORD: correct-horse-battery', 'correct-horse-battery'],
+  ['client_secret query', 'POST /oauth?client_secret=c1i3nt-s3cr3t&grant=x', 'c1i3nt-s3cr3t'],
+  ['x-api-key header', 'x-api-key: 8f0e-api-key-value', '8f0e-api-key-value'],
+  ['upper-case PASSWORD', 'PASSWORD=Tr0ub4dor&3', 'Tr0ub4dor'],
+  ['camelCase clientSecret', 'clientSecret="abc-123-secret"', 'abc-123-secret'],
+  ['JSON password', '{"user":"ann","password":"hunter2!"}', 'hunter2!'],
+  ['JSON-escaped in a message', 'line: {\\"api_key\\":\\"k-7654321\\"}', 'k-7654321'],
+  ['single-quoted YAML', "db_pass: 'pa55 word'", 'pa55 word'],
+  ['export with quotes', 'export SLACK_BOT_TOKEN="xoxb-123-456-abcdef"', 'xoxb-123-456-abcdef'],
+  ['Ruby hash rocket', ':secret => s3kr1tvalue', 's3kr1tvalue'],
+  ['Go :=', 'token := tok_live_998877', 'tok_live_998877'],
+  ['CLI flag --password', 'mysql --password hunter22 -u root', 'hunter22'],
+  ['CLI flag --api-key=', 'tool --api-key=AbC123xyz', 'AbC123xyz'],
+  ['XML element', '<password>xml-secret-1</password>', 'xml-secret-1'],
+  ['Azure AccountKey', `DefaultEndpointsProtocol=https;AccountName=x;AccountKey=${B62(40)}==;`, B62(40)],
+  ['presigned signature', `https://b.s3.amazonaws.com/o?X-Amz-Signature=${HEX64}`, HEX64],
+  ['Bearer header', `Authorization: Bearer ${B62(30)}`, B62(30)],
+  ['Basic header', 'Authorization: Basic dXNlcjpwYXNzd29yZA==', 'dXNlcjpwYXNzd29yZA=='],
+  ['bare Bearer', `curl -H "Bearer ${JWT}"`, JWT.slice(20)],
+  ['GitHub classic', `cloning with ghp_${B62(36)}`, B62(36)],
+  ['GitHub OAuth', `gho_${B62(36)}`, B62(36)],
+  ['GitHub fine-grained', `github_pat_11ABCDEFG0${B62(12)}_${B62(59)}`, B62(59)],
+  ['OpenAI legacy', `key sk-${B62(48)}`, B62(48)],
+  ['Anthropic', `sk-ant-api03-${B62(90)}AA`, B62(90)],
+  ['Stripe live', `sk_live_${B62(24)}`, B62(24)],
+  ['Stripe webhook', `whsec_${B62(32)}`, B62(32)],
+  ['Slack bot', 'xoxb-2048-4096-a1B2c3D4e5F6g7H8', 'a1B2c3D4e5F6g7H8'],
+  ['Slack user', 'xoxp-1111-2222-3333-ffffeeee', 'ffffeeee'],
+  ['Slack webhook', `https://hooks.slack.com/services/T0000/B0000/${B62(24)}`, B62(24)],
+  ['JWT alone', `id_tok ${JWT} end`, JWT],
+  ['AWS access key id', `using ${'AKIA'}IOSFODNN7EXAMPLE`, 'IOSFODNN7EXAMPLE'],
+  ['AWS temporary key id', `${'ASIA'}Y34FZKBOKMUTVV7A`, 'Y34FZKBOKMUTVV7A'],
+  ['URL credentials', 'fetching https://deploy:s3cret@git.example.com/r.git', 's3cret'],
+  ['Redis URL with password only', 'redis://:redispw123@10.0.0.1:6379/0', 'redispw123'],
+  ['Postgres URL', 'postgres://app:db-pass-0123@db.example.com/app', 'db-pass-0123'],
+  ['Google API key', `AIza${B62(35)}`, B62(35)],
+  ['Google OAuth token', `ya29.${B62(60)}`, B62(60)],
+  ['GitLab PAT', `glpat-${B62(20)}`, B62(20)],
+  ['npm token', `//registry.npmjs.org/:_authToken=npm_${B62(36)}`, B62(36)],
+  ['PyPI token', `pypi-AgEIcHlwaS5vcmc${B62(60)}`, B62(60)],
+  ['Hugging Face', `hf_${B62(34)}`, B62(34)],
+  ['SendGrid', `SG.${B62(22)}.${B62(43)}`, B62(43)],
+  ['Twilio API key', `SK${HEX40.slice(0, 32)}`, HEX40.slice(0, 32)],
+  ['Shopify', `shpat_${HEX40.slice(0, 32)}`, HEX40.slice(0, 32)],
+  ['DigitalOcean', `dop_v1_${HEX64}`, HEX64],
+  ['Vault', `hvs.${B62(90)}`, B62(90)],
+  ['Docker Hub', `dckr_pat_${B62(27)}`, B62(27)],
+  ['age key', `AGE-SECRET-KEY-1${r('QW3R7Y', 10).slice(0, 58)}`, r('QW3R7Y', 10).slice(0, 58)],
+  ['host API token', `leaked ${HOST_TOKEN} here`, HOST_TOKEN.slice(16)],
+  ['host API token, truncated', `${HOST_TOKEN.slice(0, 30)}`, HOST_TOKEN.slice(16, 30)],
+  [
+    'PEM private key',
+    `key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA${B62(48)}\n${B62(64)}\n-----END RSA PRIVATE KEY-----\ndone`,
+    B62(64),
+  ],
+  ['PEM, END never came', `-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk${B62(40)}`, B62(40)],
+  ['PEM tail, BEGIN cut off', `${B62(64)}\n${B62(20)}==\n-----END PRIVATE KEY-----`, B62(64)],
+];
+
+/** Lines that must come out exactly as they went in. */
+const LOOK_ALIKES: string[] = [
+  'tokenizer=3',
+  'password_policy=strict',
+  'max_tokens=4096',
+  'token_count: 17',
+  'secret_name=db-credentials-ref',
+  '"token_type": "bearer"',
+  'bypass=true compass=north',
+  'the sk key on the keyboard; sk-learn is a typo of scikit-learn',
+  `fingerprint ${HEX64}`,
+  `sha256:${HEX64}`,
+  `commit ${HEX40}`,
+  'request 123e4567-e89b-12d3-a456-426614174000 took 5 ms',
+  'plugin com.example.secret-scanner v1.2.3',
+  'plugin token-counter is healthy',
+  'missing Bearer token in the request',
+  '--token-file /run/secrets/api',
+  'git@github.com:example/repo.git',
+  'https://example.com/path/@scope/pkg',
+  'ssh://git@example.com/repo',
+  'eyJhbGciOiJIUzI1NiJ9 is a base64 header',
+  'AKIA is the prefix of AWS access keys',
+  'sy_ is the prefix of switchyard tokens',
+  'see the password reset page',
+  'passwordless=true',
+  'github_pat is described in the docs',
+  'xoxb tokens come from Slack',
+  '/home/ann/projects/private-keys-docs/README.md',
+];
+
+describe('redaction corpus', () => {
+  it(`redacts ${SECRETS.length} real-world secret shapes`, () => {
+    expect(SECRETS.length).toBeGreaterThanOrEqual(40);
+    const missed: string[] = [];
+    for (const [label, line, secret] of SECRETS) {
+      const out = redact(line);
+      if (out.includes(secret) || !out.includes('[REDACTED]')) missed.push(`${label}: ${out}`);
+    }
+    expect(missed).toEqual([]);
+  });
+
+  it(`leaves ${LOOK_ALIKES.length} look-alikes as they are`, () => {
+    expect(LOOK_ALIKES.length).toBeGreaterThanOrEqual(20);
+    const changed = LOOK_ALIKES.filter((line) => redact(line) !== line).map((line) => redact(line));
+    expect(changed).toEqual([]);
+  });
+
+  it('keeps the name, the separator and the authorization scheme', () => {
+    expect(redact('GITHUB_TOKEN=abc123456')).toBe('GITHUB_TOKEN=[REDACTED]');
+    expect(redact('AWS_SECRET_ACCESS_KEY = abc/def')).toBe('AWS_SECRET_ACCESS_KEY = [REDACTED]');
+    expect(redact('Authorization: Basic dXNlcjpwYXNz')).toBe('Authorization: Basic [REDACTED]');
+    expect(redact('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [REDACTED]');
+  });
+
+  it('is idempotent', () => {
+    for (const [, line] of SECRETS) expect(redact(redact(line))).toBe(redact(line));
+  });
+
+  it('stays linear on long lines', () => {
+    const line = `${'y'.repeat(200_000)} ${'password-'.repeat(20_000)}`;
+    const started = performance.now();
+    redact(line);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('literal secrets of the host', () => {
+  it('redacts a registered value wherever it appears', () => {
+    registerSecret('plain-looking-value-42');
+    expect(redact('connected with plain-looking-value-42 ok')).toBe('connected with [REDACTED] ok');
+  });
+
+  it('registers secret environment values, and those named in SWITCHYARD_REDACT_ENV', () => {
+    registerEnvSecrets({
+      MY_SERVICE_TOKEN: 'svc-token-value-1',
+      DEPLOY_KEY_MATERIAL: 'not-registered-value',
+      SWITCHYARD_REDACT_ENV: 'DEPLOY_KEY_MATERIAL, OTHER',
+      PWD: '/work/somewhere',
+      HOME: '/root-home-dir',
+    });
+    expect(redact('a svc-token-value-1 b')).toBe('a [REDACTED] b');
+    expect(redact('a not-registered-value b')).toBe('a [REDACTED] b');
+    expect(redact('cwd /work/somewhere home /root-home-dir')).toBe('cwd /work/somewhere home /root-home-dir');
+  });
+});
+
+describe('where redaction applies', () => {
+  it('stderr: a PEM block across lines and a host token are redacted', () => {
+    const tail = new StderrTail();
+    tail.push(Buffer.from(`starting\n-----BEGIN PRIVATE KEY-----\n${B62(64)}\n`));
+    tail.push(Buffer.from(`-----END PRIVATE KEY-----\ntoken is ${HOST_TOKEN}\n`));
+    const text = tail.lines().join('\n');
+    expect(text).not.toContain(B62(64));
+    expect(text).not.toContain(HOST_TOKEN.slice(16));
+    expect(tail.lines()[0]).toBe('starting');
+  });
+
+  it('structured values: strings and values under a secret name', () => {
+    expect(
+      redactDeep({ name: 'ci', token: 'abc', nested: [{ message: 'DB_PASSWORD=x1y2z3' }], count: 3 }),
+    ).toEqual({ name: 'ci', token: '[REDACTED]', nested: [{ message: 'DB_PASSWORD=[REDACTED]' }], count: 3 });
+  });
+});
