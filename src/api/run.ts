@@ -11,7 +11,7 @@ import { createLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
 import { runUntilSignalled } from '../core/run-until-signalled.js';
 import { TokenStore } from '../core/tokens.js';
-import { BODY_LIMIT, buildApi } from './server.js';
+import { BODY_LIMIT, buildApi, newRequestId } from './server.js';
 
 export interface ApiOptions {
   host: string;
@@ -57,6 +57,7 @@ export async function runApiProcess(config: {
         redisUrl: config.redisUrl,
         prefix: config.prefix,
         processActor: processIdentity('api'),
+        answersRequests: true,
       });
       const tokens = new TokenStore(runtime.core.redis, runtime.core.keys);
       await ensureFirstToken(tokens, config.dataDir, logger);
@@ -66,9 +67,11 @@ export async function runApiProcess(config: {
         tls
           ? Fastify({
               bodyLimit: BODY_LIMIT,
+              genReqId: newRequestId,
               https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) },
             })
           : undefined,
+        logger,
       );
       let address: string;
       try {

@@ -1,20 +1,40 @@
 // The HTTP API (/api/v1) and the review web UI, over the same core services as
 // the CLI. Every /api/v1 route needs a bearer token with a sufficient role.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
 import { readAudit } from '../core/audit.js';
+import { followBatchLive } from '../core/batch-follow.js';
 import { NotFoundError, SwitchyardError } from '../core/errors.js';
 import { liveness } from '../core/liveness.js';
+import { createLogger } from '../core/log.js';
 import { isTerminal } from '../core/operations.js';
+import { redact, redactDeep } from '../core/redact.js';
+import { isRedisUnavailable } from '../core/redis.js';
 import type { Runtime } from '../core/runtime.js';
 import { TokenStore, roleAllows, type Role, type TokenView } from '../core/tokens.js';
 import { renderMetrics } from './metrics.js';
-import { bodies, limitQuery, openApiDocument, operationsQuery, type RouteDoc } from './schemas.js';
+import {
+  bodies,
+  jsonDepthExceeds,
+  limitQuery,
+  openApiDocument,
+  operationsQuery,
+  type RouteDoc,
+} from './schemas.js';
 
 export const BODY_LIMIT = 64 * 1024;
+/** Deeper JSON bodies are refused before parsing (a deep body would overflow the stack later). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Every request gets an id; a 500 carries it and the api log files the error under it. */
+export function newRequestId(): string {
+  return `req_${randomUUID()}`;
+}
 const UI_DIR = fileURLToPath(new URL('../../src/api/ui/', import.meta.url));
 const UI_FILE = /^[a-z0-9][a-z0-9._-]*\.(html|js|css|svg|png)$/;
 const CONTENT_TYPES: Record<string, string> = {
@@ -38,6 +58,8 @@ export class ProblemError extends Error {
     readonly status: number,
     message: string,
     readonly errors?: { field: string; message: string }[],
+    /** Server errors carry the request id under which the api logged them. */
+    readonly requestId?: string,
   ) {
     super(message);
   }
@@ -52,8 +74,9 @@ export async function buildApi(
   runtime: Runtime,
   tokens = new TokenStore(runtime.core.redis, runtime.core.keys),
   instance?: FastifyInstance,
+  logger: Logger = createLogger('api'),
 ) {
-  const app = instance ?? Fastify({ logger: false, bodyLimit: BODY_LIMIT });
+  const app = instance ?? Fastify({ logger: false, bodyLimit: BODY_LIMIT, genReqId: newRequestId });
   const { core, work } = runtime;
   const docs: RouteDoc[] = [];
 
@@ -70,6 +93,8 @@ export async function buildApi(
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, {});
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
+      return done(new ProblemError(400, `the request body nests deeper than ${MAX_JSON_DEPTH} levels`));
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -77,7 +102,7 @@ export async function buildApi(
     }
   });
 
-  app.setErrorHandler((error, request, reply) => sendProblem(reply, toProblem(error, request)));
+  app.setErrorHandler((error, request, reply) => sendProblem(reply, toProblem(error, request, logger)));
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, new ProblemError(404, `no route ${request.method} ${request.url.split('?')[0]}`)),
   );
@@ -202,8 +227,10 @@ export async function buildApi(
     },
     { body: bodies.empty },
   );
+  // Redacted again as they are read: entries stored before a pattern existed, and
+  // tokens this api knows (registered as it verified them), never reach a viewer.
   route('GET', '/plugins/:id/logs', 'viewer', 'newest redacted log entries', async (request) =>
-    core.plugins.logs(param(request, 'id'), query(limitQuery, request).limit ?? 100),
+    redactDeep(await core.plugins.logs(param(request, 'id'), query(limitQuery, request).limit ?? 100)),
   );
 
   // ---- projects ----
@@ -277,16 +304,9 @@ export async function buildApi(
     async (request, reply) => {
       const id = param(request, 'id');
       await work.getBatch(id);
-      await stream(request, reply, async (send, alive) => {
-        let last = '';
-        while (alive()) {
-          const { results: _results, ...batch } = await work.getBatch(id);
-          const key = `${batch.succeeded}/${batch.failed}/${batch.state}`;
-          if (key !== last) send('progress', batch);
-          last = key;
-          if (batch.state === 'finished') return send('done', await work.getBatch(id));
-          await sleep(300);
-        }
+      await stream(request, reply, async (send, signal) => {
+        const finished = await followBatchLive(work, id, (batch) => send('progress', batch), { signal });
+        if (finished) send('done', finished);
       });
     },
     { raw: true },
@@ -344,9 +364,10 @@ export async function buildApi(
     async (request, reply) => {
       const id = param(request, 'id');
       await work.getOperation(id);
-      await stream(request, reply, async (send, alive) => {
+      // Operations publish no state changes yet (only cancel requests): polled.
+      await stream(request, reply, async (send, signal) => {
         let last = '';
-        while (alive()) {
+        while (!signal.aborted) {
           const operation = await work.getOperation(id);
           if (operation.state !== last) send('state', operation);
           last = operation.state;
@@ -360,7 +381,7 @@ export async function buildApi(
 
   // ---- audit and tokens ----
   route('GET', '/audit', 'viewer', 'newest audit entries', async (request) =>
-    readAudit(core.redis, core.keys, query(limitQuery, request).limit ?? 50),
+    redactDeep(await readAudit(core.redis, core.keys, query(limitQuery, request).limit ?? 50)),
   );
   route('GET', '/tokens', 'admin', 'list tokens', () => tokens.list());
   route(
@@ -389,6 +410,7 @@ export async function buildApi(
 
   // ---- unauthenticated ----
   app.get('/healthz', async (_request, reply) => {
+    // liveness() answers redis:false at once while Redis is unreachable (no offline queue).
     const state = await liveness(core.redis, core.keys, runtime.queues);
     return reply
       .code(state.ok ? 200 : 503)
@@ -431,8 +453,10 @@ function parseOrProblem<T>(schema: z.ZodType<T>, value: unknown, where: string):
   );
 }
 
-function toProblem(error: unknown, request: FastifyRequest): ProblemError {
+function toProblem(error: unknown, request: FastifyRequest, logger: Logger): ProblemError {
   if (error instanceof ProblemError) return error;
+  if (isRedisUnavailable(error))
+    return new ProblemError(503, 'Redis cannot be reached; try again shortly', undefined, request.id);
   if (error instanceof NotFoundError) return new ProblemError(404, error.message);
   if (error instanceof SwitchyardError) {
     if (error.badInput) return new ProblemError(400, error.message);
@@ -445,8 +469,23 @@ function toProblem(error: unknown, request: FastifyRequest): ProblemError {
     return new ProblemError(415, 'send the body as application/json');
   const status = (error as { statusCode?: number }).statusCode;
   if (status && status >= 400 && status < 500) return new ProblemError(status, (error as Error).message);
-  request.log.error(error);
-  return new ProblemError(500, 'internal error; see the api log');
+  // The caller gets the request id only; the api log holds the (redacted) error under it.
+  logger.error(
+    {
+      event: 'internal-error',
+      requestId: request.id,
+      method: request.method,
+      url: redact(request.url),
+      error: redact(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+    },
+    `internal error answering ${request.method} ${redact(request.url.split('?')[0] ?? '')}`,
+  );
+  return new ProblemError(
+    500,
+    `internal error (request ${request.id}); the api log has the details under this request id`,
+    undefined,
+    request.id,
+  );
 }
 
 const TITLES: Record<number, string> = {
@@ -459,10 +498,14 @@ const TITLES: Record<number, string> = {
   415: 'Unsupported Media Type',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
+  503: 'Service Unavailable',
 };
 
+/** RFC 9457 problem document; detail and field messages redacted (they can quote plugin output). */
 function sendProblem(reply: FastifyReply, problem: ProblemError) {
   if (problem.status === 401) reply.header('www-authenticate', 'Bearer');
+  if (problem.status === 503) reply.header('retry-after', '1');
+  if (problem.requestId) reply.header('x-request-id', problem.requestId);
   return reply
     .code(problem.status)
     .type('application/problem+json')
@@ -470,8 +513,9 @@ function sendProblem(reply: FastifyReply, problem: ProblemError) {
       type: 'about:blank',
       title: TITLES[problem.status] ?? 'Error',
       status: problem.status,
-      detail: problem.message,
-      ...(problem.errors ? { errors: problem.errors } : {}),
+      detail: redact(problem.message),
+      ...(problem.errors ? { errors: redactDeep(problem.errors) } : {}),
+      ...(problem.requestId ? { requestId: problem.requestId } : {}),
     });
 }
 
@@ -479,7 +523,7 @@ function sendProblem(reply: FastifyReply, problem: ProblemError) {
 async function stream(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: (send: (event: string, data: unknown) => void, alive: () => boolean) => Promise<void>,
+  body: (send: (event: string, data: unknown) => void, signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
@@ -491,18 +535,19 @@ async function stream(
     'x-content-type-options': 'nosniff',
   });
   let open = true;
-  raw.on('close', () => (open = false));
+  const gone = new AbortController();
+  raw.on('close', () => {
+    open = false;
+    gone.abort();
+  });
   const send = (event: string, data: unknown) => {
     if (open) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
   try {
-    await body(
-      (event, data) => {
-        if (!open) throw new Error('client gone');
-        send(event, data);
-      },
-      () => open,
-    );
+    await body((event, data) => {
+      if (!open) throw new Error('client gone');
+      send(event, data);
+    }, gone.signal);
   } catch {
     // the client went away, or the record vanished: just end the stream
   } finally {

@@ -15,6 +15,8 @@ export interface CoreConfig {
   processActor?: string;
   limits?: Partial<SupervisorLimits>;
   failFast?: boolean;
+  /** The api: Redis commands fail at once while Redis is unreachable (redis.ts). */
+  answersRequests?: boolean;
 }
 
 export interface Core {
@@ -27,7 +29,10 @@ export interface Core {
 }
 
 export async function createCore(config: CoreConfig): Promise<Core> {
-  const redis = await connectRedis(config.redisUrl, { failFast: config.failFast ?? false });
+  const redis = await connectRedis(config.redisUrl, {
+    failFast: config.failFast ?? false,
+    answersRequests: config.answersRequests ?? false,
+  });
   const keys = keysFor(config.prefix);
   const projects = new ProjectService(redis, keys);
   const plugins = new PluginService(redis, keys, projects, {

@@ -8,7 +8,16 @@ export interface ConnectOptions {
   failFast?: boolean;
   /** BullMQ workers need maxRetriesPerRequest: null. */
   forBullmq?: boolean;
+  /**
+   * A process that answers requests (the api): while Redis cannot be reached a
+   * command fails at once (no offline queue, a command timeout) so the caller
+   * gets a 503 instead of a long wait; the connection still reconnects forever.
+   */
+  answersRequests?: boolean;
 }
+
+/** The longest a command of an answering process waits for Redis (a half-open connection). */
+export const ANSWER_COMMAND_TIMEOUT_MS = 1_500;
 
 export class RedisUnreachableError extends Error {
   readonly code = 'REDIS_UNREACHABLE';
@@ -29,6 +38,15 @@ export function redisOptions(url: string, options: ConnectOptions = {}): RedisOp
   };
   if (options.failFast) base.retryStrategy = (times) => (times > 2 ? null : 100 * times);
   else base.retryStrategy = (times) => Math.min(100 * times, 2_000);
+  if (options.answersRequests) {
+    // Workers keep the defaults above (queue commands, retry them across a
+    // Redis restart); an answering process fails fast and reconnects in the background.
+    base.enableOfflineQueue = false;
+    base.maxRetriesPerRequest = 1;
+    base.commandTimeout = ANSWER_COMMAND_TIMEOUT_MS;
+    base.connectTimeout = ANSWER_COMMAND_TIMEOUT_MS;
+    base.retryStrategy = (times) => Math.min(100 * times, 1_000);
+  }
   return base;
 }
 
@@ -54,6 +72,23 @@ export function createRedis(url: string, options: ConnectOptions = {}): Redis {
   // Errors surface through commands; without a listener ioredis prints them.
   redis.on('error', () => {});
   return redis;
+}
+
+/**
+ * True for the errors a command gets while Redis cannot be reached: refused or
+ * dropped connections, the disabled offline queue, a command timeout, retries
+ * used up. A front answers these with 503.
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  if (error instanceof RedisUnreachableError) return true;
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'MaxRetriesPerRequestError') return true;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTCONN', 'EHOSTUNREACH'].includes(code))
+    return true;
+  return /enableOfflineQueue options is false|Command timed out|Connection is closed|Stream isn't writeable|Reached the max retries per request/i.test(
+    error.message,
+  );
 }
 
 /** redis+unix:///path/to/sock or unix:///path/to/sock */
@@ -91,7 +126,12 @@ export async function closeRedis(redis: Redis): Promise<void> {
 
 /** A second connection to the same Redis; like every connection here, errors surface through commands. */
 export function duplicateRedis(redis: Redis): Redis {
-  const copy = redis.duplicate();
+  // A copy is lazy: without the offline queue its first command would fail
+  // before it connects. The command timeout of an answering process still
+  // bounds every wait.
+  const copy = redis.options.enableOfflineQueue
+    ? redis.duplicate()
+    : redis.duplicate({ enableOfflineQueue: true });
   copy.on('error', () => {});
   return copy;
 }

@@ -18,7 +18,10 @@ export interface Runtime {
 
 export async function createRuntime(config: CoreConfig & { retention?: RetentionConfig }): Promise<Runtime> {
   const core = await createCore(config);
-  const bullConnection = createRedis(config.redisUrl, { forBullmq: true });
+  const bullConnection = createRedis(config.redisUrl, {
+    forBullmq: true,
+    answersRequests: config.answersRequests ?? false,
+  });
   const retention = config.retention ?? retentionFromEnv();
   const queues = createQueues(bullConnection, core.keys, retention);
   const work = new WorkService(core.redis, core.keys, core.plugins, core.projects, queues);

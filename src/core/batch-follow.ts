@@ -1,0 +1,87 @@
+// Follows one batch for a live view (the api's Server-Sent Events) through the
+// pub/sub channel that recording a project's outcome publishes on — the one
+// WorkService.followBatch subscribes to. No steady polling: the view changes
+// when a message arrives; a slow re-read only covers a message lost while the
+// subscriber reconnected.
+import type { BatchProgress, BatchView } from './batches.js';
+import { NotFoundError } from './errors.js';
+import { duplicateRedis } from './redis.js';
+import type { WorkService } from './work.js';
+
+export const FALLBACK_READ_MS = 5_000;
+
+export interface FollowOptions {
+  signal?: AbortSignal;
+  fallbackReadMs?: number;
+}
+
+/**
+ * Calls onChange with the batch (without results) whenever its counts or state
+ * change, the first time at once; resolves with the finished batch (with its
+ * results), or undefined when the signal aborted first.
+ */
+export async function followBatchLive(
+  work: WorkService,
+  batchId: string,
+  onChange: (view: BatchView) => void,
+  options: FollowOptions = {},
+): Promise<BatchView | undefined> {
+  const subscriber = duplicateRedis(work.redis);
+  let latest: BatchProgress | undefined;
+  let wake = () => {};
+  subscriber.on('message', (_channel: string, message: string) => {
+    latest = { batchId, ...(JSON.parse(message) as Omit<BatchProgress, 'batchId'>) };
+    wake();
+  });
+  const read = async () => {
+    const view = await work.batches.get(batchId, { results: false });
+    if (!view) throw new NotFoundError(`unknown batch ${JSON.stringify(batchId)}`);
+    return view;
+  };
+  try {
+    // Subscribe before the first read, so no outcome falls between the two.
+    await subscriber.subscribe(work.batches.eventsChannel(batchId));
+    let view = await read();
+    let shown = '';
+    for (;;) {
+      const key = `${view.succeeded}/${view.failed}/${view.state}`;
+      if (key !== shown) onChange(view);
+      shown = key;
+      if (view.state === 'finished') return await work.getBatch(batchId);
+      if (!latest) await untilWoken(options, (resolve) => (wake = resolve));
+      if (options.signal?.aborted) return undefined;
+      const progress = latest;
+      latest = undefined;
+      // The message carries the counts; the finished record (finishedAt) is read.
+      view = progress && !progress.finished ? withProgress(view, progress) : await read();
+    }
+  } finally {
+    subscriber.disconnect();
+  }
+}
+
+function withProgress(view: BatchView, progress: BatchProgress): BatchView {
+  // A message can arrive after a re-read that already counted it: never step back.
+  if (progress.succeeded + progress.failed < view.succeeded + view.failed) return view;
+  return {
+    ...view,
+    total: progress.total,
+    succeeded: progress.succeeded,
+    failed: progress.failed,
+    pending: Math.max(0, progress.total - progress.succeeded - progress.failed),
+  };
+}
+
+/** Resolves on a wake-up, on abort, or after the fallback interval. */
+function untilWoken(options: FollowOptions, register: (resolve: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, options.fallbackReadMs ?? FALLBACK_READ_MS);
+    options.signal?.addEventListener('abort', done, { once: true });
+    register(done);
+  });
+}

@@ -1,0 +1,204 @@
+// API hygiene against a real `switchyard api` process: a deeply nested body is
+// a 400, a 500 is logged under a request id that its problem body carries, and
+// with the test's own redis-server stopped every route answers 503 within 2 s
+// (and /healthz too), recovering once Redis is back. Batch events follow the
+// batch over pub/sub, not by polling the record.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keysFor } from '../../src/core/keys.js';
+import { BatchStore } from '../../src/core/batches.js';
+import { call, expectProblem, readEvents, setUpApi, waitFor, type ApiSetup } from './support.js';
+
+let setup: ApiSetup | undefined;
+let redis: Redis;
+
+beforeAll(async () => {
+  setup = await setUpApi('api-hygiene');
+  redis = new Redis(setup.redis.url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+}, 60_000);
+
+afterAll(async () => {
+  redis?.disconnect();
+  await setup?.close();
+});
+
+function nested(depth: number): string {
+  return `{"pluginId":"p","projectId":"q","action":"a","input":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+}
+
+describe('request bodies', () => {
+  it('a JSON body nested 3,000 levels deep is a 400 problem, not a 500', async () => {
+    const { api } = setup!;
+    const answer = await call(api, 'POST', '/api/v1/operations', {
+      token: api.adminToken,
+      rawBody: nested(3_000),
+    });
+    const problem = expectProblem(answer, 400);
+    expect(problem.detail).toMatch(/nests deeper than \d+ levels/);
+    // Moderate nesting is still accepted as far as the body goes (the plugin is unknown: 4xx, not 400).
+    const shallow = await call(api, 'POST', '/api/v1/operations', {
+      token: api.adminToken,
+      rawBody: nested(10),
+    });
+    expect(shallow.status).not.toBe(400);
+    expect(shallow.status).toBeLessThan(500);
+  });
+});
+
+describe('internal errors', () => {
+  it('a 500 carries a request id, and the api log holds the redacted error under that id', async () => {
+    const { api, installation } = setup!;
+    // A corrupt token record: listing tokens fails in JSON.parse, a genuine bug-class error.
+    const key = `${keysFor(installation.prefix).prefix}:tokens`;
+    await redis.hset(key, 'corrupt00000', '{not json, password=hunter2-in-a-record');
+    try {
+      const answer = await call<{ requestId?: string; detail: string }>(api, 'GET', '/api/v1/tokens', {
+        token: api.adminToken,
+      });
+      expectProblem(answer, 500);
+      const requestId = answer.json.requestId;
+      expect(requestId).toMatch(/^req_[0-9a-f-]{36}$/);
+      expect(answer.json.detail).toContain(requestId);
+      expect(answer.headers.get('x-request-id')).toBe(requestId);
+      const logged = await waitFor('the api to log the 500', async () =>
+        api.proc
+          .output()
+          .split('\n')
+          .find((line) => line.includes(requestId!) && line.includes('internal-error')),
+      );
+      expect(JSON.parse(logged)).toMatchObject({
+        level: 50,
+        requestId,
+        method: 'GET',
+        url: '/api/v1/tokens',
+      });
+      expect(logged).toContain('SyntaxError');
+      expect(logged).not.toContain('hunter2');
+    } finally {
+      await redis.hdel(key, 'corrupt00000');
+    }
+  });
+});
+
+describe('batch events', () => {
+  it('follow the batch over pub/sub: no polling of the record, each outcome arrives as it is recorded', async () => {
+    const { api, installation } = setup!;
+    const keys = keysFor(installation.prefix);
+    const batches = new BatchStore(redis, keys);
+    const batch = await batches.create('fixture-inspector', 2, 'user:test');
+    const hgetallCalls = async () => {
+      const stats = await redis.info('commandstats');
+      return Number(/cmdstat_hgetall:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+    };
+    const events: string[] = [];
+    const reading = readEvents(
+      api,
+      `/api/v1/batches/${batch.batchId}/events`,
+      api.adminToken,
+      20_000,
+      (event) => {
+        events.push(event.event);
+        return event.event === 'done';
+      },
+    );
+    await waitFor('the first progress event', async () => events.length > 0);
+    const before = await hgetallCalls();
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Polling every 300 ms would read the batch hash about 6 times here.
+    expect((await hgetallCalls()) - before).toBeLessThanOrEqual(1);
+
+    const started = Date.now();
+    await batches.record(batch.batchId, 'fixture-inspector', { projectId: 'p1', status: 'succeeded' });
+    await waitFor('the progress event of p1', async () => events.length >= 2, 5_000, 10);
+    const latency = Date.now() - started;
+    expect(latency).toBeLessThan(1_000);
+    await batches.record(batch.batchId, 'fixture-inspector', { projectId: 'p2', status: 'failed' });
+    const stream = await reading;
+    expect(stream.events.map((event) => event.event)).toEqual(['progress', 'progress', 'progress', 'done']);
+    expect(stream.events[1]!.data).toMatchObject({ succeeded: 1, failed: 0, pending: 1, state: 'running' });
+    expect(stream.events[2]!.data).toMatchObject({ succeeded: 1, failed: 1, pending: 0, state: 'finished' });
+    expect(stream.events[3]!.data).toMatchObject({
+      state: 'finished',
+      results: [{ projectId: 'p1' }, { projectId: 'p2' }],
+    });
+  }, 30_000);
+});
+
+/** Every /api/v1 route, with a body where it takes one. */
+const ROUTES: [string, string, unknown?][] = [
+  ['GET', '/api/v1/plugins'],
+  ['GET', '/api/v1/plugins/fixture-inspector'],
+  ['POST', '/api/v1/plugins/refresh', {}],
+  ['POST', '/api/v1/plugins/fixture-inspector/trust', { fingerprint: 'a'.repeat(64) }],
+  ['POST', '/api/v1/plugins/fixture-inspector/enable', { scopes: ['project.metadata.read'] }],
+  ['POST', '/api/v1/plugins/fixture-inspector/disable', {}],
+  ['POST', '/api/v1/plugins/fixture-inspector/health', {}],
+  ['GET', '/api/v1/plugins/fixture-inspector/logs'],
+  ['GET', '/api/v1/projects'],
+  ['POST', '/api/v1/projects', { path: '/tmp' }],
+  ['POST', '/api/v1/projects/scan', { dir: '/tmp' }],
+  ['POST', '/api/v1/projects/p/trust', {}],
+  ['POST', '/api/v1/projects/p/untrust', {}],
+  ['DELETE', '/api/v1/projects/p'],
+  ['POST', '/api/v1/batches', { pluginId: 'fixture-inspector', projects: 'all' }],
+  ['GET', '/api/v1/batches'],
+  ['GET', '/api/v1/batches/b'],
+  ['GET', '/api/v1/batches/b/events'],
+  ['POST', '/api/v1/operations', { pluginId: 'fixture-inspector', projectId: 'p', action: 'a' }],
+  ['GET', '/api/v1/operations'],
+  ['GET', '/api/v1/operations/o'],
+  ['POST', '/api/v1/operations/o/cancel', {}],
+  ['GET', '/api/v1/operations/o/events'],
+  ['GET', '/api/v1/audit'],
+  ['GET', '/api/v1/tokens'],
+  ['POST', '/api/v1/tokens', { name: 'x', role: 'viewer' }],
+  ['DELETE', '/api/v1/tokens/t'],
+  ['GET', '/api/v1/me'],
+  ['GET', '/api/v1/openapi.json'],
+];
+
+describe('Redis unreachable', () => {
+  it('every /api/v1 route and /healthz answer 503 within 2 s, and the api recovers when Redis is back', async () => {
+    const { api } = setup!;
+    const surface = await call<{ paths: Record<string, Record<string, unknown>> }>(
+      api,
+      'GET',
+      '/api/v1/openapi.json',
+      {
+        token: api.adminToken,
+      },
+    );
+    const documented = Object.entries(surface.json.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(documented).toHaveLength(ROUTES.length);
+
+    await setup!.redis.kill();
+    const slow: string[] = [];
+    for (const [method, path, body] of [...ROUTES, ['GET', '/healthz'] as [string, string]]) {
+      const started = Date.now();
+      const answer = await call(api, method, path, {
+        token: api.adminToken,
+        ...(body === undefined ? {} : { body }),
+      });
+      const elapsed = Date.now() - started;
+      if (answer.status !== 503 || elapsed >= 2_000)
+        slow.push(`${method} ${path}: ${answer.status} in ${elapsed} ms`);
+      if (path !== '/healthz') expectProblem(answer, 503);
+    }
+    expect(slow).toEqual([]);
+    expect(api.proc.running()).toBe(true);
+
+    await setup!.redis.restart();
+    await waitFor(
+      'the api to answer again',
+      async () => {
+        const answer = await call(api, 'GET', '/api/v1/plugins', { token: api.adminToken });
+        return answer.status === 200;
+      },
+      15_000,
+      200,
+    );
+  }, 60_000);
+});
