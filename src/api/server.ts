@@ -381,7 +381,12 @@ export async function buildApi(
 
   // ---- audit and tokens ----
   route('GET', '/audit', 'viewer', 'newest audit entries', async (request) =>
-    redactDeep(await readAudit(core.redis, core.keys, query(limitQuery, request).limit ?? 50)),
+    // Details redacted again as read (entries written before redaction covered them);
+    // actors (`token:<name>`) are names, not secrets.
+    (await readAudit(core.redis, core.keys, query(limitQuery, request).limit ?? 50)).map((entry) => ({
+      ...entry,
+      detail: redactDeep(entry.detail),
+    })),
   );
   route('GET', '/tokens', 'admin', 'list tokens', () => tokens.list());
   route(
