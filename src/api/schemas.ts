@@ -77,6 +77,7 @@ export function openApiDocument(routes: RouteDoc[]) {
         '401': { description: 'no or unknown token' },
         '403': { description: 'role too low' },
         '404': { description: 'unknown id' },
+        '503': { description: 'Redis cannot be reached (problem+json, at once)' },
       },
       security: [{ bearer: [] }],
     };
