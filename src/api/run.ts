@@ -8,6 +8,7 @@ import Fastify from 'fastify';
 import { processIdentity } from '../core/context.js';
 import { InvalidInputError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
+import { redact } from '../core/redact.js';
 import { createRuntime } from '../core/runtime.js';
 import { runUntilSignalled } from '../core/run-until-signalled.js';
 import { TokenStore } from '../core/tokens.js';
@@ -59,6 +60,20 @@ export async function runApiProcess(config: {
         processActor: processIdentity('api'),
         answersRequests: true,
       });
+      // BullMQ re-emits every failed reconnect; without a listener it prints each
+      // stack. One line per 10 s says it instead (requests answer 503 meanwhile).
+      let warnedAt = 0;
+      const { inspect, operate, health, maintenance } = runtime.queues;
+      for (const queue of [inspect, operate, health, maintenance]) {
+        queue.on('error', (error: Error) => {
+          if (Date.now() - warnedAt < 10_000) return;
+          warnedAt = Date.now();
+          logger.warn(
+            { event: 'redis-unreachable', error: redact(error.message) },
+            'Redis cannot be reached',
+          );
+        });
+      }
       const tokens = new TokenStore(runtime.core.redis, runtime.core.keys);
       await ensureFirstToken(tokens, config.dataDir, logger);
       const app = await buildApi(

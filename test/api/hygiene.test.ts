@@ -174,6 +174,7 @@ describe('Redis unreachable', () => {
     );
     expect(documented).toHaveLength(ROUTES.length);
 
+    const logBefore = api.proc.output().length;
     await setup!.redis.kill();
     const slow: string[] = [];
     for (const [method, path, body] of [...ROUTES, ['GET', '/healthz'] as [string, string]]) {
@@ -189,6 +190,8 @@ describe('Redis unreachable', () => {
     }
     expect(slow).toEqual([]);
     expect(api.proc.running()).toBe(true);
+    // Said in one log line, not a stack per reconnect attempt.
+    expect(api.proc.output().slice(logBefore)).not.toMatch(/^\s+at /m);
 
     await setup!.redis.restart();
     await waitFor(
