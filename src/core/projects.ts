@@ -121,11 +121,15 @@ export class ProjectService {
     });
     const results: Project[] = [];
     let multi = this.redis.multi();
+    let changes = 0;
     candidates.forEach((candidate, index) => {
       const existing = stored[index];
       // Re-adding keeps an earlier trust decision unless --trust asks for more.
       const project = { ...candidate, trusted: candidate.trusted || existing?.trusted === true };
       results.push(project);
+      // A re-scan that changes nothing writes nothing (no record, no audit entry).
+      if (existing && sameProject(existing, project)) return;
+      changes++;
       multi = multi.hset(this.keys.projects, project.id, JSON.stringify(project));
       multi = auditInto(multi, this.keys, {
         actor,
@@ -134,9 +138,13 @@ export class ProjectService {
         detail: { root: project.root, trusted: project.trusted },
       });
     });
-    if (results.length > 0) await multi.exec();
+    if (changes > 0) await multi.exec();
     return results;
   }
+}
+
+function sameProject(a: Project, b: Project): boolean {
+  return a.id === b.id && a.displayName === b.displayName && a.root === b.root && a.trusted === b.trusted;
 }
 
 async function existingDirectory(path: string): Promise<string> {
