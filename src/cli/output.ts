@@ -28,42 +28,74 @@ export function outputWidth(): number {
 }
 
 const GAP = 2;
-const MIN_COLUMN = 6;
 const FINGERPRINT = /[0-9a-f]{64}/;
+const FINGERPRINTS = /([0-9a-f]{64})/;
 const FINGERPRINT_WIDTH = 64;
 
 /**
- * Column widths that fit `width`: the widest columns give way first, down to
- * MIN_COLUMN; a column holding a fingerprint keeps room for one whole.
+ * Column widths that fit `width`. The widest column gives way first, down to
+ * its floor in `floors[0]` (a short column stays readable, a fingerprint
+ * column keeps a whole fingerprint per line); only if that is not enough,
+ * down to `floors[1]`. Past that the table overflows rather than hide more.
  */
-export function fitColumns(natural: number[], minimum: number[], width: number): number[] {
+export function fitColumns(natural: number[], floors: number[][], width: number): number[] {
   const widths = [...natural];
   const budget = width - GAP * (widths.length - 1);
   let total = widths.reduce((sum, value) => sum + value, 0);
-  while (total > budget) {
-    let widest = -1;
-    for (let index = 0; index < widths.length; index++) {
-      if (widths[index]! > minimum[index]! && (widest < 0 || widths[index]! > widths[widest]!))
-        widest = index;
+  for (const floor of floors) {
+    while (total > budget) {
+      let widest = -1;
+      for (let index = 0; index < widths.length; index++) {
+        if (widths[index]! > floor[index]! && (widest < 0 || widths[index]! > widths[widest]!))
+          widest = index;
+      }
+      if (widest < 0) break;
+      widths[widest]!--;
+      total--;
     }
-    if (widest < 0) break; // cannot shrink further: let it overflow rather than hide a fingerprint
-    widths[widest]!--;
-    total--;
   }
   return widths;
 }
 
-/** A cell that holds a fingerprint is wrapped at spaces, never cut. */
-function wrap(text: string, width: number): string {
-  const lines: string[] = [];
-  let current = '';
-  for (const word of text.split(' ')) {
-    if (current && stringWidth(`${current} ${word}`) > width) {
-      lines.push(current);
-      current = word;
-    } else current = current ? `${current} ${word}` : word;
+/**
+ * A cell that holds a fingerprint is wrapped, never cut: at spaces where it
+ * can, inside other long words where it must, and a fingerprint stays on one
+ * line whenever the column is wide enough for one.
+ */
+export function wrapKeepingFingerprints(text: string, width: number): string {
+  const atoms: string[] = [];
+  for (const piece of text.split(FINGERPRINTS)) {
+    if (FINGERPRINT.test(piece) && piece.length === FINGERPRINT_WIDTH) atoms.push(piece);
+    else atoms.push(...piece.split(/( )/).filter((word) => word !== ''));
   }
-  lines.push(current);
+  const lines: string[] = [];
+  let line = '';
+  const flush = () => {
+    if (line.trim() !== '') lines.push(line.trimEnd());
+    line = '';
+  };
+  for (const atom of atoms) {
+    if (stringWidth(line + atom) <= width) {
+      line += atom;
+      continue;
+    }
+    if (atom === ' ') {
+      flush();
+      continue;
+    }
+    if (stringWidth(atom) <= width) {
+      flush();
+      line = atom;
+      continue;
+    }
+    // Longer than a line: split it, whole across lines.
+    flush();
+    for (const char of atom) {
+      if (stringWidth(line + char) > width) flush();
+      line += char;
+    }
+  }
+  flush();
   return lines.join('\n');
 }
 
@@ -72,15 +104,12 @@ export function printTable(head: string[], rows: Cell[][]): void {
   const natural = head.map((title, index) =>
     Math.max(stringWidth(title), ...cells.map((row) => stringWidth(row[index] ?? ''))),
   );
-  const minimum = head.map((title, index) =>
-    Math.min(
-      natural[index]!,
-      cells.some((row) => FINGERPRINT.test(row[index] ?? ''))
-        ? FINGERPRINT_WIDTH
-        : Math.max(MIN_COLUMN, Math.min(stringWidth(title), 12)),
-    ),
-  );
-  const widths = fitColumns(natural, minimum, outputWidth());
+  const holdsFingerprint = head.map((_, index) => cells.some((row) => FINGERPRINT.test(row[index] ?? '')));
+  const floors = [
+    natural.map((width, index) => Math.min(width, holdsFingerprint[index] ? FINGERPRINT_WIDTH : 16)),
+    natural.map((width, index) => Math.min(width, holdsFingerprint[index] ? 20 : 6)),
+  ];
+  const widths = fitColumns(natural, floors, outputWidth());
   const table = new Table({
     head,
     colWidths: widths,
@@ -108,7 +137,9 @@ export function printTable(head: string[], rows: Cell[][]): void {
   for (const row of cells)
     table.push(
       row.map((cell, index) =>
-        FINGERPRINT.test(cell) && stringWidth(cell) > widths[index]! ? wrap(cell, widths[index]!) : cell,
+        FINGERPRINT.test(cell) && stringWidth(cell) > widths[index]!
+          ? wrapKeepingFingerprints(cell, widths[index]!)
+          : cell,
       ),
     );
   const text = table

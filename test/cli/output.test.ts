@@ -245,25 +245,29 @@ describe('tables and progress', () => {
     } finally {
       await stopProcess(worker);
     }
-    const shown = await cli(['batch', 'show', queued.batchId]);
-    const json = onlyJson<{ results: { error?: { code: string; message: string } }[] }>(
-      await cli(['--json', 'batch', 'show', queued.batchId]),
-    );
-    const error = json.results[0]!.error!;
-    expect(error.code).toBe('FINGERPRINT_CHANGED');
-    const fingerprints = error.message.match(/[0-9a-f]{64}/g)!;
-    expect(fingerprints.length).toBeGreaterThan(0);
-    for (const fingerprint of fingerprints) expect(shown.stdout).toContain(fingerprint);
-    for (const line of shown.stdout.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(100);
-    // Trust the new fingerprint again for the tests after this one.
-    await reviewAndEnable(
-      installation,
-      'fixture-inspector',
-      ['project.metadata.read', 'project.files.read'],
-      {
-        refresh: false,
-      },
-    );
+    try {
+      const shown = await cli(['batch', 'show', queued.batchId]);
+      const json = onlyJson<{ results: { error?: { code: string; message: string } }[] }>(
+        await cli(['--json', 'batch', 'show', queued.batchId]),
+      );
+      const error = json.results[0]!.error!;
+      expect(error.code).toBe('FINGERPRINT_CHANGED');
+      const fingerprints = error.message.match(/[0-9a-f]{64}/g)!;
+      expect(fingerprints.length).toBeGreaterThan(0);
+      for (const fingerprint of fingerprints) expect(shown.stdout).toContain(fingerprint);
+      for (const line of shown.stdout.trimEnd().split('\n'))
+        expect(line.length, line).toBeLessThanOrEqual(100);
+    } finally {
+      // Trust the new fingerprint again for the tests after this one.
+      await reviewAndEnable(
+        installation,
+        'fixture-inspector',
+        ['project.metadata.read', 'project.files.read'],
+        {
+          refresh: false,
+        },
+      );
+    }
   });
 
   it('the progress bar on a terminal never shows eta INF', async () => {
