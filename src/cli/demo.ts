@@ -34,6 +34,9 @@ const SAMPLES: Record<string, string[]> = {
   'marketing-site': ['package.json'],
 };
 
+/** What the demo grants: enough for its batch and for the `run` it suggests (project.operate). */
+export const DEMO_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
+
 export interface DemoOptions {
   dataDir?: string;
   port: number;
@@ -120,11 +123,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     say(`   ${OS_TRUST_BOUNDARY_STATEMENT}`);
     await runtime.core.plugins.trust('fixture-inspector', detail.fingerprint!, actor);
     say('   trusted that exact fingerprint (still disabled)');
-    const enabled = await runtime.core.plugins.enable(
-      'fixture-inspector',
-      ['project.metadata.read', 'project.files.read'],
-      actor,
-    );
+    const enabled = await runtime.core.plugins.enable('fixture-inspector', DEMO_SCOPES, actor);
     say(
       `   enabled with ${enabled.grantedScopes.join(', ')} after a supervised health check: ${enabled.health}\n`,
     );
@@ -142,7 +141,9 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   } finally {
     await runtime.close();
   }
-  say(`Switchyard keeps serving at ${up.url}/ — try, in another terminal:`);
+  say(`Switchyard keeps serving at ${up.url}/`);
+  say(`   web UI token (admin): ${join(dataDir, 'api-token')} — paste its content when the UI asks`);
+  say('Try, in another terminal:');
   say(`   npx switchyard --data-dir ${dataDir} plugin show fixture-inspector`);
   say(
     `   npx switchyard --data-dir ${dataDir} run fixture-inspector shop-frontend fixture.echo --input '{"hello":"world"}' --yes --wait`,

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `switchyard` command. Thin: every rule lives in the core services.
-import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
 import { RedisUnreachableError } from '../core/redis.js';
 import { registerPluginCommands } from './commands/plugins.js';
@@ -10,6 +11,21 @@ import { registerScheduleCommands } from './commands/schedules.js';
 import { registerTokenCommands } from './commands/tokens.js';
 import { WorkFailed, registerWorkCommands } from './commands/work.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up.js';
+import { escapeControlKeepingLines } from './output.js';
+
+/** The package's version (package.json sits two levels above src/cli and dist/cli). */
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+function logFormatOption(value: string): string {
+  if (value !== 'json' && value !== 'pretty')
+    throw new InvalidArgumentError('--log-format must be json or pretty');
+  return value;
+}
 
 export function buildProgram(): Command {
   const program = new Command('switchyard')
@@ -29,6 +45,23 @@ export function buildProgram(): Command {
       'Redis key prefix, so installations can share a Redis (env SWITCHYARD_PREFIX)',
     )
     .option('--json', 'print exactly one JSON document on stdout')
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        'process logs: pretty (default on a terminal) or json (default otherwise; env SWITCHYARD_LOG_FORMAT)',
+      ).argParser(logFormatOption),
+    )
+    .version(version(), '--version', 'print the version')
+    // Commander quotes what the user typed: terminal-safe, like all our output.
+    .configureOutput({
+      writeErr: (text) => process.stderr.write(escapeControlKeepingLines(text)),
+      outputError: (text, write) => write(escapeControlKeepingLines(text)),
+    })
+    // Children (workers, api, scheduler started by `up`) inherit the choice.
+    .hook('preAction', (command) => {
+      const format = (command.optsWithGlobals() as { logFormat?: string }).logFormat;
+      if (format) process.env.SWITCHYARD_LOG_FORMAT = format;
+    })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerProcessCommands(program);
@@ -59,6 +92,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function report(error: unknown): number {
+  if (isClosedStdout(error)) return 0;
   if (error instanceof CommanderError) {
     if (
       error.code === 'commander.helpDisplayed' ||
@@ -69,21 +103,36 @@ function report(error: unknown): number {
     return 2; // commander already printed the message
   }
   if (error instanceof WorkFailed) {
-    process.stderr.write(`${error.message}\n`);
+    writeError(error.message, '');
     return 1;
   }
   if (error instanceof RedisUnreachableError) {
-    process.stderr.write(`error: ${error.message}\n`);
+    writeError(error.message);
     return 2;
   }
   if (error instanceof SwitchyardError) {
-    process.stderr.write(`error: ${error.message}\n`);
+    writeError(error.message);
     return error.callFailure ? 1 : 2;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`error: ${message}\n`);
+  writeError(error instanceof Error ? error.message : String(error));
   return 1;
 }
+
+/** Error messages quote plugins, packages and users: terminal-safe. */
+function writeError(message: string, label = 'error: '): void {
+  process.stderr.write(`${label}${escapeControlKeepingLines(message)}\n`);
+}
+
+function isClosedStdout(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE';
+}
+
+// `switchyard plugin list | head -1`: once the reader has gone, stop quietly
+// (as a filter does), without a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 const exitCode = await main(process.argv);
 // A failed command ends now, even if a connection it opened is still closing.

@@ -1,14 +1,121 @@
-// Output helpers: exactly one JSON document with --json; aligned tables otherwise.
+// Output helpers: exactly one JSON document with --json; otherwise aligned
+// tables that fit the terminal, with every string that came from a plugin, a
+// package, a project or a user made terminal-safe (no control sequence of
+// theirs can move the cursor or draw over what we print).
 import Table from 'cli-table3';
+import ms from 'ms';
+import stringWidth from 'string-width';
+import { escapeControl, escapeControlKeepingLines } from '../core/terminal-safe.js';
+
+type Cell = string | number | boolean | undefined;
+
+export { escapeControl, escapeControlKeepingLines };
+
+/** One line of human output on stdout, terminal-safe. */
+export function say(text: string): void {
+  process.stdout.write(`${escapeControl(text)}\n`);
+}
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-export function printTable(head: string[], rows: (string | number | boolean | undefined)[][]): void {
+/** The width tables must fit: the terminal's, else COLUMNS, else 100. */
+export function outputWidth(): number {
+  const fromEnv = Number(process.env.COLUMNS);
+  if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns;
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 100;
+}
+
+const GAP = 2;
+const FINGERPRINT = /[0-9a-f]{64}/;
+const FINGERPRINTS = /([0-9a-f]{64})/;
+const FINGERPRINT_WIDTH = 64;
+
+/**
+ * Column widths that fit `width`. The widest column gives way first, down to
+ * its floor in `floors[0]` (a short column stays readable, a fingerprint
+ * column keeps a whole fingerprint per line); only if that is not enough,
+ * down to `floors[1]`. Past that the table overflows rather than hide more.
+ */
+export function fitColumns(natural: number[], floors: number[][], width: number): number[] {
+  const widths = [...natural];
+  const budget = width - GAP * (widths.length - 1);
+  let total = widths.reduce((sum, value) => sum + value, 0);
+  for (const floor of floors) {
+    while (total > budget) {
+      let widest = -1;
+      for (let index = 0; index < widths.length; index++) {
+        if (widths[index]! > floor[index]! && (widest < 0 || widths[index]! > widths[widest]!))
+          widest = index;
+      }
+      if (widest < 0) break;
+      widths[widest]!--;
+      total--;
+    }
+  }
+  return widths;
+}
+
+/**
+ * A cell that holds a fingerprint is wrapped, never cut: at spaces where it
+ * can, inside other long words where it must, and a fingerprint stays on one
+ * line whenever the column is wide enough for one.
+ */
+export function wrapKeepingFingerprints(text: string, width: number): string {
+  const atoms: string[] = [];
+  for (const piece of text.split(FINGERPRINTS)) {
+    if (FINGERPRINT.test(piece) && piece.length === FINGERPRINT_WIDTH) atoms.push(piece);
+    else atoms.push(...piece.split(/( )/).filter((word) => word !== ''));
+  }
+  const lines: string[] = [];
+  let line = '';
+  const flush = () => {
+    if (line.trim() !== '') lines.push(line.trimEnd());
+    line = '';
+  };
+  for (const atom of atoms) {
+    if (stringWidth(line + atom) <= width) {
+      line += atom;
+      continue;
+    }
+    if (atom === ' ') {
+      flush();
+      continue;
+    }
+    if (stringWidth(atom) <= width) {
+      flush();
+      line = atom;
+      continue;
+    }
+    // Longer than a line: split it, whole across lines.
+    flush();
+    for (const char of atom) {
+      if (stringWidth(line + char) > width) flush();
+      line += char;
+    }
+  }
+  flush();
+  return lines.join('\n');
+}
+
+export function printTable(head: string[], rows: Cell[][]): void {
+  const cells = rows.map((row) => row.map((cell) => escapeControl(cell === undefined ? '' : String(cell))));
+  const natural = head.map((title, index) =>
+    Math.max(stringWidth(title), ...cells.map((row) => stringWidth(row[index] ?? ''))),
+  );
+  const holdsFingerprint = head.map((_, index) => cells.some((row) => FINGERPRINT.test(row[index] ?? '')));
+  const floors = [
+    natural.map((width, index) => Math.min(width, holdsFingerprint[index] ? FINGERPRINT_WIDTH : 16)),
+    natural.map((width, index) => Math.min(width, holdsFingerprint[index] ? 20 : 6)),
+  ];
+  const widths = fitColumns(natural, floors, outputWidth());
   const table = new Table({
     head,
-    style: { head: [], border: [] },
+    colWidths: widths,
+    wordWrap: false,
+    truncate: '…',
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
     chars: {
       top: '',
       'top-mid': '',
@@ -24,23 +131,51 @@ export function printTable(head: string[], rows: (string | number | boolean | un
       'mid-mid': '',
       right: '',
       'right-mid': '',
-      middle: '  ',
+      middle: ' '.repeat(GAP),
     },
   });
-  for (const row of rows) table.push(row.map((cell) => (cell === undefined ? '' : String(cell))));
-  process.stdout.write(`${table.toString()}\n`);
+  for (const row of cells)
+    table.push(
+      row.map((cell, index) =>
+        FINGERPRINT.test(cell) && stringWidth(cell) > widths[index]!
+          ? wrapKeepingFingerprints(cell, widths[index]!)
+          : cell,
+      ),
+    );
+  const text = table
+    .toString()
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n');
+  process.stdout.write(`${text}\n`);
 }
 
-export function printFields(fields: [string, string | number | boolean | undefined][]): void {
+export function printFields(fields: [string, Cell][]): void {
   const width = Math.max(...fields.map(([name]) => name.length));
   for (const [name, value] of fields) {
     if (value === undefined || value === '') continue;
-    process.stdout.write(`${name.padEnd(width)}  ${value}\n`);
+    process.stdout.write(`${name.padEnd(width)}  ${escapeControl(String(value))}\n`);
   }
 }
 
+/** A message on stderr (terminal-safe; our own line breaks kept). */
 export function note(message: string): void {
-  process.stderr.write(`${message}\n`);
+  process.stderr.write(`${escapeControlKeepingLines(message)}\n`);
+}
+
+/** "3m ago" / "in 2h" for a timestamp, relative to now; undefined stays undefined. */
+export function ago(iso: string | undefined, now = Date.now()): string | undefined {
+  if (!iso) return undefined;
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const delta = now - at;
+  if (Math.abs(delta) < 1_000) return 'just now';
+  return delta > 0 ? `${ms(delta)} ago` : `in ${ms(-delta)}`;
+}
+
+/** An ISO time with its relative form, for detail views: "2026-…Z (3m ago)". */
+export function whenWithAgo(iso: string | undefined): string | undefined {
+  return iso ? `${iso} (${ago(iso)})` : undefined;
 }
 
 /** --json: the value as one document; otherwise the human rendering. */

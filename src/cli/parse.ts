@@ -1,7 +1,9 @@
 // Option parsing that fails with exit 2 and a message naming what to fix.
 import { InvalidArgumentError } from 'commander';
+import ms from 'ms';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { InvalidInputError } from '../core/errors.js';
+import { cronProblem } from '../core/schedules.js';
 
 /** An integer option from `min` to `max`; anything else fails with `problem`. */
 function integerIn(min: number, max: number, problem: string) {
@@ -19,12 +21,44 @@ export function positiveInt(name: string) {
 /** Node's timers take at most 2^31 - 1 ms; a longer one fires at once (with only a warning). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A duration in ms that a timer can wait: 1 to MAX_TIMER_MS. */
+const DURATION_FORMS = '500ms, 30s, 15m or 2h; a bare number is milliseconds';
+
+/**
+ * A duration written `500ms`, `30s`, `15m`, `2h` (the `ms` package's forms) or
+ * a bare number of milliseconds; undefined when it is neither.
+ */
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (!/^\d+(\.\d+)?\s*[a-z]+$/i.test(trimmed)) return undefined;
+  const value = ms(trimmed as ms.StringValue);
+  return typeof value === 'number' && Number.isFinite(value) && Number.isInteger(value) ? value : undefined;
+}
+
+/** A duration option from `min` to `max` ms; anything else fails with `problem`. */
+export function durationIn(min: number, max: number, problem: string) {
+  return (value: string): number => {
+    const parsed = parseDuration(value);
+    if (parsed === undefined || parsed < min || parsed > max) throw new InvalidArgumentError(problem);
+    return parsed;
+  };
+}
+
+/** A duration that a timer can wait: 1 ms to MAX_TIMER_MS (`30s`, `15m`, or ms). */
 export function milliseconds(name: string) {
-  return integerIn(
+  return durationIn(
     1,
     MAX_TIMER_MS,
-    `${name} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+    `${name} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (or a duration: ${DURATION_FORMS})`,
+  );
+}
+
+/** A duration of at least `min` ms that a timer can wait. */
+export function durationFrom(name: string, min: number) {
+  return durationIn(
+    min,
+    MAX_TIMER_MS,
+    `${name} must be a duration from ${ms(min)} to ${MAX_TIMER_MS} ms (${DURATION_FORMS})`,
   );
 }
 
@@ -49,4 +83,16 @@ export function parseJsonInput(text: string | undefined): JsonValue {
       `--input is not valid JSON (${(error as Error).message}); example: --input '{"key":"value"}'`,
     );
   }
+}
+
+/** A cron pattern, checked before anything is saved. */
+export function cronPattern(name: string) {
+  return (value: string): string => {
+    const problem = cronProblem(value);
+    if (problem)
+      throw new InvalidArgumentError(
+        `${name} ${JSON.stringify(value)} is not a cron pattern (${problem}); example: ${name} "0 3 * * *"`,
+      );
+    return value;
+  };
 }

@@ -70,7 +70,7 @@ export class ProjectService {
       .sort((a, b) => a.name.localeCompare(b.name))) {
       candidates.push(await this.#describe(join(root, entry.name), { trust: options.trust }));
     }
-    return this.#addAll(candidates, actor);
+    return this.#addAll(candidates, actor, { skipUnchanged: true });
   }
 
   async setTrusted(id: string, trusted: boolean, actor: string): Promise<Project> {
@@ -107,7 +107,11 @@ export class ProjectService {
     return { id, displayName: options.name ?? basename(root), root, trusted: options.trust === true };
   }
 
-  async #addAll(candidates: Project[], actor: string): Promise<Project[]> {
+  async #addAll(
+    candidates: Project[],
+    actor: string,
+    options: { skipUnchanged?: boolean } = {},
+  ): Promise<Project[]> {
     const stored = await this.getMany(candidates.map((candidate) => candidate.id));
     const seen = new Map<string, Project>();
     candidates.forEach((candidate, index) => {
@@ -121,11 +125,15 @@ export class ProjectService {
     });
     const results: Project[] = [];
     let multi = this.redis.multi();
+    let changes = 0;
     candidates.forEach((candidate, index) => {
       const existing = stored[index];
       // Re-adding keeps an earlier trust decision unless --trust asks for more.
       const project = { ...candidate, trusted: candidate.trusted || existing?.trusted === true };
       results.push(project);
+      // A re-scan that changes nothing writes nothing (no record, no audit entry).
+      if (options.skipUnchanged && existing && sameProject(existing, project)) return;
+      changes++;
       multi = multi.hset(this.keys.projects, project.id, JSON.stringify(project));
       multi = auditInto(multi, this.keys, {
         actor,
@@ -134,9 +142,13 @@ export class ProjectService {
         detail: { root: project.root, trusted: project.trusted },
       });
     });
-    if (results.length > 0) await multi.exec();
+    if (changes > 0) await multi.exec();
     return results;
   }
+}
+
+function sameProject(a: Project, b: Project): boolean {
+  return a.id === b.id && a.displayName === b.displayName && a.root === b.root && a.trusted === b.trusted;
 }
 
 async function existingDirectory(path: string): Promise<string> {

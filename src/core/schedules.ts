@@ -3,18 +3,37 @@
 // scheduler; upserting the same id from several processes yields one job per
 // interval, so two schedulers never double the work.
 import { randomUUID } from 'node:crypto';
+import { CronExpressionParser } from 'cron-parser';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { InvalidInputError } from './errors.js';
 import type { Queues } from './jobs.js';
 import type { Keys } from './keys.js';
 
+/** Why `pattern` is not a cron pattern BullMQ can run (it uses cron-parser), or undefined. */
+export function cronProblem(pattern: string): string | undefined {
+  if (pattern.trim() === '') return 'it is empty';
+  try {
+    CronExpressionParser.parse(pattern);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 export const scheduleSchema = z.strictObject({
   id: z.string(),
   pluginId: z.string().min(1),
   projects: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]),
   everyMs: z.number().int().min(1_000).optional(),
-  cron: z.string().min(1).optional(),
+  cron: z
+    .string()
+    .min(1)
+    .superRefine((pattern, context) => {
+      const problem = cronProblem(pattern);
+      if (problem) context.addIssue({ code: 'custom', message: `not a cron pattern (${problem})` });
+    })
+    .optional(),
   createdBy: z.string(),
   createdAt: z.string(),
 });

@@ -4,7 +4,7 @@ import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@sw
 import { InvalidInputError } from '../../core/errors.js';
 import type { PluginDetail, PluginView } from '../../core/plugins.js';
 import { withRuntime } from '../context.js';
-import { emit, printFields, printJson, printTable } from '../output.js';
+import { ago, emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { positiveInt, requireYes } from '../parse.js';
 
 export function registerPluginCommands(program: Command): void {
@@ -70,9 +70,7 @@ export function registerPluginCommands(program: Command): void {
         if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
         const view = await runtime.core.plugins.trust(id, options.fingerprint, actor);
         emit(config.json, view, () =>
-          process.stdout.write(
-            `trusted ${id} at ${options.fingerprint}; it stays disabled until you enable it\n`,
-          ),
+          say(`trusted ${id} at ${options.fingerprint}; it stays disabled until you enable it`),
         );
       }),
     );
@@ -94,9 +92,7 @@ export function registerPluginCommands(program: Command): void {
         );
         const view = await runtime.core.plugins.enable(id, options.scope, actor);
         emit(config.json, view, () =>
-          process.stdout.write(
-            `enabled ${id} with ${view.grantedScopes.join(', ')} (health: ${view.health})\n`,
-          ),
+          say(`enabled ${id} with ${view.grantedScopes.join(', ')} (health: ${view.health})`),
         );
       }),
     );
@@ -108,7 +104,7 @@ export function registerPluginCommands(program: Command): void {
     .action(async (id: string, _options, command: Command) =>
       withRuntime(command, async ({ config, runtime, actor }) => {
         const view = await runtime.core.plugins.disable(id, actor);
-        emit(config.json, view, () => process.stdout.write(`disabled ${id}; all grants revoked\n`));
+        emit(config.json, view, () => say(`disabled ${id}; all grants revoked`));
       }),
     );
 
@@ -120,7 +116,7 @@ export function registerPluginCommands(program: Command): void {
       withRuntime(command, async ({ config, runtime }) => {
         const health = await runtime.core.plugins.health(id);
         emit(config.json, health, () =>
-          process.stdout.write(`${id}: ${health.status}${health.message ? ` — ${health.message}` : ''}\n`),
+          say(`${id}: ${health.status}${health.message ? ` — ${health.message}` : ''}`),
         );
       }),
     );
@@ -134,9 +130,10 @@ export function registerPluginCommands(program: Command): void {
       withRuntime(command, async ({ config, runtime }) => {
         const logs = await runtime.core.plugins.logs(id, options.limit);
         if (config.json) return printJson(logs);
-        if (logs.length === 0) return void process.stdout.write(`no log entries for ${id}\n`);
+        if (logs.length === 0) return say(`no log entries for ${id}`);
+        // Each stderr line as the plugin wrote it, with its control characters made visible.
         for (const entry of [...logs].reverse())
-          process.stdout.write(`${entry.at}  ${entry.source.padEnd(6)}  ${entry.line}\n`);
+          say(`${entry.at} (${ago(entry.at)})  ${entry.source.padEnd(6)}  ${entry.line}`);
       }),
     );
 }
@@ -161,7 +158,7 @@ export function printPluginTable(plugins: PluginView[]): void {
       plugin.enabled ? 'yes' : 'no',
       plugin.health,
       plugin.grantedScopes.join(',') || '-',
-      plugin.available ? '' : `unavailable: ${plugin.error ?? ''}`.slice(0, 80),
+      plugin.available ? '' : `unavailable: ${plugin.error ?? ''}`,
     ]),
   );
 }
@@ -175,7 +172,7 @@ function printDetail(detail: PluginDetail): void {
     ['fingerprint', detail.fingerprint ?? '(cannot be computed)'],
     ['trusted fingerprint', detail.trust === 'changed' ? detail.trustedFingerprint : undefined],
     ['trust', detail.trust === 'changed' ? 'CHANGED since review — review again' : detail.trust],
-    ['trusted by', detail.trustedBy ? `${detail.trustedBy} at ${detail.trustedAt}` : undefined],
+    ['trusted by', detail.trustedBy ? `${detail.trustedBy} at ${whenWithAgo(detail.trustedAt)}` : undefined],
     ['enabled', detail.enabled ? 'yes' : 'no'],
     ['capabilities', detail.capabilities.join(', ')],
     ['requested scopes', detail.requestedScopes.join(', ') || '(none)'],
@@ -188,6 +185,6 @@ function printDetail(detail: PluginDetail): void {
   ]);
   process.stdout.write('\nwhat the requested scopes allow:\n');
   for (const scope of detail.requestedScopes)
-    process.stdout.write(`  ${scope}: ${SCOPE_DESCRIPTIONS[scope as Scope]}\n`);
+    say(`  ${scope}: ${SCOPE_DESCRIPTIONS[scope as Scope] ?? '(unknown scope)'}`);
   process.stdout.write(`\nOS trust boundary: ${OS_TRUST_BOUNDARY_STATEMENT}\n`);
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Project } from '../../core/projects.js';
 import { withRuntime } from '../context.js';
-import { emit, printTable } from '../output.js';
+import { emit, printTable, say } from '../output.js';
 
 export function registerProjectCommands(program: Command): void {
   const project = program
@@ -73,14 +73,13 @@ export function registerProjectCommands(program: Command): void {
     .action(async (id: string, _options, command: Command) =>
       withRuntime(command, async ({ config, runtime, actor }) => {
         const removed = await runtime.core.projects.remove(id, actor);
-        emit(config.json, removed, () => process.stdout.write(`removed project ${id} (${removed.root})\n`));
+        emit(config.json, removed, () => say(`removed project ${id} (${removed.root})`));
       }),
     );
 }
 
 function printProjects(projects: Project[]): void {
-  if (projects.length === 0)
-    return void process.stdout.write('no projects; add one with `switchyard project add <path>`\n');
+  if (projects.length === 0) return say('no projects; add one with `switchyard project add <path>`');
   printTable(
     ['ID', 'NAME', 'TRUSTED', 'ROOT'],
     projects.map((project) => [

@@ -1,10 +1,11 @@
 // switchyard schedule …: recurring inspections (a plugin over projects, on an
 // interval or a cron pattern), kept by the scheduler as BullMQ job schedulers.
 import type { Command } from 'commander';
+import ms from 'ms';
 import { ScheduleStore } from '../../core/schedules.js';
 import { withRuntime } from '../context.js';
-import { emit, printTable } from '../output.js';
-import { positiveInt } from '../parse.js';
+import { ago, emit, printTable, say } from '../output.js';
+import { cronPattern, durationFrom } from '../parse.js';
 
 export function registerScheduleCommands(program: Command): void {
   const schedule = program
@@ -18,11 +19,15 @@ export function registerScheduleCommands(program: Command): void {
     .command('add <plugin> [projects...]')
     .description('inspect the named projects (or --all trusted ones) on an interval or a cron pattern')
     .option('--all', 'every trusted project at the time it runs')
-    .option('--every <ms>', 'interval in milliseconds (≥ 1000)', positiveInt('--every'))
-    .option('--cron <pattern>', 'cron pattern, e.g. "0 3 * * *"')
+    .option(
+      '--every <duration>',
+      'interval, at least 1s: 30s, 15m, 2h (a bare number is milliseconds)',
+      durationFrom('--every', 1_000),
+    )
+    .option('--cron <pattern>', 'cron pattern, e.g. "0 3 * * *"', cronPattern('--cron'))
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add fixture-inspector shop blog --every 3600000',
+      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add fixture-inspector shop blog --every 1h',
     )
     .action(
       async (
@@ -43,7 +48,7 @@ export function registerScheduleCommands(program: Command): void {
             actor,
             runtime.queues,
           );
-          emit(config.json, created, () => process.stdout.write(`schedule ${created.id} added\n`));
+          emit(config.json, created, () => say(`schedule ${created.id} added`));
         }),
     );
   schedule
@@ -55,13 +60,14 @@ export function registerScheduleCommands(program: Command): void {
         const schedules = await new ScheduleStore(runtime.core.redis, runtime.core.keys).list();
         emit(config.json, schedules, () =>
           printTable(
-            ['ID', 'PLUGIN', 'PROJECTS', 'WHEN', 'BY'],
+            ['ID', 'PLUGIN', 'PROJECTS', 'WHEN', 'BY', 'CREATED'],
             schedules.map((item) => [
               item.id,
               item.pluginId,
               item.projects === 'all' ? 'all' : item.projects.join(','),
-              item.cron ?? `every ${item.everyMs} ms`,
+              item.cron ?? `every ${ms(item.everyMs!)}`,
               item.createdBy,
+              ago(item.createdAt),
             ]),
           ),
         );
@@ -77,9 +83,7 @@ export function registerScheduleCommands(program: Command): void {
           id,
           runtime.queues,
         );
-        emit(config.json, { id, removed }, () =>
-          process.stdout.write(removed ? `removed ${id}\n` : `no schedule ${id}\n`),
-        );
+        emit(config.json, { id, removed }, () => say(removed ? `removed ${id}` : `no schedule ${id}`));
       }),
     );
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { TokenStore } from '../../core/tokens.js';
 import { withRuntime } from '../context.js';
-import { emit, printTable } from '../output.js';
+import { ago, emit, printTable, say } from '../output.js';
 
 export function registerTokenCommands(program: Command): void {
   const token = program
@@ -25,11 +25,10 @@ export function registerTokenCommands(program: Command): void {
           options.role,
           actor,
         );
-        emit(config.json, created, () =>
-          process.stdout.write(
-            `${created.token}\n(token ${created.id}, ${created.role}; it is not shown again)\n`,
-          ),
-        );
+        emit(config.json, created, () => {
+          say(created.token);
+          say(`(token ${created.id}, ${created.role}; it is not shown again)`);
+        });
       }),
     );
   token
@@ -42,7 +41,7 @@ export function registerTokenCommands(program: Command): void {
         emit(config.json, tokens, () =>
           printTable(
             ['ID', 'NAME', 'ROLE', 'CREATED', 'BY'],
-            tokens.map((item) => [item.id, item.name, item.role, item.createdAt, item.createdBy]),
+            tokens.map((item) => [item.id, item.name, item.role, ago(item.createdAt), item.createdBy]),
           ),
         );
       }),
@@ -55,7 +54,7 @@ export function registerTokenCommands(program: Command): void {
       withRuntime(command, async ({ config, runtime, actor }) => {
         const revoked = await new TokenStore(runtime.core.redis, runtime.core.keys).revoke(idOrName, actor);
         emit(config.json, { id: revoked.id, name: revoked.name, revoked: true }, () =>
-          process.stdout.write(`revoked token ${revoked.name} (${revoked.id})\n`),
+          say(`revoked token ${revoked.name} (${revoked.id})`),
         );
       }),
     );

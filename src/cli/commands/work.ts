@@ -1,13 +1,14 @@
 // switchyard inspect / batch / run / op / audit: queued work (CLI.md "Work").
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
+import ms from 'ms';
 import type { BatchView } from '../../core/batches.js';
 import { readAudit } from '../../core/audit.js';
 import { InvalidInputError } from '../../core/errors.js';
 import type { OperationView } from '../../core/operations.js';
 import type { WorkService } from '../../core/work.js';
 import { withRuntime } from '../context.js';
-import { emit, note, printJson, printTable } from '../output.js';
+import { ago, emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { parseJsonInput, positiveInt, requireYes } from '../parse.js';
 
 /** Exit status set by commands whose requested work failed (CLI.md: 1). */
@@ -42,7 +43,7 @@ export function registerWorkCommands(program: Command): void {
           const batch = await runtime.work.createBatch(pluginId, options.all ? 'all' : projects, actor);
           if (!options.wait) {
             if (config.json) return printJson(withoutResults(batch));
-            return void process.stdout.write(`batch ${batch.batchId}: ${batch.total} inspections queued\n`);
+            return say(`batch ${batch.batchId}: ${batch.total} inspections queued`);
           }
           const final = await followWithProgress(runtime.work, batch, config.json);
           if (config.json) printJson(batchDocument(final));
@@ -84,7 +85,7 @@ export function registerWorkCommands(program: Command): void {
             item.succeeded,
             item.failed,
             item.pending,
-            item.createdAt,
+            ago(item.createdAt),
           ]),
         );
       }),
@@ -124,9 +125,7 @@ export function registerWorkCommands(program: Command): void {
           );
           if (!options.wait) {
             if (config.json) return printJson(operation);
-            return void process.stdout.write(
-              `${operation.id}${created ? '' : ' (existing operation for this idempotency key)'}\n`,
-            );
+            return say(`${operation.id}${created ? '' : ' (existing operation for this idempotency key)'}`);
           }
           await finishOperation(runtime.work, operation, config.json);
         }),
@@ -160,7 +159,7 @@ export function registerWorkCommands(program: Command): void {
             item.action,
             item.state,
             item.errorCode,
-            item.requestedAt,
+            ago(item.requestedAt),
           ]),
         );
       }),
@@ -180,7 +179,7 @@ export function registerWorkCommands(program: Command): void {
     .action(async (id: string, _options, command: Command) =>
       withRuntime(command, async ({ config, runtime, actor }) => {
         const operation = await runtime.work.cancelOperation(id, actor);
-        emit(config.json, operation, () => process.stdout.write(`${id}: ${operation.state}\n`));
+        emit(config.json, operation, () => say(`${id}: ${operation.state}`));
       }),
     );
   op.command('wait <id>')
@@ -204,11 +203,11 @@ export function registerWorkCommands(program: Command): void {
         printTable(
           ['AT', 'ACTOR', 'ACTION', 'TARGET', 'DETAIL'],
           entries.map((entry) => [
-            entry.at,
+            ago(entry.at),
             entry.actor,
             entry.action,
             entry.target,
-            JSON.stringify(entry.detail).slice(0, 100),
+            JSON.stringify(entry.detail),
           ]),
         );
       }),
@@ -233,22 +232,28 @@ export async function followWithProgress(
     !json && process.stdout.isTTY
       ? new cliProgress.SingleBar(
           {
-            format: 'inspecting {bar} {value}/{total} | {failed} failed | {rate}/s | eta {eta}s',
+            // Our own eta: cli-progress shows "eta INFs" until the first call ends.
+            format: 'inspecting {bar} {value}/{total} | {failed} failed | {rate}/s | eta {etaText}',
             hideCursor: true,
           },
           cliProgress.Presets.shades_classic,
         )
       : undefined;
   const started = Date.now();
-  bar?.start(batch.total, 0, { failed: 0, rate: '0.0' });
+  bar?.start(batch.total, 0, { failed: 0, rate: '0.0', etaText: etaText(0, batch.total, 0) });
   try {
     return await work.followBatch(
       batch.batchId,
       (progress) => {
         const done = progress.succeeded + progress.failed;
         latest = { done, total: progress.total };
-        const rate = (done / Math.max(0.001, (Date.now() - started) / 1_000)).toFixed(1);
-        bar?.update(done, { failed: progress.failed, rate });
+        const elapsedMs = Date.now() - started;
+        const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
+        bar?.update(done, {
+          failed: progress.failed,
+          rate,
+          etaText: etaText(done, progress.total, elapsedMs),
+        });
       },
       { pollMs: 500 },
     );
@@ -256,6 +261,13 @@ export async function followWithProgress(
     clearTimeout(warning);
     bar?.stop();
   }
+}
+
+/** "12s", "3m" — or "…" until a first call has ended and there is a rate to go by. */
+export function etaText(done: number, total: number, elapsedMs: number): string {
+  if (done >= total) return '0s';
+  if (done === 0 || elapsedMs <= 0) return '…';
+  return ms(Math.ceil(((total - done) * elapsedMs) / done / 1_000) * 1_000);
 }
 
 /** Says so when queued work has no worker consuming its queue, instead of waiting in silence. */
@@ -291,18 +303,12 @@ export function printBatchResults(batch: BatchView): void {
     (batch.results ?? []).map((outcome) => [
       outcome.projectId,
       outcome.status,
-      outcome.result?.summary ??
-        (outcome.error ? `${outcome.error.code}: ${outcome.error.message}`.slice(0, 100) : ''),
-      outcome.result
-        ? outcome.result.facts
-            .map((fact) => `${fact.label}: ${fact.value}`)
-            .join('; ')
-            .slice(0, 80)
-        : '',
+      outcome.result?.summary ?? (outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : ''),
+      outcome.result ? outcome.result.facts.map((fact) => `${fact.label}: ${fact.value}`).join('; ') : '',
     ]),
   );
-  process.stdout.write(
-    `batch ${batch.batchId}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}\n`,
+  say(
+    `batch ${batch.batchId}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}`,
   );
 }
 
@@ -316,10 +322,9 @@ function printOperation(operation: OperationView): void {
     ['error', operation.errorCode ? `${operation.errorCode}: ${operation.errorMessage ?? ''}` : undefined],
     ['summary', operation.result?.summary],
     ['output', operation.result ? JSON.stringify(operation.result.output) : undefined],
-    ['requested', operation.requestedAt],
-    ['started', operation.startedAt],
-    ['finished', operation.finishedAt],
+    ['requested', whenWithAgo(operation.requestedAt)],
+    ['started', whenWithAgo(operation.startedAt)],
+    ['finished', whenWithAgo(operation.finishedAt)],
   ];
-  for (const [name, value] of fields)
-    if (value !== undefined) process.stdout.write(`${name.padEnd(9)}  ${value}\n`);
+  printFields(fields);
 }
