@@ -14,6 +14,7 @@ import type { BatchView } from '../../src/core/batches.js';
 import { requireBuiltCli } from '../support/cli-process.js';
 import { runTable } from '../support/run-table.js';
 import { sleep, waitFor } from '../support/wait.js';
+import { isAlive, killAll } from '../support/processes.js';
 import { QUEUE_PLUGIN, readLines } from '../support/workers.js';
 import { createTopology, missingPrerequisite, removeLeftovers, type Topology } from './netns.js';
 import {
@@ -228,11 +229,67 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
     expect((await callsOn('w1', since)).length, 'w1 took jobs again after the partition').toBeGreaterThan(0);
   }, 900_000);
 
-  it.todo(
-    'an operation that w1 had dispatched when it was cut off ends OUTCOME_UNKNOWN and its plugin process is gone ' +
-      '(needs the worker to kill its calls once it can no longer renew its job and project locks: today a ' +
-      'partitioned worker keeps the plugin running, its lock renewals just wait in the socket)',
-  );
+  it('an operation dispatched by a worker host that is cut off ends OUTCOME_UNKNOWN, and its plugin is gone', async () => {
+    const root = join(dir, 'projects', 'op-1');
+    const operation = await ok<{ id: string }>(
+      http.request('POST', '/operations', {
+        pluginId: PLUGIN,
+        projectId: 'op-1',
+        action: 'append',
+        input: { append: 'cut', writePid: true, spawnChild: true, sleepMs: 120_000 },
+      }),
+      'create operation',
+    );
+    await waitFor('the plugin to act', async () => (await readLines(join(root, 'operations.log'))).length);
+    const pid = Number((await readFile(join(root, 'plugin.pid'), 'utf8')).trim());
+    const grandchild = Number((await readFile(join(root, 'grandchild.pid'), 'utf8')).trim());
+    // Each host has its own package dir: the pid file tells which host runs the call.
+    const holder = (
+      await Promise.all(
+        WORKERS.map(async (host) =>
+          (await readdir(packageOn(host))).includes(`plugin-${pid}.pid`) ? host : '',
+        ),
+      )
+    ).find(Boolean)!;
+    await topology!.setLink(holder, 'down');
+    tally.partitions += 1;
+    const cutAt = Date.now();
+    // When the cut-off host's plugin and its grandchild die (the host's worker kills them once it
+    // cannot renew its locks), measured from the cut.
+    const gone = waitFor(
+      `${holder}'s plugin and its grandchild to be killed`,
+      async () => ((await isAlive(pid)) || (await isAlive(grandchild)) ? undefined : Date.now() - cutAt),
+      60_000,
+      100,
+    ).catch(() => -1);
+    try {
+      const final = await waitFor(
+        'the operation to end',
+        async () => {
+          const view = await ok<{ state: string; errorCode?: string }>(
+            http.request('GET', `/operations/${operation.id}`),
+            'operation',
+          );
+          return ['succeeded', 'failed', 'cancelled'].includes(view.state) ? view : undefined;
+        },
+        60_000,
+        300,
+      );
+      const endedMs = Date.now() - cutAt;
+      const goneMs = await gone;
+      console.log(
+        `partition of ${holder} with its operation dispatched: ${final.state} ${final.errorCode ?? ''} ` +
+          `${(endedMs / 1000).toFixed(1)} s after the cut; its plugin and grandchild killed ` +
+          `${goneMs < 0 ? 'never (still running after 60 s)' : `${(goneMs / 1000).toFixed(1)} s after the cut`}`,
+      );
+      expect(final).toMatchObject({ state: 'failed', errorCode: 'OUTCOME_UNKNOWN' });
+      expect(goneMs, 'the plugin on the cut-off host was killed').toBeGreaterThanOrEqual(0);
+    } finally {
+      await topology!.setLink(holder, 'up');
+      killAll([pid, grandchild]);
+    }
+    expect(await readLines(join(root, 'operations.log'))).toHaveLength(1);
+  }, 120_000);
 
   it('the api restarted (kill -9) during a batch loses nothing; the HTTP API follows the batch to its end', async () => {
     const subset = ids.slice(0, 600);
