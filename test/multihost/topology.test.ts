@@ -47,6 +47,7 @@ let api: HostProcess;
 let http: ReturnType<typeof httpClientOn>;
 const hostData = (host: string) => join(dir, 'hosts', host, 'data');
 const packageOn = (host: string) => join(hostData(host), 'plugins', PLUGIN);
+let overlapMs: number | undefined;
 const tally = { partitions: 0, apiRestarts: 0, lostProjects: 0, lostOperations: 0, duplicates: 0 };
 const started = performance.now();
 
@@ -284,12 +285,32 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
       );
       expect(final).toMatchObject({ state: 'failed', errorCode: 'OUTCOME_UNKNOWN' });
       expect(goneMs, 'the plugin on the cut-off host was killed').toBeGreaterThanOrEqual(0);
+      overlapMs = goneMs - endedMs;
     } finally {
       await topology!.setLink(holder, 'up');
       killAll([pid, grandchild]);
+      const worker = processes.find((proc) => proc.host === holder && proc.output().includes('worker-ready'));
+      console.log(
+        `${holder}'s worker ${worker?.running() ? 'still runs' : 'exited'}; its last log lines:\n` +
+          (worker?.output() ?? '').trim().split('\n').slice(-6).join('\n'),
+      );
     }
     expect(await readLines(join(root, 'operations.log'))).toHaveLength(1);
   }, 120_000);
+
+  // ARCHITECTURE.md "No overlap after a worker dies": once the operation ends OUTCOME_UNKNOWN and its
+  // project lock is free, nothing of the old call may still act. Today the cut-off worker kills its
+  // plugin only when its Redis connections error out (~15 s after the cut), well after the other
+  // host declared the outcome unknown (~lock duration + stalled check). Fixing it needs the worker
+  // to kill its calls itself once it has not renewed its job lock for lockDuration (its own clock,
+  // no Redis needed); when that lands, this `it.fails` fails: make it `it`.
+  it.fails(
+    'no overlap: the cut-off host killed its plugin before the operation was declared OUTCOME_UNKNOWN',
+    () => {
+      expect(overlapMs, 'the partition test ran').toBeDefined();
+      expect(overlapMs!).toBeLessThanOrEqual(500);
+    },
+  );
 
   it('the api restarted (kill -9) during a batch loses nothing; the HTTP API follows the batch to its end', async () => {
     const subset = ids.slice(0, 600);
@@ -416,6 +437,7 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
         },
         [
           `api restarts ${tally.apiRestarts}`,
+          `cut-off host's plugin outlived the OUTCOME_UNKNOWN by ${overlapMs === undefined ? '?' : (overlapMs / 1000).toFixed(1)} s`,
           `suite wall time ${((performance.now() - started) / 1000).toFixed(1)} s`,
         ],
       ),
