@@ -289,11 +289,6 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
     } finally {
       await topology!.setLink(holder, 'up');
       killAll([pid, grandchild]);
-      const worker = processes.find((proc) => proc.host === holder && proc.output().includes('worker-ready'));
-      console.log(
-        `${holder}'s worker ${worker?.running() ? 'still runs' : 'exited'}; its last log lines:\n` +
-          (worker?.output() ?? '').trim().split('\n').slice(-6).join('\n'),
-      );
     }
     expect(await readLines(join(root, 'operations.log'))).toHaveLength(1);
   }, 120_000);
