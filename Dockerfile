@@ -1,9 +1,12 @@
 # syntax=docker/dockerfile:1
 # The switchyard CLI as an image: `docker run … <image> worker`, `… api`, etc.
 # docker-compose.yml runs redis, api, scalable workers and the scheduler from it.
+# Node 24 (LTS) by default; `--build-arg NODE_VERSION=22` (or 20) builds on another
+# supported line (package.json engines: ^20.19 || ^22.12 || >=24).
+ARG NODE_VERSION=24
 
 # ---- build: dependencies, TypeScript, the SDK and the example plugins ----------
-FROM node:20-bookworm-slim AS build
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 # `npm run build` also builds the native example plugin, which needs a C compiler.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends gcc libc6-dev \
@@ -16,7 +19,7 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 # ---- runtime: the built CLI, production dependencies, a non-root user ------------
-FROM node:20-bookworm-slim
+FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production \
     SWITCHYARD_DATA_DIR=/var/lib/switchyard
 WORKDIR /app

@@ -66,9 +66,12 @@ export async function connectRedis(url: string, options: ConnectOptions = {}): P
 }
 
 export function createRedis(url: string, options: ConnectOptions = {}): Redis {
-  const redis = unixSocketPath(url)
-    ? new Redis({ ...redisOptions(url, options), path: unixSocketPath(url)! })
-    : new Redis(url, redisOptions(url, options));
+  const sentinel = parseSentinelUrl(url);
+  const redis = sentinel
+    ? new Redis({ ...redisOptions(sentinel.credentialsUrl, options), ...sentinel.options })
+    : unixSocketPath(url)
+      ? new Redis({ ...redisOptions(url, options), path: unixSocketPath(url)! })
+      : new Redis(url, redisOptions(url, options));
   // Errors surface through commands; without a listener ioredis prints them.
   redis.on('error', () => {});
   return redis;
@@ -99,6 +102,7 @@ function unixSocketPath(url: string): string | undefined {
 
 /** The URL with any password hidden, for messages. */
 export function safeUrl(url: string): string {
+  if (SENTINEL_URL.test(url)) return url.replace(/^([^/]+\/\/[^:@/]*:)[^@/]*@/, '$1***@');
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
@@ -134,4 +138,61 @@ export function duplicateRedis(redis: Redis): Redis {
     : redis.duplicate({ enableOfflineQueue: true });
   copy.on('error', () => {});
   return copy;
+}
+
+// ---- Sentinel: redis+sentinel://[user:pass@]host:port[,host:port…]/<primary name>[?db=N] ----
+
+const SENTINEL_URL = /^rediss?\+sentinel:\/\//;
+
+export interface SentinelUrl {
+  /** ioredis options that make it ask the sentinels for the current primary. */
+  options: RedisOptions;
+  /** redis://user:pass@sentinel/ (the credentials alone), for redisOptions' secret registration. */
+  credentialsUrl: string;
+}
+
+/**
+ * Parses the Sentinel form of --redis-url (README "Deployment beyond one
+ * machine"). user:pass authenticate to the primary and replicas; the
+ * sentinels take `sentinelUsername` / `sentinelPassword` from the query.
+ * `rediss+sentinel://` uses TLS to the data nodes and to the sentinels.
+ * Any other URL: undefined.
+ */
+export function parseSentinelUrl(url: string): SentinelUrl | undefined {
+  if (!SENTINEL_URL.test(url)) return undefined;
+  const match =
+    /^(rediss?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/([^/?#]+)\/?(?:\?([^#]*))?$/.exec(url);
+  if (!match)
+    throw new Error(
+      `not a Sentinel URL: ${safeUrl(url)} (redis+sentinel://[user:pass@]host:26379[,host:26379…]/<primary name>[?db=N])`,
+    );
+  const [, scheme, user, password, hostList, name, query] = match;
+  const sentinels = hostList!.split(',').map((entry) => {
+    const hostPort = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(entry.trim());
+    if (!hostPort) throw new Error(`Sentinel URL: "${entry}" is not host[:port]`);
+    return { host: hostPort[1]!.replace(/^\[|\]$/g, ''), port: Number(hostPort[2] ?? 26379) };
+  });
+  const params = new URLSearchParams(query ?? '');
+  const options: RedisOptions = { sentinels, name: decodeURIComponent(name!) };
+  if (user) options.username = decodeURIComponent(user);
+  if (password) options.password = decodeURIComponent(password);
+  const db = params.get('db');
+  if (db !== null) {
+    if (!/^\d+$/.test(db)) throw new Error(`Sentinel URL: db must be a number, not "${db}"`);
+    options.db = Number(db);
+  }
+  const sentinelUsername = params.get('sentinelUsername');
+  const sentinelPassword = params.get('sentinelPassword');
+  if (sentinelUsername) options.sentinelUsername = sentinelUsername;
+  if (sentinelPassword) {
+    options.sentinelPassword = sentinelPassword;
+    registerSecret(sentinelPassword);
+  }
+  if (scheme === 'rediss') {
+    options.tls = {};
+    options.sentinelTLS = {};
+    options.enableTLSForSentinelMode = true;
+  }
+  const credentials = user || password ? `${user ?? ''}:${password ?? ''}@` : '';
+  return { options, credentialsUrl: `redis://${credentials}sentinel/` };
 }

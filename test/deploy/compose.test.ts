@@ -20,6 +20,7 @@ interface Service {
   container_name?: string;
   depends_on?: string[] | Record<string, unknown>;
   deploy?: { replicas?: number };
+  healthcheck?: { test?: string | string[] };
 }
 interface Compose {
   services: Record<string, Service>;
@@ -34,15 +35,31 @@ beforeAll(() => {
   compose = parse(readFileSync(join(REPO, 'docker-compose.yml'), 'utf8'), { merge: true }) as Compose;
 });
 
-/** Compose interpolation with no variables set: `${VAR:-default}` → default, `${VAR}` → ''. */
-function withDefaults(value: string): string {
+/**
+ * Compose interpolation with only `given` set: `${VAR:-default}` → default,
+ * `${VAR:?message}` → the given value (compose refuses to start without it),
+ * `${VAR:+alt}` and `${VAR}` → ''. Nested forms resolve from the inside out.
+ */
+function withDefaults(value: string, given: Record<string, string> = {}): string {
+  const innermost = /\$\{([A-Z0-9_]+)(?:(:?[-?+])([^{}]*))?\}/g;
   return value
     .split('$$')
-    .map((part) =>
-      part.replace(/\$\{[A-Z0-9_]+(?::?-([^}]*))?\}/g, (_, fallback: string | undefined) => fallback ?? ''),
-    )
+    .map((part) => {
+      for (let before = ''; before !== part;) {
+        before = part;
+        part = part.replace(innermost, (_, name: string, operator: string | undefined, rest: string) => {
+          if (given[name] !== undefined) return operator?.endsWith('+') ? rest : given[name];
+          if (operator?.endsWith('?')) throw new Error(`${name} is required: ${rest}`);
+          return operator?.endsWith('-') ? rest : '';
+        });
+      }
+      return part;
+    })
     .join('$');
 }
+
+/** What a user must set (docker-compose.yml's header). */
+const REQUIRED = { REDIS_PASSWORD: 'pw-from-env' };
 
 function envOf(service: Service): Record<string, string> {
   const env = service.environment ?? {};
@@ -112,13 +129,20 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes ?? {})).toContain(data!.source);
   });
 
-  it('redis takes an optional password from the environment', () => {
+  // Contract changed by issue 15: Redis speaks TLS only and needs an ACL user (it had an optional password).
+  it('redis: TLS only, the default user off, an ACL user whose password the environment must give', () => {
     const redis = compose.services.redis!;
     const command = commandOf(redis).join(' ');
-    // Only when the variable is set: no password by default.
-    expect(command).toMatch(/\$\$?\{REDIS_PASSWORD:\+--requirepass/);
-    expect(Object.keys(envOf(redis))).toContain('REDIS_PASSWORD');
-    expect(withDefaults(envOf(redis).REDIS_PASSWORD!)).toBe('');
+    expect(command).toMatch(/--port\s+0\b/);
+    expect(command).toMatch(/--tls-port\s+6380\b/);
+    for (const file of ['--tls-cert-file', '--tls-key-file', '--tls-ca-cert-file'])
+      expect(command).toMatch(new RegExp(`${file}\\s+/certs/`));
+    expect(command).toMatch(/--user\s+default\s+off\b/);
+    expect(command).toMatch(/--user\s+switchyard\s+on\s+">\$\$?REDIS_PASSWORD"/);
+    expect(() => withDefaults(envOf(redis).REDIS_PASSWORD!)).toThrow(/REDIS_PASSWORD is required/);
+    expect(withDefaults(envOf(redis).REDIS_PASSWORD!, REQUIRED)).toBe('pw-from-env');
+    const certs = mountsOf(redis).find((mount) => mount.target === '/certs');
+    expect(certs?.readOnly, 'certificates mounted read-only at /certs').toBe(true);
   });
 
   it('api, worker and scheduler run the image the Dockerfile builds, each with its command', () => {
@@ -157,10 +181,30 @@ describe('docker-compose.yml', () => {
       ).toBe(true);
       expect(new Set(values).size, `${key} is the same everywhere`).toBe(1);
     }
-    const url = new URL(withDefaults(envs[0]!.SWITCHYARD_REDIS_URL!));
-    expect(url.protocol).toBe('redis:');
-    expect(url.hostname).toBe('redis'); // the compose service
-    expect(url.port || '6379').toBe('6379');
+    const url = new URL(withDefaults(envs[0]!.SWITCHYARD_REDIS_URL!, REQUIRED));
+    expect(url.protocol).toBe('rediss:');
+    expect(url.hostname).toBe('redis'); // the compose service, the name in its certificate
+    expect(url.port).toBe('6380');
+    expect(url.username).toBe('switchyard');
+    expect(url.password).toBe('pw-from-env');
+  });
+
+  it("api, worker and scheduler trust the CA of Redis' certificate (NODE_EXTRA_CA_CERTS, mounted read-only)", () => {
+    for (const name of SWITCHYARD_SERVICES) {
+      const service = compose.services[name]!;
+      const ca = envOf(service).NODE_EXTRA_CA_CERTS;
+      expect(ca, name).toMatch(/^\//);
+      const mount = mountsOf(service).find((entry) => entry.target === ca);
+      expect(mount?.readOnly, `${name}: ${ca} mounted read-only`).toBe(true);
+    }
+  });
+
+  it('every service has a healthcheck', () => {
+    for (const name of ['redis', ...SWITCHYARD_SERVICES]) {
+      const test = compose.services[name]!.healthcheck?.test;
+      expect(test, name).toBeDefined();
+      expect([test].flat().join(' '), name).not.toMatch(/^NONE/);
+    }
   });
 
   it('worker, api and scheduler mount the plugins directory read-only at <data dir>/plugins', () => {
@@ -172,10 +216,12 @@ describe('docker-compose.yml', () => {
       expect(plugins, `${name}: a mount at ${dataDir}/plugins`).toBeDefined();
       expect(plugins!.readOnly, `${name}: the plugins mount is read-only`).toBe(true);
       expect(isNamedVolume(plugins!.source), 'plugins come from a host directory').toBe(false);
-      // The data dir itself is a shared named volume (the api writes api-token there).
       const data = mounts.find((mount) => mount.target === dataDir);
       expect(data, `${name}: a volume at ${dataDir}`).toBeDefined();
-      expect(Object.keys(compose.volumes ?? {})).toContain(data!.source);
+      // Contract changed by issue 15: each worker has its own data dir (as each worker host had in
+      // test/multihost); api and scheduler share a named volume (the api writes api-token there).
+      if (name === 'worker') expect(data!.source, 'an anonymous volume per worker container').toBe('');
+      else expect(Object.keys(compose.volumes ?? {})).toContain(data!.source);
     }
   });
 
@@ -220,10 +266,16 @@ describe('Dockerfile', () => {
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#'));
 
-  it('builds on node:20-bookworm-slim with npm ci and npm run build', () => {
+  // Contract changed by issue 15: Node 24 by default, 20 and 22 by build argument (was node:20 only).
+  it('builds on node:<20|22|24>-bookworm-slim (24 by default) with npm ci and npm run build', () => {
     const from = instructions().filter((line) => /^FROM\s/i.test(line));
     expect(from.length).toBeGreaterThan(0);
-    for (const line of from) expect(line).toMatch(/^FROM\s+node:20-bookworm-slim(\s|$)/i);
+    const arg = /^ARG\s+NODE_VERSION=(\d+)$/m.exec(dockerfile())?.[1];
+    expect(arg).toBe('24');
+    for (const line of from) {
+      const image = line.replace('${NODE_VERSION}', arg!);
+      expect(image).toMatch(/^FROM\s+node:(20|22|24)-bookworm-slim(\s|$)/i);
+    }
     const runs = instructions()
       .filter((line) => /^RUN\s/i.test(line))
       .join('\n');
