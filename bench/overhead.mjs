@@ -69,7 +69,7 @@ try {
       };
       const measureAfter = async () => {
         const start = performance.now();
-        await plugins.verifyOnDisk(record);
+        await plugins.calls.verifyOnDisk(record);
         return performance.now() - start;
       };
       let before;
@@ -83,7 +83,7 @@ try {
       }
 
       t = performance.now();
-      const outcome = await plugins.call(
+      const outcome = await plugins.calls.call(
         record,
         'project.inspect',
         { project: { id: project.id, displayName: project.displayName, root: project.root } },

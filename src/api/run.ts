@@ -11,7 +11,7 @@ import { createLogger } from '../core/log.js';
 import { redact } from '../core/redact.js';
 import { createRuntime } from '../core/runtime.js';
 import { runUntilSignalled } from '../core/run-until-signalled.js';
-import { TokenStore } from '../core/tokens.js';
+import type { TokenStore } from '../core/tokens.js';
 import { BODY_LIMIT, buildApi, newRequestId } from './server.js';
 
 export interface ApiOptions {
@@ -74,7 +74,7 @@ export async function runApiProcess(config: {
           );
         });
       }
-      const tokens = new TokenStore(runtime.core.redis, runtime.core.keys);
+      const tokens = runtime.tokens;
       await ensureFirstToken(tokens, config.dataDir, logger);
       const app = await buildApi(
         runtime,

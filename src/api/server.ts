@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
 import { readAudit } from '../core/audit.js';
 import { followBatchLive } from '../core/batch-follow.js';
-import { NotFoundError, SwitchyardError } from '../core/errors.js';
+import { IdempotencyConflictError, NotFoundError, SwitchyardError } from '../core/errors.js';
 import { liveness } from '../core/liveness.js';
 import { createLogger } from '../core/log.js';
 import { isTerminal } from '../core/operations.js';
@@ -72,7 +72,7 @@ export interface ApiDeps {
 
 export async function buildApi(
   runtime: Runtime,
-  tokens = new TokenStore(runtime.core.redis, runtime.core.keys),
+  tokens = runtime.tokens,
   instance?: FastifyInstance,
   logger: Logger = createLogger('api'),
 ) {
@@ -463,6 +463,7 @@ function toProblem(error: unknown, request: FastifyRequest, logger: Logger): Pro
   if (isRedisUnavailable(error))
     return new ProblemError(503, 'Redis cannot be reached; try again shortly', undefined, request.id);
   if (error instanceof NotFoundError) return new ProblemError(404, error.message);
+  if (error instanceof IdempotencyConflictError) return new ProblemError(409, error.message);
   if (error instanceof SwitchyardError) {
     if (error.badInput) return new ProblemError(400, error.message);
     return new ProblemError(error.callFailure ? 502 : 409, error.message);

@@ -1,12 +1,13 @@
 // Inspection batches: one batch → one job per project, counts, per-project
 // results and the latest result per plugin × project. A result is recorded
-// once per project (HSETNX in one Lua script), so a job that runs again after
+// once per project (HSETNX in lua/batch-record.lua), so a job that runs again after
 // its worker died can never count twice.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
+import { scriptsOn, type Scripts } from './scripts.js';
 
 export interface ProjectOutcome {
   projectId: string;
@@ -40,37 +41,14 @@ export interface BatchProgress {
   finished: boolean;
 }
 
-// KEYS: batch, results, latest, channel-less. ARGV: projectId, outcome json, status, latest field, latest json, channel, now
-const RECORD = `
-  if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-  local counter = ARGV[3] == 'succeeded' and 'succeeded' or 'failed'
-  redis.call('HINCRBY', KEYS[1], counter, 1)
-  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
-  local total = tonumber(redis.call('HGET', KEYS[1], 'total'))
-  local done = tonumber(redis.call('HGET', KEYS[1], 'succeeded') or '0') + tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
-  local finished = 0
-  if done >= total then
-    redis.call('HSET', KEYS[1], 'finishedAt', ARGV[7])
-    finished = 1
-  end
-  redis.call('PUBLISH', ARGV[6], cjson.encode({projectId = ARGV[1], status = ARGV[3],
-    succeeded = tonumber(redis.call('HGET', KEYS[1], 'succeeded') or '0'),
-    failed = tonumber(redis.call('HGET', KEYS[1], 'failed') or '0'), total = total, finished = finished == 1}))
-  return 1`;
-
-type BatchRedis = Redis & { syBatchRecord(...args: (string | number)[]): Promise<number> };
-
 export class BatchStore {
-  readonly redis: BatchRedis;
+  readonly #scripts: Scripts;
 
   constructor(
-    redis: Redis,
+    readonly redis: Redis,
     readonly keys: Keys,
   ) {
-    this.redis = redis as BatchRedis;
-    if (typeof this.redis.syBatchRecord !== 'function') {
-      redis.defineCommand('syBatchRecord', { numberOfKeys: 3, lua: RECORD });
-    }
+    this.#scripts = scriptsOn(redis);
   }
 
   eventsChannel(batchId: string): string {
@@ -113,10 +91,8 @@ export class BatchStore {
   /** Records one project's outcome; false when it was already recorded. */
   async record(batchId: string, pluginId: string, outcome: ProjectOutcome): Promise<boolean> {
     const now = new Date().toISOString();
-    const recorded = await this.redis.syBatchRecord(
-      this.keys.batch(batchId),
-      this.keys.batchResults(batchId),
-      this.keys.latestInspection,
+    const recorded = await this.#scripts.batchRecord(
+      [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection],
       outcome.projectId,
       JSON.stringify(outcome),
       outcome.status,

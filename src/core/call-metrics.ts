@@ -7,10 +7,6 @@ import type { Keys } from './keys.js';
 
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-function metricsKey(keys: Keys): string {
-  return `${keys.prefix}:metrics:calls`;
-}
-
 export function recordCall(
   redis: Redis,
   keys: Keys,
@@ -23,17 +19,17 @@ export function recordCall(
   const base = `${pluginId}|${method}`;
   void redis
     .pipeline()
-    .hincrby(metricsKey(keys), `${base}|b${bucket === -1 ? 'inf' : bucket}`, 1)
-    .hincrby(metricsKey(keys), `${base}|count`, 1)
-    .hincrbyfloat(metricsKey(keys), `${base}|sum`, seconds)
-    .hincrby(metricsKey(keys), `${base}|${ok ? 'ok' : 'failed'}`, 1)
+    .hincrby(keys.callMetrics, `${base}|b${bucket === -1 ? 'inf' : bucket}`, 1)
+    .hincrby(keys.callMetrics, `${base}|count`, 1)
+    .hincrbyfloat(keys.callMetrics, `${base}|sum`, seconds)
+    .hincrby(keys.callMetrics, `${base}|${ok ? 'ok' : 'failed'}`, 1)
     .exec()
     .catch(() => {});
 }
 
 /** Prometheus text for switchyard_plugin_call_seconds (histogram) and call outcomes. */
 export async function renderCallMetrics(redis: Redis, keys: Keys): Promise<string> {
-  const raw = await redis.hgetall(metricsKey(keys));
+  const raw = await redis.hgetall(keys.callMetrics);
   const series = new Map<string, Map<string, number>>();
   for (const [field, value] of Object.entries(raw)) {
     const parts = field.split('|');

@@ -109,6 +109,18 @@ export class PluginCallError extends CallFailure {
     super(`plugin error ${rpcCode}: ${rpcMessage}`);
   }
 }
+/** An idempotency key reused with another request (HTTP 409, exit 2); names the operation holding the key. */
+export class IdempotencyConflictError extends SwitchyardError {
+  readonly code = 'IDEMPOTENCY_CONFLICT';
+  constructor(
+    readonly idempotencyKey: string,
+    readonly operationId: string,
+  ) {
+    super(
+      `idempotency key ${JSON.stringify(idempotencyKey)} is held by operation ${operationId}, which was requested with another plugin, project, action or input; use a new key for a new request`,
+    );
+  }
+}
 /** The caller cancelled the call; the plugin's process group was killed. */
 export class CallCancelledError extends SwitchyardError {
   readonly code = 'CANCELLED';

@@ -1,26 +1,40 @@
-// Every Redis key Switchyard owns, under one configurable prefix so several
-// installations can share a Redis.
+// The one Redis vocabulary: every key and pub/sub channel Switchyard owns,
+// under one configurable prefix so several installations can share a Redis.
+// No other module builds a key or a channel name.
 export const DEFAULT_PREFIX = 'switchyard';
 
 export function keysFor(prefix: string = DEFAULT_PREFIX) {
   return {
     prefix,
+    // plugin registry
     plugins: `${prefix}:plugins`,
     pluginHealth: `${prefix}:plugin-health`,
     pluginLogs: (id: string) => `${prefix}:plugin-logs:${id}`,
+    callMetrics: `${prefix}:metrics:calls`,
+    // projects, audit, access
     projects: `${prefix}:projects`,
     audit: `${prefix}:audit`,
+    tokens: `${prefix}:tokens`,
+    schedules: `${prefix}:schedules`,
+    // operations
     operations: `${prefix}:operations`,
     operation: (id: string) => `${prefix}:operation:${id}`,
     operationsByTime: `${prefix}:operations-by-time`,
     idempotency: (key: string) => `${prefix}:idempotency:${key}`,
+    projectLock: (projectId: string) => `${prefix}:project-lock:${projectId}`,
+    fencing: `${prefix}:fencing`,
+    // batches
     batches: `${prefix}:batches`,
     batch: (id: string) => `${prefix}:batch:${id}`,
     batchResults: (id: string) => `${prefix}:batch-results:${id}`,
-    batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
     latestInspection: `${prefix}:latest-inspection`,
-    projectLock: (projectId: string) => `${prefix}:project-lock:${projectId}`,
-    fencing: `${prefix}:fencing`,
+    // liveness
+    schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
+    // pub/sub channels
+    batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
+    operationCancelChannel: `${prefix}:operation-cancel`,
+    operationActivityChannel: `${prefix}:operation-activity`,
+    // BullMQ's own keys live under this prefix
     bullPrefix: `${prefix}:bull`,
   };
 }

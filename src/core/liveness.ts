@@ -6,12 +6,8 @@ import type { Queues } from './jobs.js';
 
 export const SCHEDULER_BEAT_MS = 5_000;
 
-export function schedulerBeatKey(keys: Keys): string {
-  return `${keys.prefix}:scheduler-heartbeat`;
-}
-
 export async function beatScheduler(redis: Redis, keys: Keys, identity: string): Promise<void> {
-  await redis.set(schedulerBeatKey(keys), identity, 'PX', SCHEDULER_BEAT_MS * 3);
+  await redis.set(keys.schedulerHeartbeat, identity, 'PX', SCHEDULER_BEAT_MS * 3);
 }
 
 export interface Liveness {
@@ -29,7 +25,7 @@ export async function liveness(redis: Redis, keys: Keys, queues: Queues): Promis
   }
   const [workers, beat] = await Promise.all([
     queues.inspect.getWorkersCount(),
-    redis.exists(schedulerBeatKey(keys)),
+    redis.exists(keys.schedulerHeartbeat),
   ]);
   return { ok: workers > 0 && beat === 1, redis: true, workers, scheduler: beat === 1 };
 }

@@ -1,13 +1,15 @@
 // Durable operations and their state machine (ARCHITECTURE.md "Operation
-// lifecycle"), in one place. Every transition is one Lua script, so it is
-// atomic and a terminal state can never change.
+// lifecycle"), in one place. Every transition is one Lua script (./lua), so it
+// is atomic and a terminal state can never change. The lifecycle that drives
+// these transitions is operation-runner.ts.
 //
 //   queued → running → succeeded | partially_succeeded | failed | cancelled
 //   queued → cancelled | failed
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
 import type { Keys } from './keys.js';
+import { scriptsOn, type Scripts } from './scripts.js';
 
 export const OPERATION_STATES = [
   'queued',
@@ -55,90 +57,6 @@ export interface OperationRecord extends OperationView {
 
 const TERMINAL_CSV = TERMINAL_STATES.join(',');
 
-const LUA = {
-  create: `
-    if ARGV[1] == '1' then
-      local existing = redis.call('GET', KEYS[2])
-      if existing then return {0, existing} end
-    end
-    redis.call('HSET', KEYS[1], unpack(ARGV, 5))
-    redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-    if ARGV[1] == '1' then redis.call('SET', KEYS[2], ARGV[4], 'EX', ARGV[2]) end
-    return {1, ARGV[4]}`,
-  // ARGV: allowed-from csv, to, refuse-if-cancel-requested ('1'/'0'), field/value pairs...
-  transition: `
-    local state = redis.call('HGET', KEYS[1], 'state')
-    if not state then return {'missing', ''} end
-    if not string.find(',' .. ARGV[1] .. ',', ',' .. state .. ',', 1, true) then return {'refused', state} end
-    if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return {'cancel-requested', state} end
-    redis.call('HSET', KEYS[1], 'state', ARGV[2], unpack(ARGV, 4))
-    return {'ok', state}`,
-  // KEYS: op, project lock. ARGV: lock value, now, worker
-  dispatch: `
-    if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 'not-running' end
-    if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 'cancel-requested' end
-    if redis.call('HGET', KEYS[1], 'dispatched') == '1' then return 'already-dispatched' end
-    if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock-lost' end
-    redis.call('HSET', KEYS[1], 'dispatched', '1', 'dispatchedAt', ARGV[2], 'dispatchedBy', ARGV[3])
-    return 'ok'`,
-  // KEYS: op. ARGV: now, channel, terminal csv
-  cancel: `
-    local state = redis.call('HGET', KEYS[1], 'state')
-    if not state then return {'missing', ''} end
-    if string.find(',' .. ARGV[3] .. ',', ',' .. state .. ',', 1, true) then return {'terminal', state} end
-    if state == 'queued' then
-      redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', 'CANCELLED',
-        'errorMessage', 'cancelled before it started')
-      return {'cancelled', state}
-    end
-    redis.call('HSET', KEYS[1], 'cancelRequested', '1')
-    redis.call('PUBLISH', ARGV[2], KEYS[1])
-    return {'requested', state}`,
-  // KEYS: lock, fencing counter. ARGV: operation id, ttl ms
-  acquireLock: `
-    local current = redis.call('GET', KEYS[1])
-    if current and string.sub(current, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then return false end
-    local value = ARGV[1] .. ':' .. redis.call('INCR', KEYS[2])
-    redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
-    return value`,
-  renewLock: `
-    if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-    return 0`,
-  releaseLock: `
-    if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-    return 0`,
-  // A lock left by a dead worker of this operation: any fencing token.
-  releaseLockOf: `
-    local current = redis.call('GET', KEYS[1])
-    if current and string.sub(current, 1, #ARGV[1] + 1) == ARGV[1] .. ':' then return redis.call('DEL', KEYS[1]) end
-    return 0`,
-};
-
-type LuaRedis = Redis & {
-  syOpCreate(...args: (string | number)[]): Promise<[number, string]>;
-  syOpTransition(...args: (string | number)[]): Promise<[string, string]>;
-  syOpDispatch(...args: (string | number)[]): Promise<string>;
-  syOpCancel(...args: (string | number)[]): Promise<[string, string]>;
-  syLockAcquire(...args: (string | number)[]): Promise<string | null>;
-  syLockRenew(...args: (string | number)[]): Promise<number>;
-  syLockRelease(...args: (string | number)[]): Promise<number>;
-  syLockReleaseOf(...args: (string | number)[]): Promise<number>;
-};
-
-export function defineOperationScripts(redis: Redis): LuaRedis {
-  const lua = redis as LuaRedis;
-  if (typeof lua.syOpCreate === 'function') return lua;
-  redis.defineCommand('syOpCreate', { numberOfKeys: 3, lua: LUA.create });
-  redis.defineCommand('syOpTransition', { numberOfKeys: 1, lua: LUA.transition });
-  redis.defineCommand('syOpDispatch', { numberOfKeys: 2, lua: LUA.dispatch });
-  redis.defineCommand('syOpCancel', { numberOfKeys: 1, lua: LUA.cancel });
-  redis.defineCommand('syLockAcquire', { numberOfKeys: 2, lua: LUA.acquireLock });
-  redis.defineCommand('syLockRenew', { numberOfKeys: 1, lua: LUA.renewLock });
-  redis.defineCommand('syLockRelease', { numberOfKeys: 1, lua: LUA.releaseLock });
-  redis.defineCommand('syLockReleaseOf', { numberOfKeys: 1, lua: LUA.releaseLockOf });
-  return lua;
-}
-
 export interface NewOperation {
   pluginId: string;
   projectId: string;
@@ -146,26 +64,49 @@ export interface NewOperation {
   input: JsonValue;
   requestedBy: string;
   idempotencyKey?: string;
+  /** requestHash() of the request, stored with the idempotency key. */
+  requestHash?: string;
 }
 
 export type TransitionOutcome = 'ok' | 'refused' | 'missing' | 'cancel-requested';
 
+/** Who holds an idempotency key, and the hash of the request it was first used with ('' if unknown). */
+export interface IdempotencyHolder {
+  operationId: string;
+  requestHash: string;
+}
+
 export class OperationStore {
-  readonly redis: LuaRedis;
+  readonly #scripts: Scripts;
 
   constructor(
-    redis: Redis,
+    readonly redis: Redis,
     readonly keys: Keys,
   ) {
-    this.redis = defineOperationScripts(redis);
+    this.#scripts = scriptsOn(redis);
   }
 
   get cancelChannel(): string {
-    return `${this.keys.prefix}:operation-cancel`;
+    return this.keys.operationCancelChannel;
   }
 
-  /** Creates the record, or returns the existing one for a known idempotency key. */
-  async create(input: NewOperation): Promise<{ operation: OperationRecord; created: boolean }> {
+  /** The operation an idempotency key names, if any. */
+  async idempotencyHolder(key: string): Promise<IdempotencyHolder | undefined> {
+    const value = await this.redis.get(this.keys.idempotency(key));
+    if (!value) return undefined;
+    const separator = value.indexOf(' ');
+    return separator === -1
+      ? { operationId: value, requestHash: '' }
+      : { operationId: value.slice(0, separator), requestHash: value.slice(separator + 1) };
+  }
+
+  /**
+   * Creates the record, or returns the existing one for a known idempotency
+   * key together with the request hash stored with that key.
+   */
+  async create(
+    input: NewOperation,
+  ): Promise<{ operation: OperationRecord; created: boolean; heldFor?: string }> {
     const id = `op_${randomUUID()}`;
     const now = new Date();
     const fields: Record<string, string> = {
@@ -181,19 +122,23 @@ export class OperationStore {
       cancelRequested: '0',
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
     };
-    const [created, resultId] = await this.redis.syOpCreate(
-      this.keys.operation(id),
-      this.keys.idempotency(input.idempotencyKey ?? ''),
-      this.keys.operationsByTime,
+    const answer = await this.#scripts.operationCreate(
+      [
+        this.keys.operation(id),
+        this.keys.idempotency(input.idempotencyKey ?? ''),
+        this.keys.operationsByTime,
+      ],
       input.idempotencyKey ? '1' : '0',
       IDEMPOTENCY_TTL_SECONDS,
       now.getTime(),
       id,
+      input.requestHash ?? '',
       ...Object.entries(fields).flat(),
     );
+    const resultId = answer[1];
     const operation = await this.get(resultId);
     if (!operation) throw new Error(`operation ${resultId} vanished right after it was created`);
-    return { operation, created: created === 1 };
+    return answer[0] === 1 ? { operation, created: true } : { operation, created: false, heldFor: answer[2] };
   }
 
   async get(id: string): Promise<OperationRecord | undefined> {
@@ -231,8 +176,8 @@ export class OperationStore {
   ): Promise<{ outcome: TransitionOutcome; previous: string }> {
     const now = new Date().toISOString();
     const extra = { ...fields, ...(TERMINAL_STATES.includes(to) ? { finishedAt: now } : {}) };
-    const [outcome, previous] = await this.redis.syOpTransition(
-      this.keys.operation(id),
+    const [outcome, previous] = await this.#scripts.operationTransition(
+      [this.keys.operation(id)],
       from.join(','),
       to,
       options.refuseIfCancelRequested ? '1' : '0',
@@ -243,9 +188,8 @@ export class OperationStore {
 
   /** Marks the operation dispatched, durably, if it still runs, is not cancelled and holds the project lock. */
   async markDispatched(id: string, projectId: string, lockValue: string, worker: string): Promise<string> {
-    return this.redis.syOpDispatch(
-      this.keys.operation(id),
-      this.keys.projectLock(projectId),
+    return this.#scripts.operationDispatch(
+      [this.keys.operation(id), this.keys.projectLock(projectId)],
       lockValue,
       new Date().toISOString(),
       worker,
@@ -255,8 +199,8 @@ export class OperationStore {
   async requestCancel(
     id: string,
   ): Promise<{ outcome: 'missing' | 'terminal' | 'cancelled' | 'requested'; state: string }> {
-    const [outcome, state] = await this.redis.syOpCancel(
-      this.keys.operation(id),
+    const [outcome, state] = await this.#scripts.operationCancel(
+      [this.keys.operation(id)],
       new Date().toISOString(),
       this.cancelChannel,
       TERMINAL_CSV,
@@ -264,24 +208,50 @@ export class OperationStore {
     return { outcome: outcome as 'missing' | 'terminal' | 'cancelled' | 'requested', state };
   }
 
-  // ---- one operation at a time per project: a lock with expiry and a fencing token ----
-
-  async acquireProjectLock(projectId: string, operationId: string, ttlMs: number): Promise<string | null> {
-    return this.redis.syLockAcquire(this.keys.projectLock(projectId), this.keys.fencing, operationId, ttlMs);
+  /** Deletes terminal operations requested before the cut-off, with their idempotency keys; returns how many. */
+  async deleteFinishedBefore(cutoffMs: number): Promise<number> {
+    let deleted = 0;
+    for (const id of await this.redis.zrangebyscore(this.keys.operationsByTime, 0, cutoffMs)) {
+      deleted += await this.#scripts.operationDelete(
+        [this.keys.operation(id), this.keys.operationsByTime],
+        id,
+        TERMINAL_CSV,
+        this.keys.idempotency(''),
+      );
+    }
+    return deleted;
   }
+}
 
-  async renewProjectLock(projectId: string, value: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.syLockRenew(this.keys.projectLock(projectId), value, ttlMs)) === 1;
-  }
+/**
+ * What an idempotency key binds: plugin, project, action and the input as
+ * canonical JSON (object keys sorted), hashed.
+ */
+export function requestHash(request: {
+  pluginId: string;
+  projectId: string;
+  action: string;
+  input: JsonValue;
+}): string {
+  const canonical = JSON.stringify([
+    request.pluginId,
+    request.projectId,
+    request.action,
+    canonicalJson(request.input),
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
 
-  async releaseProjectLock(projectId: string, value: string): Promise<void> {
-    await this.redis.syLockRelease(this.keys.projectLock(projectId), value);
+function canonicalJson(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(canonicalJson);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonicalJson((value as Record<string, JsonValue>)[key]!)]),
+    );
   }
-
-  /** Releases the project lock if this operation holds it, whoever took it (a dead worker). */
-  async releaseProjectLockOf(projectId: string, operationId: string): Promise<void> {
-    await this.redis.syLockReleaseOf(this.keys.projectLock(projectId), operationId);
-  }
+  return value;
 }
 
 export function isTerminal(state: string): boolean {

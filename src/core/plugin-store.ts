@@ -1,7 +1,8 @@
 // Plugin registry in Redis. Each plugin is one JSON value in a hash, so a
 // reader sees a whole record or none of it; changes that belong together
-// (record + audit) go in one optimistic MULTI, retried on conflict.
-import type { Redis } from 'ioredis';
+// (record + audit) go in one optimistic MULTI, retried on conflict. Health and
+// logs are written here only (setHealth, recordOutcome).
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
@@ -41,6 +42,16 @@ export interface HealthRecord {
   checkedAt?: string;
 }
 
+export interface LogEntry {
+  at: string;
+  source: 'stderr' | 'host';
+  line: string;
+}
+
+export const LOG_ENTRIES_KEPT = 1_000;
+
+const HEALTH_CACHE_MS = 2_000;
+
 /** What `mutate` asks of a change: the new record (null deletes it), its audit entries, a value to return. */
 export type PluginChange<T> = (current: PluginRecord | undefined) => {
   next?: PluginRecord | null;
@@ -52,6 +63,7 @@ export class PluginStore {
   /** WATCH state belongs to a connection: transactions get their own, one at a time. */
   #txRedis: Redis | undefined;
   #txQueue: Promise<unknown> = Promise.resolve();
+  readonly #healthSeen = new Map<string, { record: HealthRecord; until: number }>();
 
   constructor(
     readonly redis: Redis,
@@ -83,8 +95,63 @@ export class PluginStore {
     return new Map(Object.entries(raw).map(([id, value]) => [id, JSON.parse(value) as HealthRecord]));
   }
 
-  async setHealth(id: string, health: HealthRecord): Promise<void> {
-    await this.redis.hset(this.keys.pluginHealth, id, JSON.stringify(health));
+  /** The only writer of a plugin's health: stores it, with new log entries in the same MULTI. */
+  async setHealth(id: string, health: HealthRecord, logs: LogEntry[] = []): Promise<void> {
+    this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
+    const multi = this.redis.multi().hset(this.keys.pluginHealth, id, JSON.stringify(health));
+    this.#appendLogs(multi, id, logs);
+    await multi.exec();
+  }
+
+  /**
+   * What a call leaves behind: its log entries, and the health it shows when
+   * given (undefined leaves health as it was). Health is written when it
+   * changed, or on every call that is not healthy (its checkedAt moves).
+   */
+  async recordOutcome(id: string, health: HealthRecord | undefined, logs: LogEntry[]): Promise<void> {
+    const at = new Date().toISOString();
+    if (health) {
+      const previous = await this.#knownHealth(id);
+      const changed = previous.health !== health.health || previous.lastError !== health.lastError;
+      if (!changed && logs.length === 0) return;
+      if (changed || health.health !== 'healthy')
+        return this.setHealth(id, { ...health, checkedAt: at }, logs);
+      // Unchanged and healthy: the cache keeps what we know without the write.
+      this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
+    }
+    if (logs.length === 0) return;
+    const multi = this.redis.multi();
+    this.#appendLogs(multi, id, logs);
+    await multi.exec();
+  }
+
+  /** The newest `limit` log entries (at most LOG_ENTRIES_KEPT), newest first. */
+  async logs(id: string, limit: number): Promise<LogEntry[]> {
+    const raw = await this.redis.lrange(
+      this.keys.pluginLogs(id),
+      0,
+      Math.max(0, Math.min(limit, LOG_ENTRIES_KEPT) - 1),
+    );
+    return raw.map((value) => JSON.parse(value) as LogEntry);
+  }
+
+  #appendLogs(multi: ChainableCommander, id: string, logs: LogEntry[]): void {
+    if (logs.length === 0) return;
+    multi.lpush(this.keys.pluginLogs(id), ...logs.map((entry) => JSON.stringify(entry)));
+    multi.ltrim(this.keys.pluginLogs(id), 0, LOG_ENTRIES_KEPT - 1);
+  }
+
+  /**
+   * The stored health, read at most every HEALTH_CACHE_MS per plugin: a
+   * healthy call then costs no Redis round trip for health. Another process's
+   * change is seen within that time.
+   */
+  async #knownHealth(id: string): Promise<HealthRecord> {
+    const cached = this.#healthSeen.get(id);
+    if (cached && cached.until > Date.now()) return cached.record;
+    const record = await this.health(id);
+    this.#healthSeen.set(id, { record, until: Date.now() + HEALTH_CACHE_MS });
+    return record;
   }
 
   /**

@@ -1,15 +1,24 @@
-// Builds everything a process needs from its configuration: the core, the
-// BullMQ queues and the work services. Each process shell calls this once.
+// The composition root: builds everything a process needs from its
+// configuration — the core, the BullMQ queues, the work services, the token
+// and schedule stores, and the identity the process acts as. Each process
+// shell (CLI command, api, worker, scheduler) calls this once and constructs
+// no store of its own.
 import type { Redis } from 'ioredis';
 import { createCore, type Core, type CoreConfig } from './context.js';
 import { createQueues, retentionFromEnv, type Queues, type RetentionConfig } from './jobs.js';
 import { closeRedis, createRedis } from './redis.js';
+import { ScheduleStore } from './schedules.js';
+import { TokenStore } from './tokens.js';
 import { WorkService } from './work.js';
 
 export interface Runtime {
   core: Core;
   queues: Queues;
   work: WorkService;
+  tokens: TokenStore;
+  schedules: ScheduleStore;
+  /** Who this process acts as when it decides on its own (`worker:<host>:<pid>`, …). */
+  identity: string;
   /** The connection BullMQ uses (maxRetriesPerRequest: null). */
   bullConnection: Redis;
   retention: RetentionConfig;
@@ -29,6 +38,9 @@ export async function createRuntime(config: CoreConfig & { retention?: Retention
     core,
     queues,
     work,
+    tokens: new TokenStore(core.redis, core.keys),
+    schedules: new ScheduleStore(core.redis, core.keys),
+    identity: core.plugins.options.processActor,
     bullConnection,
     retention,
     async close() {

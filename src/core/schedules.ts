@@ -46,7 +46,7 @@ export class ScheduleStore {
   ) {}
 
   get key(): string {
-    return `${this.keys.prefix}:schedules`;
+    return this.keys.schedules;
   }
 
   async list(): Promise<Schedule[]> {

@@ -33,7 +33,7 @@ export class TokenStore {
   ) {}
 
   get key(): string {
-    return `${this.keys.prefix}:tokens`;
+    return this.keys.tokens;
   }
 
   async create(name: string, role: string, actor: string): Promise<TokenView & { token: string }> {

@@ -6,7 +6,7 @@ import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
 import { inOrder } from './concurrency.js';
 import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
+import { IdempotencyConflictError, InvalidInputError, NotFoundError } from './errors.js';
 import {
   INSPECT_ATTEMPTS,
   INSPECT_BACKOFF_MS,
@@ -17,9 +17,17 @@ import {
   type Queues,
 } from './jobs.js';
 import type { Keys } from './keys.js';
-import { OperationStore, isTerminal, toOperationView, type OperationView } from './operations.js';
+import {
+  OperationStore,
+  isTerminal,
+  requestHash,
+  toOperationView,
+  type OperationRecord,
+  type OperationView,
+} from './operations.js';
 import type { PluginService } from './plugins.js';
 import type { ProjectService } from './projects.js';
+import { sleep } from './sleep.js';
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
@@ -144,38 +152,60 @@ export class WorkService {
   /**
    * Accepts an operation only when plugin, grants and project trust allow it
    * now; writes the durable record, then enqueues. A known idempotency key
-   * returns the existing operation.
+   * returns the existing operation when the request is the same (plugin,
+   * project, action, input), and is refused with IdempotencyConflictError
+   * when it is not.
    */
   async createOperation(
     request: OperationRequest,
     actor: string,
   ): Promise<{ operation: OperationView; created: boolean }> {
+    const hash = requestHash(request);
     if (request.idempotencyKey !== undefined) {
       validateIdempotencyKey(request.idempotencyKey);
-      const existingId = await this.redis.get(this.keys.idempotency(request.idempotencyKey));
-      const existing = existingId ? await this.operations.get(existingId) : undefined;
-      if (existing) return { operation: toOperationView(existing), created: false };
+      const holder = await this.operations.idempotencyHolder(request.idempotencyKey);
+      const existing = holder ? await this.operations.get(holder.operationId) : undefined;
+      if (holder && existing) {
+        return { operation: this.#sameRequest(request, hash, holder.requestHash, existing), created: false };
+      }
     }
     if (typeof request.action !== 'string' || request.action.trim() === '') {
       throw new InvalidInputError("action must be a non-empty string naming one of the plugin's actions");
     }
     await this.plugins.authorize(request.pluginId, 'project.operate', 'project.operate');
     await this.plugins.authorizeProject(request.projectId);
-    const { operation, created } = await this.operations.create({ ...request, requestedBy: actor });
-    if (created) {
-      await this.queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
-        jobId: operation.id,
-        attempts: OPERATE_ATTEMPTS,
-        backoff: { type: 'exponential', delay: 500 },
-      });
-      await appendAudit(this.redis, this.keys, {
-        actor,
-        action: 'operation.request',
-        target: operation.id,
-        detail: { pluginId: request.pluginId, projectId: request.projectId, action: request.action },
-      });
-    }
+    const { operation, created, heldFor } = await this.operations.create({
+      ...request,
+      requestedBy: actor,
+      requestHash: hash,
+    });
+    // Another request took the key meanwhile.
+    if (!created) return { operation: this.#sameRequest(request, hash, heldFor ?? '', operation), created };
+    await this.queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
+      jobId: operation.id,
+      attempts: OPERATE_ATTEMPTS,
+      backoff: { type: 'exponential', delay: 500 },
+    });
+    await appendAudit(this.redis, this.keys, {
+      actor,
+      action: 'operation.request',
+      target: operation.id,
+      detail: { pluginId: request.pluginId, projectId: request.projectId, action: request.action },
+    });
     return { operation: toOperationView(operation), created };
+  }
+
+  /** The operation a key already names, if it was requested with this request; else a conflict. */
+  #sameRequest(
+    request: OperationRequest,
+    hash: string,
+    heldFor: string,
+    existing: OperationRecord,
+  ): OperationView {
+    // A key stored before request hashes were kept is compared field by field.
+    const same = heldFor ? heldFor === hash : requestHash(existing) === hash;
+    if (!same) throw new IdempotencyConflictError(request.idempotencyKey ?? '', existing.id);
+    return toOperationView(existing);
   }
 
   async getOperation(id: string): Promise<OperationView> {
@@ -229,8 +259,4 @@ function validateIdempotencyKey(key: string): void {
   if (key.length === 0 || key.length > 200 || /[\s\0]/.test(key)) {
     throw new InvalidInputError('idempotency key must be 1–200 characters without whitespace');
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -22,7 +22,7 @@ export async function runSchedulerProcess(config: {
         prefix: config.prefix,
         processActor: processIdentity('scheduler'),
       });
-      const scheduler = await startScheduler(runtime.core, runtime.queues, {
+      const scheduler = await startScheduler(runtime, {
         ...DEFAULT_SCHEDULER,
         ...config.scheduler,
         log: eventLogger(logger),

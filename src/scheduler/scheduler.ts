@@ -2,10 +2,9 @@
 // plugins, rediscovery, retention clean-up and user-configured recurring
 // inspections. Job scheduler ids are fixed, so starting two schedulers yields
 // one job per interval, not two.
-import type { Core } from '../core/context.js';
-import type { Queues } from '../core/jobs.js';
 import { SCHEDULER_BEAT_MS, beatScheduler } from '../core/liveness.js';
-import { ScheduleStore, upsertRecurring } from '../core/schedules.js';
+import type { Runtime } from '../core/runtime.js';
+import { upsertRecurring } from '../core/schedules.js';
 
 export interface SchedulerOptions {
   healthEveryMs: number;
@@ -27,13 +26,9 @@ export interface RunningScheduler {
   stop(): Promise<void>;
 }
 
-export async function startScheduler(
-  core: Core,
-  queues: Queues,
-  options: SchedulerOptions,
-): Promise<RunningScheduler> {
+export async function startScheduler(runtime: Runtime, options: SchedulerOptions): Promise<RunningScheduler> {
+  const { core, queues, schedules } = runtime;
   const log = options.log ?? (() => {});
-  const schedules = new ScheduleStore(core.redis, core.keys);
   const fixed = [
     ['health-checks', options.healthEveryMs],
     ['rediscover', options.rediscoverEveryMs],
@@ -54,7 +49,7 @@ export async function startScheduler(
     log('scheduler-synced', { fixed: fixed.length, recurring: known.length });
   };
   await sync();
-  const beat = () => beatScheduler(core.redis, core.keys, core.plugins.options.processActor).catch(() => {});
+  const beat = () => beatScheduler(core.redis, core.keys, runtime.identity).catch(() => {});
   await beat();
   const beatTimer = setInterval(() => void beat(), SCHEDULER_BEAT_MS);
   const timer = setInterval(

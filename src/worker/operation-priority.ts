@@ -10,14 +10,10 @@
 // least `holdMs` in which announcements are ignored; operations that follow
 // one another each hold on their own, and every gap between them lets each
 // free worker slot start an inspection. Announcements travel over Redis
-// pub/sub; a lost "ended" (a worker died) costs at most `holdMs`.
+// pub/sub (keys.operationActivityChannel); a lost "ended" (a worker died) costs at most `holdMs`.
 
 const STARTED = 'started';
 const ENDED = 'ended';
-
-export function operationPriorityChannel(prefix: string): string {
-  return `${prefix}:operation-activity`;
-}
 
 export function startedMessage(operationId: string): string {
   return `${STARTED}:${operationId}`;

@@ -33,7 +33,7 @@ export async function runWorkerProcess(config: WorkerProcessConfig): Promise<voi
         processActor: identity,
         ...(config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {}),
       });
-      const workers = await startWorkers(runtime.core, runtime.work, runtime.queues, runtime.bullConnection, {
+      const workers = await startWorkers(runtime, {
         concurrency: config.concurrency,
         log: eventLogger(logger),
         retention: runtime.retention,

@@ -4,10 +4,10 @@ import { chmod, cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
-import { createCore, type Core } from '../../src/core/context.js';
+import type { Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
-import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useCoreSuite } from '../support/core-suite.js';
+import { NATIVE_FIXTURE_DIST, makeDataDir } from '../support/data-dir.js';
 
 const manifest = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -127,22 +127,13 @@ describe('discoverPackages', () => {
 });
 
 describe('refresh reconciles the registry', () => {
-  let redis: OwnedRedis;
+  const suite = useCoreSuite('discovery', {
+    prepare: (dataDir) =>
+      cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true }),
+  });
   let core: Core;
   let dataDir: string;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    redis = await startOwnedRedis();
-    ({ dataDir, cleanup } = await makeDataDir());
-    await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
-    core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('discovery') });
-  });
-  afterAll(async () => {
-    await core?.close();
-    await redis?.stop();
-    await cleanup?.();
-  });
+  beforeAll(() => void ({ core, dataDir } = suite));
 
   it('keeps a removed package listed as unavailable with its trust decision, inert', async () => {
     const [plugin] = await core.plugins.refresh('user:test');

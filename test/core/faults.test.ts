@@ -364,17 +364,21 @@ describe('a misbehaving plugin process fails only its own call', () => {
     await expectCallFault(mode, pkg, { code: 'MALFORMED_RESPONSE', errorClass: MalformedResponseError });
   });
 
-  it('rpc-error: a JSON-RPC error is PLUGIN_ERROR, and the stored error is redacted', async () => {
+  // Contract (PROTOCOL §8): -32000 is the plugin's own error, not a fault: health is left as it was.
+  it('rpc-error: a JSON-RPC error is PLUGIN_ERROR, health unchanged, and the logged error is redacted', async () => {
     const pkg = await readyFault('rpc-error');
-    const observed = await expectCallFault('rpc-error (-32000 with a token)', pkg, {
-      code: 'PLUGIN_ERROR',
-      errorClass: PluginCallError,
-    });
-    expect(observed.error).toMatchObject({ rpcCode: -32000 });
-    expect(observed.detail.lastError).toContain('[REDACTED]');
-    expect(observed.detail.lastError).not.toContain('s3cr3t-t0ken-value');
+    const observed = await observe(pkg, inspect(pkg));
+    record('rpc-error (-32000 with a token)', observed);
+    expect(observed.error).toBeInstanceOf(PluginCallError);
+    expect(observed.error).toMatchObject({ code: 'PLUGIN_ERROR', rpcCode: -32000 });
+    expect(observed.spawned).toHaveLength(1);
+    expect(observed.alive).toEqual([]);
+    expect(observed.detail.health).toBe('healthy');
+    expect(observed.detail.lastError).toBeUndefined();
     const logs = JSON.stringify(await core.plugins.logs(pkg.id));
+    expect(logs).toContain('[REDACTED]');
     expect(logs).not.toContain('s3cr3t-t0ken-value');
+    await expectHostFine();
   });
 
   it('non-json-secret: a malformed line quoted into the stored error keeps its secrets redacted', async () => {

@@ -2,40 +2,19 @@
 // refresh → trust → enable → inspect, and what tampering does to it.
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCore, type Core } from '../../src/core/context.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../src/core/context.js';
 import { readAudit } from '../../src/core/audit.js';
-import {
-  FIXTURE_INSPECTOR_DIST,
-  installPackage,
-  makeDataDir,
-  makeProject,
-  uniquePrefix,
-} from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { FIXTURE_INSPECTOR_DIST, installPackage, makeProject } from '../support/data-dir.js';
+import { useCoreSuite } from '../support/core-suite.js';
 
-let redis: OwnedRedis;
+const suite = useCoreSuite('lifecycle', {
+  processActor: 'test',
+  prepare: (dataDir) => installPackage(dataDir, FIXTURE_INSPECTOR_DIST, 'fixture-inspector'),
+});
 let core: Core;
 let dataDir: string;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-  ({ dataDir, cleanup } = await makeDataDir());
-  await installPackage(dataDir, FIXTURE_INSPECTOR_DIST, 'fixture-inspector');
-  core = await createCore({
-    dataDir,
-    redisUrl: redis.url,
-    prefix: uniquePrefix('lifecycle'),
-    processActor: 'test',
-  });
-});
-
-afterAll(async () => {
-  await core?.close();
-  await redis?.stop();
-  await cleanup?.();
-});
+beforeAll(() => void ({ core, dataDir } = suite));
 
 describe('plugin lifecycle', () => {
   it('discovers a new package as untrusted and disabled, without running it', async () => {

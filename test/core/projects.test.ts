@@ -1,28 +1,16 @@
 // Projects: ids per CLI.md, real paths, clashes refused as a whole, trust kept on re-add.
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
-import { createCore, type Core } from '../../src/core/context.js';
+import type { Core } from '../../src/core/context.js';
 import { projectIdFor } from '../../src/core/projects.js';
-import { makeDataDir, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useCoreSuite } from '../support/core-suite.js';
 
-let redis: OwnedRedis;
+const suite = useCoreSuite('projects');
 let core: Core;
 let dataDir: string;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-  ({ dataDir, cleanup } = await makeDataDir());
-  core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('projects') });
-});
-afterAll(async () => {
-  await core?.close();
-  await redis?.stop();
-  await cleanup?.();
-});
+beforeAll(() => void ({ core, dataDir } = suite));
 
 describe('projects', () => {
   it('derives ids from directory names: lower-case, [a-z0-9._-] kept, the rest replaced by -', () => {

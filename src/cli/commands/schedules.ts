@@ -2,7 +2,6 @@
 // interval or a cron pattern), kept by the scheduler as BullMQ job schedulers.
 import type { Command } from 'commander';
 import ms from 'ms';
-import { ScheduleStore } from '../../core/schedules.js';
 import { withRuntime } from '../context.js';
 import { ago, emit, printTable, say } from '../output.js';
 import { cronPattern, durationFrom } from '../parse.js';
@@ -38,7 +37,7 @@ export function registerScheduleCommands(program: Command): void {
       ) =>
         withRuntime(command, async ({ config, runtime, actor }) => {
           await runtime.core.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
-          const created = await new ScheduleStore(runtime.core.redis, runtime.core.keys).add(
+          const created = await runtime.schedules.add(
             {
               pluginId,
               projects: options.all ? 'all' : projects,
@@ -57,7 +56,7 @@ export function registerScheduleCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard schedule list')
     .action(async (_options, command: Command) =>
       withRuntime(command, async ({ config, runtime }) => {
-        const schedules = await new ScheduleStore(runtime.core.redis, runtime.core.keys).list();
+        const schedules = await runtime.schedules.list();
         emit(config.json, schedules, () =>
           printTable(
             ['ID', 'PLUGIN', 'PROJECTS', 'WHEN', 'BY', 'CREATED'],
@@ -79,10 +78,7 @@ export function registerScheduleCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard schedule remove sched_1a2b3c4d')
     .action(async (id: string, _options, command: Command) =>
       withRuntime(command, async ({ config, runtime }) => {
-        const removed = await new ScheduleStore(runtime.core.redis, runtime.core.keys).remove(
-          id,
-          runtime.queues,
-        );
+        const removed = await runtime.schedules.remove(id, runtime.queues);
         emit(config.json, { id, removed }, () => say(removed ? `removed ${id}` : `no schedule ${id}`));
       }),
     );

@@ -1,6 +1,5 @@
 // switchyard token …: API tokens with roles (viewer, operator, admin).
 import type { Command } from 'commander';
-import { TokenStore } from '../../core/tokens.js';
 import { withRuntime } from '../context.js';
 import { ago, emit, printTable, say } from '../output.js';
 
@@ -20,11 +19,7 @@ export function registerTokenCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard token create --name ci --role operator')
     .action(async (options: { name: string; role: string }, command: Command) =>
       withRuntime(command, async ({ config, runtime, actor }) => {
-        const created = await new TokenStore(runtime.core.redis, runtime.core.keys).create(
-          options.name,
-          options.role,
-          actor,
-        );
+        const created = await runtime.tokens.create(options.name, options.role, actor);
         emit(config.json, created, () => {
           say(created.token);
           say(`(token ${created.id}, ${created.role}; it is not shown again)`);
@@ -37,7 +32,7 @@ export function registerTokenCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard token list')
     .action(async (_options, command: Command) =>
       withRuntime(command, async ({ config, runtime }) => {
-        const tokens = await new TokenStore(runtime.core.redis, runtime.core.keys).list();
+        const tokens = await runtime.tokens.list();
         emit(config.json, tokens, () =>
           printTable(
             ['ID', 'NAME', 'ROLE', 'CREATED', 'BY'],
@@ -52,7 +47,7 @@ export function registerTokenCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard token revoke ci')
     .action(async (idOrName: string, _options, command: Command) =>
       withRuntime(command, async ({ config, runtime, actor }) => {
-        const revoked = await new TokenStore(runtime.core.redis, runtime.core.keys).revoke(idOrName, actor);
+        const revoked = await runtime.tokens.revoke(idOrName, actor);
         emit(config.json, { id: revoked.id, name: revoked.name, revoked: true }, () =>
           say(`revoked token ${revoked.name} (${revoked.id})`),
         );

@@ -1,0 +1,24 @@
+--[[
+  Cancels an operation: a queued one ends at once; a running one is marked and
+  announced so the worker holding it kills its call.
+
+  KEYS[1] operation hash
+
+  ARGV[1] now (ISO time)
+  ARGV[2] cancel channel
+  ARGV[3] terminal states, comma-separated
+
+  Returns {outcome, state before}: outcome is 'missing', 'terminal', 'cancelled'
+  or 'requested'.
+]]
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return {'missing', ''} end
+if string.find(',' .. ARGV[3] .. ',', ',' .. state .. ',', 1, true) then return {'terminal', state} end
+if state == 'queued' then
+  redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', 'CANCELLED',
+    'errorMessage', 'cancelled before it started')
+  return {'cancelled', state}
+end
+redis.call('HSET', KEYS[1], 'cancelRequested', '1')
+redis.call('PUBLISH', ARGV[2], KEYS[1])
+return {'requested', state}

@@ -1,0 +1,212 @@
+// The verify-then-call pipeline (PROTOCOL §9.2–9.7): re-verify the package on
+// this machine's disk, run one supervised call, and leave its trace: health
+// and logs through PluginStore, call metrics, and a package found changed or
+// broken marked so everywhere.
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { MAX_MANIFEST_BYTES, type Scope } from '@switchyard/plugin-sdk/protocol';
+import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
+import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
+import { recordCall } from './call-metrics.js';
+import { inOrder } from './concurrency.js';
+import {
+  FingerprintChangedError,
+  PackageInvalidError,
+  PluginCallError,
+  TrustRequiredError,
+} from './errors.js';
+import { hashExecutable } from './fingerprint.js';
+import type { Keys } from './keys.js';
+import { recordsUnhealthy } from './plugin-rules.js';
+import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
+import { boundedMessage } from './redact.js';
+import { superviseCall, type CallError, type CallOutcome, type SupervisorLimits } from './supervisor.js';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  beforeSend?: () => Promise<void>;
+  onSpawn?: (pid: number) => void;
+}
+
+export interface PluginCallsOptions {
+  /** Who acts when a call finds tampering (e.g. `worker:<host>:<pid>`). */
+  processActor: string;
+  limits?: Partial<SupervisorLimits>;
+}
+
+type CallMethod = Exclude<MethodName, 'initialize'>;
+
+export class PluginCalls {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly store: PluginStore,
+    private readonly options: PluginCallsOptions,
+  ) {}
+
+  /** Verifies the package on disk, then runs one supervised call with the record's grants and records its outcome. */
+  async call<M extends CallMethod>(
+    record: PluginRecord,
+    method: M,
+    params: MethodParams<M>,
+    options: CallOptions,
+  ): Promise<CallOutcome<M>> {
+    try {
+      await this.verifyOnDisk(record);
+    } catch (error) {
+      await this.#recordFailure(record.id, error);
+      throw error;
+    }
+    return this.callVerified(record, record.grantedScopes, method, params, options);
+  }
+
+  /** One supervised call of a package the caller has just verified, with these grants; its outcome recorded. */
+  async callVerified<M extends CallMethod>(
+    record: PluginRecord,
+    grants: Scope[],
+    method: M,
+    params: MethodParams<M>,
+    options: CallOptions,
+  ): Promise<CallOutcome<M>> {
+    const started = performance.now();
+    const measure = (ok: boolean) =>
+      recordCall(this.redis, this.keys, record.id, method, (performance.now() - started) / 1_000, ok);
+    try {
+      const outcome = await superviseCall({
+        executablePath: join(record.packageDir, record.executable),
+        arguments: record.arguments,
+        packageDir: record.packageDir,
+        identity: record,
+        grants,
+        method,
+        params,
+        ...(this.options.limits ? { limits: this.options.limits } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.beforeSend ? { beforeSend: options.beforeSend } : {}),
+        ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+      });
+      const status =
+        method === 'plugin.health'
+          ? (outcome.result as { status: HealthState }).status
+          : ('healthy' as const);
+      measure(true);
+      await this.store.recordOutcome(record.id, { health: status }, stderrEntries(outcome.stderr));
+      return outcome;
+    } catch (error) {
+      measure(false);
+      await this.#recordFailure(record.id, error);
+      throw error;
+    }
+  }
+
+  /**
+   * PROTOCOL §9.2 on this machine's disk: executable rules and the fingerprint
+   * must equal the trusted one. A mismatch disables the plugin everywhere.
+   */
+  async verifyOnDisk(record: PluginRecord): Promise<string> {
+    const trusted = record.trustedFingerprint;
+    if (!trusted) throw new TrustRequiredError(`plugin ${record.id} is not trusted`);
+    const current = await this.fingerprintOnDisk(record);
+    if (current !== trusted) {
+      await this.#markChanged(record, current);
+      throw new FingerprintChangedError(
+        `plugin ${record.id} changed on disk (trusted ${trusted}, now ${current}); it was disabled and must be reviewed again`,
+        trusted,
+        current,
+      );
+    }
+    return current;
+  }
+
+  /** The package's fingerprint as it is on disk now; a package that breaks the rules is marked unavailable. */
+  async fingerprintOnDisk(record: PluginRecord): Promise<string> {
+    // Independent reads, issued together: this runs before every call.
+    const [manifestBytes, executable] = await inOrder(
+      // A refused plugin.json (FIFO, symlink, foreign owner) is a package fault like the executable's.
+      readManifestBytes(record.manifestPath).catch((error: unknown) =>
+        error instanceof PackageFileError ? { refused: error.message } : Promise.reject(error),
+      ),
+      checkExecutable(record.packageDir, record.executable),
+    );
+    if (manifestBytes !== undefined && 'refused' in manifestBytes) {
+      await this.#markUnavailable(record, manifestBytes.refused);
+      throw new PackageInvalidError(`plugin ${record.id}: ${manifestBytes.refused}; the call was refused`);
+    }
+    if (manifestBytes === undefined || manifestBytes.length > MAX_MANIFEST_BYTES) {
+      throw new PackageInvalidError(
+        `plugin ${record.id}: ${record.manifestPath} is ${manifestBytes === undefined ? 'missing' : 'larger than 64 KiB'}`,
+      );
+    }
+    if (!executable.ok) {
+      await this.#markUnavailable(record, executable.error);
+      throw new PackageInvalidError(`plugin ${record.id}: ${executable.error}; the call was refused`);
+    }
+    const fingerprint = await hashExecutable(manifestBytes, executable.path);
+    if (typeof fingerprint !== 'string') {
+      await this.#markUnavailable(record, fingerprint.error);
+      throw new PackageInvalidError(`plugin ${record.id}: ${fingerprint.error}; the call was refused`);
+    }
+    return fingerprint;
+  }
+
+  async #markChanged(record: PluginRecord, current: string): Promise<void> {
+    await this.store.mutate(record.id, (latest) => {
+      if (!latest || latest.trustedFingerprint !== record.trustedFingerprint || latest.trust === 'changed') {
+        return { value: undefined };
+      }
+      return {
+        next: { ...latest, trust: 'changed', enabled: false, grantedScopes: [], fingerprint: current },
+        audit: [
+          {
+            actor: this.options.processActor,
+            action: 'plugin.fingerprint-changed',
+            target: record.id,
+            detail: { seenBy: this.options.processActor, trusted: record.trustedFingerprint, current },
+          },
+        ],
+        value: undefined,
+      };
+    });
+  }
+
+  async #markUnavailable(record: PluginRecord, error: string): Promise<void> {
+    await this.store.mutate(record.id, (latest) => {
+      if (!latest || (!latest.available && latest.error === error)) return { value: undefined };
+      return {
+        next: { ...latest, available: false, error },
+        audit: [
+          {
+            actor: this.options.processActor,
+            action: 'plugin.package-invalid',
+            target: record.id,
+            detail: { seenBy: this.options.processActor, error },
+          },
+        ],
+        value: undefined,
+      };
+    });
+  }
+
+  /** A fault records unhealthy; the plugin's own error (-32000) is logged with health left as it was. */
+  async #recordFailure(id: string, error: unknown): Promise<void> {
+    const unhealthy = recordsUnhealthy(error);
+    if (!unhealthy && !(error instanceof PluginCallError)) return;
+    const message = boundedMessage(error instanceof Error ? error.message : String(error));
+    const entries = stderrEntries((error as CallError).stderr ?? []);
+    entries.push({
+      at: entries[0]?.at ?? new Date().toISOString(),
+      source: 'host',
+      line: `call failed: ${message}`,
+    });
+    await this.store.recordOutcome(
+      id,
+      unhealthy ? { health: 'unhealthy', lastError: message } : undefined,
+      entries,
+    );
+  }
+}
+
+function stderrEntries(stderr: string[]): LogEntry[] {
+  const at = new Date().toISOString();
+  return stderr.map((line) => ({ at, source: 'stderr', line }));
+}

@@ -1,0 +1,81 @@
+// The one registry of Switchyard's Lua scripts. Each script is its own file in
+// ./lua (header: KEYS, ARGV, result); here each is named once with its key
+// count and result type, and defined on a connection with ioredis'
+// defineCommand (EVALSHA, falling back to EVAL when Redis lost its cache).
+// The build copies ./lua next to the compiled module (package.json `build`).
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+
+type Arg = string | number;
+
+const SCRIPTS = {
+  operationCreate: { file: 'operation-create.lua', keys: 3 },
+  operationTransition: { file: 'operation-transition.lua', keys: 1 },
+  operationDispatch: { file: 'operation-dispatch.lua', keys: 2 },
+  operationCancel: { file: 'operation-cancel.lua', keys: 1 },
+  operationDelete: { file: 'operation-delete.lua', keys: 2 },
+  lockAcquire: { file: 'lock-acquire.lua', keys: 2 },
+  lockRenew: { file: 'lock-renew.lua', keys: 1 },
+  lockRelease: { file: 'lock-release.lua', keys: 1 },
+  lockReleaseOf: { file: 'lock-release-of.lua', keys: 1 },
+  batchRecord: { file: 'batch-record.lua', keys: 3 },
+} as const;
+
+/** What each script returns (see the header of its file). */
+interface ScriptResults {
+  operationCreate: [1, string] | [0, string, string];
+  operationTransition: [string, string];
+  operationDispatch: string;
+  operationCancel: [string, string];
+  operationDelete: number;
+  lockAcquire: string | null;
+  lockRenew: number;
+  lockRelease: number;
+  lockReleaseOf: number;
+  batchRecord: number;
+}
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+/** Typed calls: keys first (as many as the script declares), then its ARGV. */
+export type Scripts = {
+  [N in ScriptName]: (keys: string[], ...args: Arg[]) => Promise<ScriptResults[N]>;
+};
+
+let sources: Map<ScriptName, string> | undefined;
+
+/** The script sources, read once per process from ./lua next to this module. */
+function loadSources(): Map<ScriptName, string> {
+  sources ??= new Map(
+    (Object.keys(SCRIPTS) as ScriptName[]).map((name) => [
+      name,
+      readFileSync(new URL(`./lua/${SCRIPTS[name].file}`, import.meta.url), 'utf8'),
+    ]),
+  );
+  return sources;
+}
+
+const defined = new WeakMap<Redis, Scripts>();
+
+/** The scripts on this connection, defined on first use. */
+export function scriptsOn(redis: Redis): Scripts {
+  const known = defined.get(redis);
+  if (known) return known;
+  const source = loadSources();
+  const commands = redis as unknown as Record<string, (...args: Arg[]) => Promise<unknown>>;
+  const scripts = {} as Record<ScriptName, (keys: string[], ...args: Arg[]) => Promise<unknown>>;
+  for (const name of Object.keys(SCRIPTS) as ScriptName[]) {
+    const command = `sy_${name}`;
+    if (typeof commands[command] !== 'function') {
+      redis.defineCommand(command, { numberOfKeys: SCRIPTS[name].keys, lua: source.get(name)! });
+    }
+    scripts[name] = (keys, ...args) => {
+      if (keys.length !== SCRIPTS[name].keys) {
+        throw new Error(`script ${name} takes ${SCRIPTS[name].keys} keys, not ${keys.length}`);
+      }
+      return commands[command]!.call(redis, ...keys, ...args);
+    };
+  }
+  defined.set(redis, scripts as Scripts);
+  return scripts as Scripts;
+}
