@@ -49,7 +49,7 @@ export class InspectionRunner {
       // Not a plugin outcome (Redis unreachable, shutdown): the job is retried and
       // resumes where it stopped; after its last attempt the rest is recorded failed.
       if (signal?.aborted || !attempt.finalAttempt) throw error;
-      await this.recordRestFailed(data, errorCode(error), boundedMessage(messageOf(error)));
+      await this.#recordRestFailed(data, errorCode(error), boundedMessage(messageOf(error)));
       throw new FinalJobError(messageOf(error));
     }
     return { inspected: pending.length };
@@ -57,7 +57,7 @@ export class InspectionRunner {
 
   /** A job whose workers died `maxStalls + 1` times: what it did not record ends failed. */
   async endStalled(data: InspectJob, maxStalls: number): Promise<void> {
-    await this.recordRestFailed(
+    await this.#recordRestFailed(
       data,
       'WORKER_LOST',
       `the workers running this inspection died ${maxStalls + 1} times`,
@@ -65,7 +65,7 @@ export class InspectionRunner {
   }
 
   /** Records every project of a job that has no outcome yet as failed. */
-  async recordRestFailed(data: InspectJob, code: string, message: string): Promise<void> {
+  async #recordRestFailed(data: InspectJob, code: string, message: string): Promise<void> {
     for (const projectId of await this.batches.unrecorded(data.batchId, data.projectIds)) {
       await this.batches.record(data.batchId, data.pluginId, {
         projectId,

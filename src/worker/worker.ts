@@ -4,9 +4,8 @@
 // lock); this file holds no state machine of its own.
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { appendAudit } from '../core/audit.js';
-import { errorCode } from '../core/errors.js';
 import { InspectionRunner } from '../core/inspection-runner.js';
+import { MaintenanceService } from '../core/maintenance.js';
 import { FinalJobError } from '../core/job-errors.js';
 import {
   QUEUE_NAMES,
@@ -18,7 +17,6 @@ import {
 } from '../core/jobs.js';
 import { OperationRunner } from '../core/operation-runner.js';
 import { duplicateRedis } from '../core/redis.js';
-import { runRetention } from '../core/retention.js';
 import type { Runtime } from '../core/runtime.js';
 import { OperationPriority, endedMessage, startedMessage } from './operation-priority.js';
 
@@ -63,6 +61,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       .publish(keys.operationActivityChannel, message)
       .catch((error: Error) => log('publish-failed', { error: error.message }));
   const inspections = new InspectionRunner(core.plugins, work.batches, priority);
+  const maintenance = new MaintenanceService(runtime, options.retention);
   const operations = new OperationRunner(core.redis, keys, core.plugins, work.operations, {
     identity,
     projectLockMs: options.projectLockMs ?? 30_000,
@@ -117,54 +116,17 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
 
   const healthWorker = new Worker(
     QUEUE_NAMES.health,
-    async (job: Job, _token?: string, signal?: AbortSignal) => {
-      const data = parseOrFail(healthJobSchema, job.data);
-      const ids = data.pluginId ? [data.pluginId] : await core.plugins.enabledIds();
-      const results: Record<string, string> = {};
-      for (const id of ids) {
-        try {
-          results[id] = (await core.plugins.health(id, signal ? { signal } : {})).status;
-        } catch (error) {
-          results[id] = `failed: ${errorCode(error)}`;
-        }
-      }
-      return results;
-    },
+    async (job: Job, _token?: string, signal?: AbortSignal) =>
+      maintenance.checkHealth(parseOrFail(healthJobSchema, job.data).pluginId, signal),
     { ...common, concurrency: 1 },
   );
 
   const maintenanceWorker = new Worker(
     QUEUE_NAMES.maintenance,
     async (job: Job) => {
-      const data = parseOrFail(maintenanceJobSchema, job.data);
-      log('maintenance', { task: data.task });
-      switch (data.task) {
-        case 'rediscover':
-          return { plugins: (await core.plugins.refresh(identity)).length };
-        case 'retention':
-          return runRetention(work, options.retention);
-        case 'health-checks': {
-          await appendAudit(core.redis, keys, {
-            actor: identity,
-            action: 'scheduler.health-checks',
-            target: '*',
-            detail: { job: job.id },
-          });
-          const ids = await core.plugins.enabledIds();
-          await queues.health.addBulk(ids.map((pluginId) => ({ name: 'health', data: { pluginId } })));
-          return { plugins: ids.length };
-        }
-        case 'recurring-inspection': {
-          const schedule = await runtime.schedules.get(data.scheduleId);
-          if (!schedule) return { skipped: 'schedule removed' };
-          const batch = await work.createBatch(
-            schedule.pluginId,
-            schedule.projects,
-            `scheduler:${schedule.id}`,
-          );
-          return { batchId: batch.batchId };
-        }
-      }
+      const task = parseOrFail(maintenanceJobSchema, job.data);
+      log('maintenance', { task: task.task });
+      return maintenance.run(task, job.id);
     },
     { ...common, concurrency: 1 },
   );
