@@ -49,6 +49,8 @@ export interface OperationRecord extends OperationView {
   input: JsonValue;
   requestedBy: string;
   idempotencyKey?: string;
+  /** requestHash() of the request (records made before it was kept have none). */
+  requestHash?: string;
   dispatched: boolean;
   dispatchedBy?: string;
   cancelRequested: boolean;
@@ -64,17 +66,11 @@ export interface NewOperation {
   input: JsonValue;
   requestedBy: string;
   idempotencyKey?: string;
-  /** requestHash() of the request, stored with the idempotency key. */
+  /** requestHash() of the request: what its idempotency key is bound to. */
   requestHash?: string;
 }
 
 export type TransitionOutcome = 'ok' | 'refused' | 'missing' | 'cancel-requested';
-
-/** Who holds an idempotency key, and the hash of the request it was first used with ('' if unknown). */
-export interface IdempotencyHolder {
-  operationId: string;
-  requestHash: string;
-}
 
 export class OperationStore {
   readonly #scripts: Scripts;
@@ -91,22 +87,13 @@ export class OperationStore {
   }
 
   /** The operation an idempotency key names, if any. */
-  async idempotencyHolder(key: string): Promise<IdempotencyHolder | undefined> {
-    const value = await this.redis.get(this.keys.idempotency(key));
-    if (!value) return undefined;
-    const separator = value.indexOf(' ');
-    return separator === -1
-      ? { operationId: value, requestHash: '' }
-      : { operationId: value.slice(0, separator), requestHash: value.slice(separator + 1) };
+  async byIdempotencyKey(key: string): Promise<OperationRecord | undefined> {
+    const id = await this.redis.get(this.keys.idempotency(key));
+    return id ? this.get(id) : undefined;
   }
 
-  /**
-   * Creates the record, or returns the existing one for a known idempotency
-   * key together with the request hash stored with that key.
-   */
-  async create(
-    input: NewOperation,
-  ): Promise<{ operation: OperationRecord; created: boolean; heldFor?: string }> {
+  /** Creates the record, or returns the existing one for a known idempotency key. */
+  async create(input: NewOperation): Promise<{ operation: OperationRecord; created: boolean }> {
     const id = `op_${randomUUID()}`;
     const now = new Date();
     const fields: Record<string, string> = {
@@ -121,8 +108,9 @@ export class OperationStore {
       dispatched: '0',
       cancelRequested: '0',
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+      ...(input.requestHash ? { requestHash: input.requestHash } : {}),
     };
-    const answer = await this.#scripts.operationCreate(
+    const [created, resultId] = await this.#scripts.operationCreate(
       [
         this.keys.operation(id),
         this.keys.idempotency(input.idempotencyKey ?? ''),
@@ -132,13 +120,11 @@ export class OperationStore {
       IDEMPOTENCY_TTL_SECONDS,
       now.getTime(),
       id,
-      input.requestHash ?? '',
       ...Object.entries(fields).flat(),
     );
-    const resultId = answer[1];
     const operation = await this.get(resultId);
     if (!operation) throw new Error(`operation ${resultId} vanished right after it was created`);
-    return answer[0] === 1 ? { operation, created: true } : { operation, created: false, heldFor: answer[2] };
+    return { operation, created: created === 1 };
   }
 
   async get(id: string): Promise<OperationRecord | undefined> {
@@ -290,6 +276,7 @@ function fromHash(hash: Record<string, string>): OperationRecord {
     input: hash.input ? (JSON.parse(hash.input) as JsonValue) : null,
     requestedBy: hash.requestedBy ?? '',
     ...(hash.idempotencyKey ? { idempotencyKey: hash.idempotencyKey } : {}),
+    ...(hash.requestHash ? { requestHash: hash.requestHash } : {}),
     dispatched: hash.dispatched === '1',
     ...(hash.dispatchedBy ? { dispatchedBy: hash.dispatchedBy } : {}),
     cancelRequested: hash.cancelRequested === '1',

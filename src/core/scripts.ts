@@ -23,7 +23,7 @@ const SCRIPTS = {
 
 /** What each script returns (see the header of its file). */
 interface ScriptResults {
-  operationCreate: [1, string] | [0, string, string];
+  operationCreate: [number, string];
   operationTransition: [string, string];
   operationDispatch: string;
   operationCancel: [string, string];

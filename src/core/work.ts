@@ -163,24 +163,21 @@ export class WorkService {
     const hash = requestHash(request);
     if (request.idempotencyKey !== undefined) {
       validateIdempotencyKey(request.idempotencyKey);
-      const holder = await this.operations.idempotencyHolder(request.idempotencyKey);
-      const existing = holder ? await this.operations.get(holder.operationId) : undefined;
-      if (holder && existing) {
-        return { operation: this.#sameRequest(request, hash, holder.requestHash, existing), created: false };
-      }
+      const existing = await this.operations.byIdempotencyKey(request.idempotencyKey);
+      if (existing) return { operation: this.#sameRequest(request, hash, existing), created: false };
     }
     if (typeof request.action !== 'string' || request.action.trim() === '') {
       throw new InvalidInputError("action must be a non-empty string naming one of the plugin's actions");
     }
     await this.plugins.authorize(request.pluginId, 'project.operate', 'project.operate');
     await this.plugins.authorizeProject(request.projectId);
-    const { operation, created, heldFor } = await this.operations.create({
+    const { operation, created } = await this.operations.create({
       ...request,
       requestedBy: actor,
       requestHash: hash,
     });
     // Another request took the key meanwhile.
-    if (!created) return { operation: this.#sameRequest(request, hash, heldFor ?? '', operation), created };
+    if (!created) return { operation: this.#sameRequest(request, hash, operation), created };
     await this.queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
       jobId: operation.id,
       attempts: OPERATE_ATTEMPTS,
@@ -196,15 +193,10 @@ export class WorkService {
   }
 
   /** The operation a key already names, if it was requested with this request; else a conflict. */
-  #sameRequest(
-    request: OperationRequest,
-    hash: string,
-    heldFor: string,
-    existing: OperationRecord,
-  ): OperationView {
-    // A key stored before request hashes were kept is compared field by field.
-    const same = heldFor ? heldFor === hash : requestHash(existing) === hash;
-    if (!same) throw new IdempotencyConflictError(request.idempotencyKey ?? '', existing.id);
+  #sameRequest(request: OperationRequest, hash: string, existing: OperationRecord): OperationView {
+    // A record made before request hashes were kept: hash what it holds.
+    if ((existing.requestHash ?? requestHash(existing)) !== hash)
+      throw new IdempotencyConflictError(request.idempotencyKey ?? '', existing.id);
     return toOperationView(existing);
   }
 

@@ -9,23 +9,15 @@
   ARGV[2] idempotency key TTL (seconds)
   ARGV[3] requested-at (ms, the sorted-set score)
   ARGV[4] operation id
-  ARGV[5] request hash (stored with the key: same key, other request = conflict)
-  ARGV[6..] field/value pairs of the record
+  ARGV[5..] field/value pairs of the record
 
-  Returns {1, id} when created; {0, id, requestHash} when the key already names
-  an operation (requestHash '' for a key stored before hashes were kept).
+  Returns {1, id} when created; {0, id of the operation holding the key} when not.
 ]]
 if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[2])
-  if existing then
-    local separator = string.find(existing, ' ', 1, true)
-    if separator then
-      return {0, string.sub(existing, 1, separator - 1), string.sub(existing, separator + 1)}
-    end
-    return {0, existing, ''}
-  end
+  if existing then return {0, existing} end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-if ARGV[1] == '1' then redis.call('SET', KEYS[2], ARGV[4] .. ' ' .. ARGV[5], 'EX', ARGV[2]) end
+if ARGV[1] == '1' then redis.call('SET', KEYS[2], ARGV[4], 'EX', ARGV[2]) end
 return {1, ARGV[4]}
