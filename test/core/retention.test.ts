@@ -1,0 +1,52 @@
+// Retention asks the stores to delete: terminal operations (with their
+// idempotency keys) and finished batches older than the cut-off go; an
+// operation still queued stays.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRetention } from '../../src/core/retention.js';
+import { createRuntime, type Runtime } from '../../src/core/runtime.js';
+import { makeDataDir, uniquePrefix } from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { sleep } from '../support/wait.js';
+
+let redis: OwnedRedis;
+let runtime: Runtime;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  redis = await startOwnedRedis();
+  const made = await makeDataDir();
+  cleanup = made.cleanup;
+  runtime = await createRuntime({
+    dataDir: made.dataDir,
+    redisUrl: redis.url,
+    prefix: uniquePrefix('retention'),
+  });
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  await redis?.stop();
+  await cleanup?.();
+});
+
+describe('retention', () => {
+  it('deletes terminal operations with their idempotency keys and finished batches; keeps the rest', async () => {
+    const { operations, batches } = runtime.work;
+    const request = { pluginId: 'p', projectId: 'x', action: 'a', input: null, requestedBy: 'test' };
+    const done = await operations.create({ ...request, idempotencyKey: 'k-done' });
+    await operations.transition(done.operation.id, ['queued'], 'failed', { errorCode: 'X' });
+    const waiting = await operations.create({ ...request, idempotencyKey: 'k-waiting' });
+    const finished = await batches.create('p', 0, 'test');
+    await sleep(5);
+
+    expect(await runRetention(runtime.work, { recordsSeconds: 0, failedJobsSeconds: 1 })).toEqual({
+      batches: 1,
+      operations: 1,
+    });
+    expect(await operations.get(done.operation.id)).toBeUndefined();
+    expect(await operations.byIdempotencyKey('k-done')).toBeUndefined();
+    expect(await batches.get(finished.batchId)).toBeUndefined();
+    expect((await operations.get(waiting.operation.id))?.state).toBe('queued');
+    expect((await operations.byIdempotencyKey('k-waiting'))?.id).toBe(waiting.operation.id);
+  });
+});
