@@ -4,7 +4,7 @@
 //   state checks   — core.plugins.authorize + authorizeProject (Redis reads)
 //   fingerprint    — before: hashExecutable(manifest, path, { noCache: true }),
 //                    i.e. the whole file streamed through SHA-256 on every call;
-//                    after: core.plugins.verifyOnDisk (manifest read, executable
+//                    after: core.plugins.calls.verifyOnDisk (manifest read, executable
 //                    checks, fstat, cache keyed on dev/ino/size/mtime ns/ctime ns)
 //   spawn / initialize / call / teardown — the supervisor's own phases (outcome.phases)
 // Medians over the iterations; before and after alternate.
@@ -130,7 +130,7 @@ try {
         'initialize',
         'call',
         'teardown',
-        'PluginService.call total (after)',
+        'PluginCalls.call total (after)',
       ],
       rows,
     ),
