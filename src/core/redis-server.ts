@@ -20,6 +20,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { InvalidInputError } from './errors.js';
+import { sleep } from './sleep.js';
 
 export type AppendFsync = 'always' | 'everysec' | 'no';
 
@@ -162,7 +163,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
       await kill();
       throw new Error(`redis-server did not answer within the start timeout; see ${join(dir, 'redis.log')}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   return { url, pid: child.pid!, dir, containment, child, exited, kill, stop };
 }
@@ -246,7 +247,7 @@ export async function stopStaleRedisServer(
       throw new RedisDirBusyError(
         `a redis-server${pid ? ` (pid ${pid})` : ''} of ${dir} did not stop within ${timeoutMs / 1000} s; stop it first`,
       );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   await rm(socket, { force: true });
   return pid;
