@@ -10,6 +10,7 @@ import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plu
 import { readAudit } from '../core/audit.js';
 import { followBatchLive } from '../core/batch-follow.js';
 import { IdempotencyConflictError, NotFoundError, SwitchyardError } from '../core/errors.js';
+import { ReplicaAckTimeoutError } from '../core/replica-ack.js';
 import { liveness } from '../core/liveness.js';
 import { createLogger } from '../core/log.js';
 import { isTerminal } from '../core/operations.js';
@@ -464,6 +465,13 @@ function toProblem(error: unknown, request: FastifyRequest, logger: Logger): Pro
     return new ProblemError(503, 'Redis cannot be reached; try again shortly', undefined, request.id);
   if (error instanceof NotFoundError) return new ProblemError(404, error.message);
   if (error instanceof IdempotencyConflictError) return new ProblemError(409, error.message);
+  if (error instanceof ReplicaAckTimeoutError)
+    return new ProblemError(
+      503,
+      `${error.message}; retry with the same Idempotency-Key`,
+      undefined,
+      request.id,
+    );
   if (error instanceof SwitchyardError) {
     if (error.badInput) return new ProblemError(400, error.message);
     return new ProblemError(error.callFailure ? 502 : 409, error.message);

@@ -1,6 +1,7 @@
 // The front's work services: batches of inspections and durable operations.
 // The api, the CLI and the web UI all enqueue through these; workers execute.
 import { duplicateRedis } from './redis.js';
+import { ReplicaAcknowledger } from './replica-ack.js';
 import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
@@ -56,6 +57,9 @@ export class WorkService {
     this.batches = new BatchStore(redis, keys);
     this.operations = new OperationStore(redis, keys);
   }
+
+  /** Acknowledged operations must survive a failover: a replica confirms them first. */
+  readonly #replicaAck = new ReplicaAcknowledger();
 
   // ---- batches ------------------------------------------------------------------
 
@@ -164,7 +168,11 @@ export class WorkService {
     if (request.idempotencyKey !== undefined) {
       validateIdempotencyKey(request.idempotencyKey);
       const existing = await this.operations.byIdempotencyKey(request.idempotencyKey);
-      if (existing) return { operation: this.#sameRequest(request, hash, existing), created: false };
+      if (existing) {
+        const operation = this.#sameRequest(request, hash, existing);
+        await this.#replicaAck.confirm(this.redis);
+        return { operation, created: false };
+      }
     }
     if (typeof request.action !== 'string' || request.action.trim() === '') {
       throw new InvalidInputError("action must be a non-empty string naming one of the plugin's actions");
@@ -177,7 +185,11 @@ export class WorkService {
       requestHash: hash,
     });
     // Another request took the key meanwhile.
-    if (!created) return { operation: this.#sameRequest(request, hash, operation), created };
+    if (!created) {
+      const view = this.#sameRequest(request, hash, operation);
+      await this.#replicaAck.confirm(this.redis);
+      return { operation: view, created };
+    }
     await this.queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
       jobId: operation.id,
       attempts: OPERATE_ATTEMPTS,
@@ -189,6 +201,8 @@ export class WorkService {
       target: operation.id,
       detail: { pluginId: request.pluginId, projectId: request.projectId, action: request.action },
     });
+    // One WAIT after the last write covers the record, its job and its audit entry.
+    await this.#replicaAck.confirm(this.redis);
     return { operation: toOperationView(operation), created };
   }
 

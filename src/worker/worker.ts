@@ -2,6 +2,7 @@
 // lifecycle services. Inspections go to the InspectionRunner, operations to
 // the OperationRunner (at-most-once dispatch, end states, audit, project
 // lock); this file holds no state machine of its own.
+import { reconnectWorker, watchPulling } from './pull-watchdog.js';
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InspectionRunner } from '../core/inspection-runner.js';
@@ -22,6 +23,8 @@ import { OperationPriority, endedMessage, startedMessage } from './operation-pri
 
 export interface WorkerOptions {
   concurrency: number;
+  /** A worker with a free slot that takes no job for this long while jobs wait reconnects (default 15 s). */
+  pullStallMs?: number;
   /** BullMQ lock duration; a dead worker's jobs are taken again after about this long. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -156,11 +159,14 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     );
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  // After a Redis failover a worker can stay connected but stop pulling: it watches itself.
+  const watchdog = watchPulling(workers, reconnectWorker, { stallMs: options.pullStallMs ?? 15_000, log });
   log('worker-ready', { identity, concurrency: options.concurrency });
 
   return {
     identity,
     async shutdown(deadlineMs: number) {
+      await watchdog.stop();
       await Promise.all(workers.map((worker) => worker.pause(true)));
       priority.close();
       const closing = Promise.all(workers.map((worker) => worker.close()));
