@@ -1,6 +1,6 @@
 // sy-spawner: one long-lived helper per Switchyard worker process that starts
 // plugin calls and guarantees that no descendant of a call outlives the call,
-// nor the worker (PROTOCOL.md §9.3, §9.5). Started once by
+// nor the worker (docs/PROTOCOL.md §9.3, §9.5). Started once by
 // src/core/spawner.ts; speaks framed messages on stdin/stdout:
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload

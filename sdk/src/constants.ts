@@ -1,4 +1,4 @@
-// Exact identifiers and limits of switchyard.plugin/v1 (PROTOCOL.md §2, §6–8).
+// Exact identifiers and limits of switchyard.plugin/v1 (docs/PROTOCOL.md §2, §6–8).
 
 export const PROTOCOL_VERSION = 'switchyard.plugin/v1';
 export const MANIFEST_SCHEMA_VERSION = 'switchyard.plugin-manifest/v1';
@@ -40,6 +40,6 @@ export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 /** The environment variable a host sets for every plugin process (PROTOCOL §9). */
 export const PROTOCOL_ENV_VAR = 'SWITCHYARD_PLUGIN_PROTOCOL';
 
-/** PROTOCOL.md §11, verbatim in meaning; every review surface prints it. */
+/** docs/PROTOCOL.md §11, verbatim in meaning; every review surface prints it. */
 export const OS_TRUST_BOUNDARY_STATEMENT =
   'Plugins run with the operating-system identity of the user who runs the worker. Switchyard strips inherited secrets and mediates its own data and mutations, but it is not an OS sandbox: trusting a plugin means trusting locally installed executable code, not only approving API scopes.';

@@ -1,4 +1,4 @@
-// The exact environment a host gives a plugin process (PROTOCOL.md §9.3):
+// The exact environment a host gives a plugin process (docs/PROTOCOL.md §9.3):
 // PATH, TMPDIR and LANG copied when set, plus the protocol marker. Nothing else,
 // not even HOME, so no inherited secret can reach plugin code.
 import { PROTOCOL_ENV_VAR, PROTOCOL_VERSION } from './constants.js';

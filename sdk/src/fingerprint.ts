@@ -1,4 +1,4 @@
-// PROTOCOL.md §4: lowercase hex SHA-256 of the manifest bytes immediately
+// docs/PROTOCOL.md §4: lowercase hex SHA-256 of the manifest bytes immediately
 // followed by the executable bytes. The executable is streamed, never loaded
 // whole (it may be 128 MiB), from a descriptor opened without blocking and
 // checked to be a regular file first (a FIFO would never end).

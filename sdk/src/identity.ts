@@ -1,4 +1,4 @@
-// PROTOCOL.md §9.4: the identity a running plugin echoes in `initialize` must
+// docs/PROTOCOL.md §9.4: the identity a running plugin echoes in `initialize` must
 // equal the trusted package: protocol, id, name, version exactly; capabilities,
 // requested scopes and granted scopes as sets. Shared by hosts and the kit.
 import { PROTOCOL_VERSION } from './constants.js';

@@ -1,4 +1,4 @@
-// validateManifest(): every rule of PROTOCOL.md §2 (and the lexical part of
+// validateManifest(): every rule of docs/PROTOCOL.md §2 (and the lexical part of
 // §3), each failure a message that names the field.
 import { posix } from 'node:path';
 import { MAX_MANIFEST_BYTES, PROTOCOL_VERSION } from './constants.js';

@@ -1,4 +1,4 @@
-// PROTOCOL.md §3 on disk: the executable must be a regular file inside the
+// docs/PROTOCOL.md §3 on disk: the executable must be a regular file inside the
 // package (no symlink, not even through a parent directory), executable, not
 // group- or world-writable, and at most 128 MiB; plugin.json a regular file.
 // Shared by the conformance kit and the host (discovery and every call), so

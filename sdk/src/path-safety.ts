@@ -1,4 +1,4 @@
-// PROTOCOL.md §3 ownership and file types, as OpenSSH's StrictModes: a file
+// docs/PROTOCOL.md §3 ownership and file types, as OpenSSH's StrictModes: a file
 // the host verifies and then starts by path is only as safe as every name on
 // that path. Each directory in which a name is looked up, every symlink
 // followed on the way and the files themselves must be owned by root or by

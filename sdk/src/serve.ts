@@ -1,4 +1,4 @@
-// serve(): the plugin side of switchyard.plugin/v1 (PROTOCOL.md §6–8).
+// serve(): the plugin side of switchyard.plugin/v1 (docs/PROTOCOL.md §6–8).
 // Requests are handled strictly in order, one at a time, as the host sends them.
 import * as z from 'zod/mini';
 import {

@@ -1,4 +1,4 @@
-// Global options (CLI.md): data dir, Redis URL, key prefix, JSON output.
+// Global options (docs/CLI.md): data dir, Redis URL, key prefix, JSON output.
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 

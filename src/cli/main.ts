@@ -80,7 +80,7 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((child) => [child, ...allCommands(child)]);
 }
 
-/** Exit status per CLI.md: 0 success, 1 the work failed, 2 bad usage or input. */
+/** Exit status per docs/CLI.md: 0 success, 1 the work failed, 2 bad usage or input. */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {

@@ -28,7 +28,7 @@ export function auditInto(multi: ChainableCommander, keys: Keys, entry: AuditInp
     'target',
     entry.target,
     'detail',
-    // Details can quote errors and plugin output (PROTOCOL.md §10).
+    // Details can quote errors and plugin output (docs/PROTOCOL.md §10).
     JSON.stringify(redactDeep(entry.detail)),
   );
 }

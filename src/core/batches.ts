@@ -16,7 +16,7 @@ export interface ProjectOutcome {
   error?: { code: string; message: string };
 }
 
-/** CLI.md's document for `inspect --json` and `batch show`. */
+/** docs/CLI.md's document for `inspect --json` and `batch show`. */
 export interface BatchView {
   batchId: string;
   pluginId: string;

@@ -1,4 +1,4 @@
-// How a plugin call's processes are started and contained (PROTOCOL.md §9.3,
+// How a plugin call's processes are started and contained (docs/PROTOCOL.md §9.3,
 // §9.5). On Linux with the native helper built: a per-call child subreaper
 // with parent-death signals (src/core/spawner.ts) — nothing of a call outlives
 // it or this process. Elsewhere, without the helper, or with

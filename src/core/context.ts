@@ -58,7 +58,7 @@ export function processIdentity(role: string): string {
   return `${role}:${hostname()}:${process.pid}`;
 }
 
-/** The local OS user, the actor of CLI commands (CLI.md). */
+/** The local OS user, the actor of CLI commands (docs/CLI.md). */
 export function localUser(): string {
   try {
     return `user:${userInfo().username}@${hostname()}`;

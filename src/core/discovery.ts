@@ -1,4 +1,4 @@
-// Discovery (PROTOCOL.md §1–4): a deterministic scan of
+// Discovery (docs/PROTOCOL.md §1–4): a deterministic scan of
 // <data-dir>/plugins/*/plugin.json that never executes anything. A broken
 // package is reported with its own error; the others are still discovered.
 // It never blocks either: a FIFO, socket or device where a package file should

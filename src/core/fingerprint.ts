@@ -1,4 +1,4 @@
-// PROTOCOL.md §4 fingerprints, recomputed before every call. The executable is
+// docs/PROTOCOL.md §4 fingerprints, recomputed before every call. The executable is
 // hashed from the descriptor that was fstat-ed (so the checked file is the
 // hashed file: type, owner and mode) and streamed, never loaded whole. It is
 // opened without following a symlink and without blocking on a FIFO.

@@ -1,4 +1,4 @@
-// The inspection-job lifecycle (ARCHITECTURE.md "Inspection jobs"): each
+// The inspection-job lifecycle (docs/ARCHITECTURE.md "Inspection jobs"): each
 // project of a job is inspected and its outcome recorded once; transient
 // plugin faults are retried with exponential backoff, every other failure is
 // final for that project. A job that stops for another reason (Redis, shutdown)

@@ -1,4 +1,4 @@
-// The operation lifecycle (ARCHITECTURE.md "Operation lifecycle") as a core
+// The operation lifecycle (docs/ARCHITECTURE.md "Operation lifecycle") as a core
 // service: project lock, the at-most-once dispatch mark, the end states
 // (succeeded…, failed, cancelled, OUTCOME_UNKNOWN) and their audit entries,
 // cancellation of a running call and the end of a job whose workers died.

@@ -1,4 +1,4 @@
-// Durable operations and their state machine (ARCHITECTURE.md "Operation
+// Durable operations and their state machine (docs/ARCHITECTURE.md "Operation
 // lifecycle"), in one place. Every transition is one Lua script (./lua), so it
 // is atomic and a terminal state can never change. The lifecycle that drives
 // these transitions is operation-runner.ts.
@@ -30,7 +30,7 @@ export const TERMINAL_STATES: readonly OperationState[] = [
 export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN';
 const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
 
-/** CLI.md's JSON shape of an operation. */
+/** docs/CLI.md's JSON shape of an operation. */
 export interface OperationView {
   id: string;
   pluginId: string;

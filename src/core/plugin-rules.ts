@@ -21,7 +21,7 @@ import {
 import type { HealthRecord, HealthState, PluginRecord } from './plugin-store.js';
 import type { Project } from './projects.js';
 
-/** CLI.md's JSON shape of a plugin. */
+/** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
   id: string;
   name: string;

@@ -1,4 +1,4 @@
-// Projects: id, display name, real root path, trusted. Ids per CLI.md: the
+// Projects: id, display name, real root path, trusted. Ids per docs/CLI.md: the
 // directory's name, lower-cased, anything outside [a-z0-9._-] replaced by '-'.
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';

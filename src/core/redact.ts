@@ -1,4 +1,4 @@
-// PROTOCOL.md §10: what is stripped from plugin stderr, every stored error,
+// docs/PROTOCOL.md §10: what is stripped from plugin stderr, every stored error,
 // audit details and API problem bodies before it reaches Redis, a log or a
 // screen. The patterns are in secret-patterns.ts; this module adds the literal
 // values of the host's own secrets, which a process registers as it learns them.

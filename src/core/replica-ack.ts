@@ -1,4 +1,4 @@
-// "Acknowledged means a replica has it" (ARCHITECTURE.md "Beyond one
+// "Acknowledged means a replica has it" (docs/ARCHITECTURE.md "Beyond one
 // machine"). With Sentinel, a primary that dies right after answering takes
 // every write its replicas had not yet copied with it; the replica promoted in
 // its place never saw them. So before the API answers 201 for an operation it

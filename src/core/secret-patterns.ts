@@ -1,4 +1,4 @@
-// The pattern set behind redact.ts (PROTOCOL.md §10). Two kinds:
+// The pattern set behind redact.ts (docs/PROTOCOL.md §10). Two kinds:
 // - a value after a name that ends in a secret keyword (GITHUB_TOKEN=…,
 //   "client_secret": "…", x-api-key: …, --password …), any case, quotes and
 //   spaces around the separator;

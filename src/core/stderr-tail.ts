@@ -1,4 +1,4 @@
-// Bounded per-call stderr (PROTOCOL.md §9.6): only the last 64 KiB is held,
+// Bounded per-call stderr (docs/PROTOCOL.md §9.6): only the last 64 KiB is held,
 // and what is kept is the last 200 lines of at most 2,048 characters, redacted.
 import { redact } from './redact.js';
 

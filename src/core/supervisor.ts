@@ -1,4 +1,4 @@
-// The per-call supervisor (PROTOCOL.md §9.3–9.7): one call = one process.
+// The per-call supervisor (docs/PROTOCOL.md §9.3–9.7): one call = one process.
 // Spawn with a minimal environment in its own process group, initialize with
 // the grants, verify the running identity, make the one call, close stdin,
 // allow a grace period, then kill the call's processes: every descendant under

@@ -1,6 +1,6 @@
 // The shape of the host's API tokens: `sy_<id>_<secret>`, a fixed prefix, a
 // 12-character lower-case id and a 43-character base64url secret. The shape is
-// fixed so that a token is recognised (and redacted, PROTOCOL.md §10) wherever
+// fixed so that a token is recognised (and redacted, docs/PROTOCOL.md §10) wherever
 // it appears, also by a process that never saw its value.
 export const TOKEN_PREFIX = 'sy_';
 export const TOKEN_ID_LENGTH = 12;

@@ -1,10 +1,10 @@
 // `--help` for every command and subcommand: exit 0 and an example. The
-// commands are the ones CLI.md names plus whatever `--help` itself lists, so
+// commands are the ones docs/CLI.md names plus whatever `--help` itself lists, so
 // a command added later is covered too.
 import { describe, expect, it } from 'vitest';
 import { requireBuiltCli, runCli, type CliResult } from './support.js';
 
-/** Every command of CLI.md, as the words one types after `switchyard`. */
+/** Every command of docs/CLI.md, as the words one types after `switchyard`. */
 const DOCUMENTED = [
   'up',
   'api',
@@ -90,7 +90,7 @@ for (const [command, result] of await helpsOf(DOCUMENTED.filter((command) => !he
 const commands = [...new Set([...DOCUMENTED, ...discovered])].sort();
 
 describe('--help', () => {
-  it('lists every command CLI.md documents', () => {
+  it('lists every command docs/CLI.md documents', () => {
     expect(discovered.length).toBeGreaterThan(0);
     expect(DOCUMENTED.filter((command) => !discovered.includes(command))).toEqual([]);
   });

@@ -175,7 +175,7 @@ describe('a new user, from an empty data dir to a finished operation', () => {
     operationId = operation.id;
   });
 
-  it('op show <id> --json has the CLI.md shape', async () => {
+  it('op show <id> --json has the docs/CLI.md shape', async () => {
     expect(operationId).not.toBe('');
     const result = await cli(['--json', 'op', 'show', operationId]);
     expect(result.code, result.stderr).toBe(0);

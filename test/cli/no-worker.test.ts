@@ -1,4 +1,4 @@
-// CLI.md: "When work is queued and no worker is consuming the queue, the
+// docs/CLI.md: "When work is queued and no worker is consuming the queue, the
 // command says so instead of waiting in silence." No worker ever runs for
 // this installation's prefix.
 import { mkdir, mkdtemp, rm, cp } from 'node:fs/promises';
@@ -19,7 +19,7 @@ import {
   type Installation,
 } from './support.js';
 
-// The command waits a moment before it looks (CLI.md does not say how long);
+// The command waits a moment before it looks (docs/CLI.md does not say how long);
 // a user should hear about it within about 5 s. Generous for a busy machine.
 const WARNING_WITHIN_MS = 8_000;
 const NO_WORKER = /no worker is consuming/i;

@@ -157,7 +157,7 @@ export function onlyJson<T = unknown>(result: CliResult): T {
 }
 
 /**
- * A bad-input failure as CLI.md describes it: exit 2, nothing on stdout,
+ * A bad-input failure as docs/CLI.md describes it: exit 2, nothing on stdout,
  * one `error:` line that says what to fix, at most two non-empty lines in
  * all, and no stack trace.
  */

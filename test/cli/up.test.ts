@@ -54,7 +54,7 @@ function spawnUp(port: number) {
 
 /**
  * Starts `up` on the data dir and waits for GET /healthz → 200, then for the
- * line with the UI address (CLI.md: "Prints the UI address"), after which it
+ * line with the UI address (docs/CLI.md: "Prints the UI address"), after which it
  * handles SIGTERM. (A SIGTERM before that: see the start-up test below.)
  */
 async function startUp(port: number) {

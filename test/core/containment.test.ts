@@ -1,5 +1,5 @@
 // No descendant of a plugin call outlives its call, nor its worker
-// (PROTOCOL.md §9.5), checked by pid with real processes: a child that left
+// (docs/PROTOCOL.md §9.5), checked by pid with real processes: a child that left
 // the process group (setsid) while its parent exits within the grace period,
 // a double-forked daemon, a grandchild in its own session holding stdout, and
 // kill -9 of a worker process mid-operation. Each case alone and 8 at once.

@@ -1,4 +1,4 @@
-// The fault matrix of the host core (PROTOCOL.md §3, §9, §10) against a real
+// The fault matrix of the host core (docs/PROTOCOL.md §3, §9, §10) against a real
 // Redis and real processes: a hand-written plugin (test/fixtures/fault-plugin.mjs)
 // misbehaves in one way per package, and each call must fail with its typed
 // error, record the plugin unhealthy, leave no process behind and leave the

@@ -1,4 +1,4 @@
-// Projects: ids per CLI.md, real paths, clashes refused as a whole, trust kept on re-add.
+// Projects: ids per docs/CLI.md, real paths, clashes refused as a whole, trust kept on re-add.
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';

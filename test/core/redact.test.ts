@@ -1,4 +1,4 @@
-// Redaction (PROTOCOL.md §10) against a corpus of real-world secret shapes,
+// Redaction (docs/PROTOCOL.md §10) against a corpus of real-world secret shapes,
 // each of which must disappear, and of look-alikes a reviewer must still see.
 // Values are built from pieces so that no scanner mistakes this file for a leak.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Across machines (ARCHITECTURE.md "Beyond one machine"), on hosts made of
+// Across machines (docs/ARCHITECTURE.md "Beyond one machine"), on hosts made of
 // Linux network namespaces (netns.ts): `redis` runs redis-server with TLS
 // only and an ACL user; `w1` and `w2` run one worker each, each with its own
 // data directory and its own copy of the plugin package; `api` runs the api
@@ -293,7 +293,7 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
     expect(await readLines(join(root, 'operations.log'))).toHaveLength(1);
   }, 120_000);
 
-  // ARCHITECTURE.md "No overlap after a worker dies": once the operation ends OUTCOME_UNKNOWN and its
+  // docs/ARCHITECTURE.md "No overlap after a worker dies": once the operation ends OUTCOME_UNKNOWN and its
   // project lock is free, nothing of the old call may still act. Today the cut-off worker kills its
   // plugin only when its Redis connections error out (~15 s after the cut), well after the other
   // host declared the outcome unknown (~lock duration + stalled check). Fixing it needs the worker

@@ -1,4 +1,4 @@
-// Cancellation (ARCHITECTURE.md "Operation lifecycle"): a queued operation
+// Cancellation (docs/ARCHITECTURE.md "Operation lifecycle"): a queued operation
 // never starts; a running one has its plugin's process group killed by the
 // worker holding it; repeating is harmless; a finished one is left alone;
 // every request is audited.

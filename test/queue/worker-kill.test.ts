@@ -1,4 +1,4 @@
-// A worker killed with SIGKILL loses no job (ARCHITECTURE.md "Failure
+// A worker killed with SIGKILL loses no job (docs/ARCHITECTURE.md "Failure
 // containment"), and a stalled operation follows the at-most-once rule: taken
 // again before dispatch it runs once; after dispatch it ends OUTCOME_UNKNOWN.
 import { mkdir, rm, writeFile } from 'node:fs/promises';

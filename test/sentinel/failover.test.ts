@@ -1,4 +1,4 @@
-// Redis high availability through Sentinel (ARCHITECTURE.md "Beyond one
+// Redis high availability through Sentinel (docs/ARCHITECTURE.md "Beyond one
 // machine"): api-side code and two real worker processes reach Redis through
 // `--redis-url redis+sentinel://…`; the primary is killed with -9 mid-batch.
 // Every worker takes jobs again after the failover, the batch completes with

@@ -1,4 +1,4 @@
-// switchyard plugin …: review, trust and enable plugins (CLI.md "Plugins").
+// switchyard plugin …: review, trust and enable plugins (docs/CLI.md "Plugins").
 import type { Command } from 'commander';
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@switchyard/plugin-sdk/protocol';
 import { InvalidInputError } from '../../core/errors.js';

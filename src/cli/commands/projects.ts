@@ -1,4 +1,4 @@
-// switchyard project …: the projects plugins may look at (CLI.md "Projects").
+// switchyard project …: the projects plugins may look at (docs/CLI.md "Projects").
 import type { Command } from 'commander';
 import type { Project } from '../../core/projects.js';
 import { withRuntime } from '../context.js';

@@ -1,4 +1,4 @@
-// switchyard inspect / batch / run / op / audit: queued work (CLI.md "Work").
+// switchyard inspect / batch / run / op / audit: queued work (docs/CLI.md "Work").
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import ms from 'ms';
@@ -11,7 +11,7 @@ import { withRuntime } from '../context.js';
 import { ago, emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { parseJsonInput, positiveInt, requireYes } from '../parse.js';
 
-/** Exit status set by commands whose requested work failed (CLI.md: 1). */
+/** Exit status set by commands whose requested work failed (docs/CLI.md: 1). */
 export class WorkFailed extends Error {
   readonly exitCode = 1;
 }
@@ -292,7 +292,7 @@ function withoutResults(batch: BatchView) {
   return rest;
 }
 
-/** CLI.md: {batchId, total, succeeded, failed, results: [...]} (+ pending, state, …). */
+/** docs/CLI.md: {batchId, total, succeeded, failed, results: [...]} (+ pending, state, …). */
 function batchDocument(batch: BatchView) {
   return { ...batch, results: batch.results ?? [] };
 }
