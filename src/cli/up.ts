@@ -22,6 +22,7 @@ import {
   stopStaleRedisServer,
   type RedisServer,
 } from '../core/redis-server.js';
+import { sleep } from '../core/sleep.js';
 import type { ReadyMessage } from '../core/run-until-signalled.js';
 import type { Logger } from 'pino';
 import { embeddedSocket, type ResolvedConfig } from './config.js';
@@ -231,7 +232,7 @@ async function startEmbeddedRedis(
       if (signal?.aborted) throw new StartAborted();
       // Its lock is still held: an old server is finishing its exit.
       if (!(error instanceof RedisDirBusyError) || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
   }
 }
@@ -322,6 +323,6 @@ async function waitHealthy(
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
 }
