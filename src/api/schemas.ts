@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import { ROLES } from '../core/tokens.js';
+import { MAX_LIMIT_MS } from '../core/time-limits.js';
 
 const json: z.ZodType<unknown> = z.json();
 // The api's own working directory means nothing to a caller: paths must be absolute.
@@ -32,6 +33,12 @@ export const bodies = {
     projectId: z.string().min(1),
     action: z.string().min(1),
     input: json.optional(),
+    /** May only shorten the plugin's operate limit (400 naming the limit otherwise). */
+    timeoutMs: z.number().int().min(1).optional(),
+  }),
+  timeLimits: z.strictObject({
+    inspectTimeoutMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
+    operateTimeoutMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
   }),
   createToken: z.strictObject({ name: z.string().min(1).max(64), role: z.enum(ROLES) }),
 };

@@ -230,6 +230,24 @@ export async function buildApi(
   );
   // Redacted again as they are read: entries stored before a pattern existed, and
   // tokens this api knows (registered as it verified them), never reach a viewer.
+  route(
+    'POST',
+    '/plugins/:id/limits',
+    'admin',
+    "the host's time limits for this plugin's calls (plugin set)",
+    async (request) => {
+      const limits = body(bodies.timeLimits, request);
+      return core.plugins.setTimeLimits(
+        param(request, 'id'),
+        {
+          ...(limits.inspectTimeoutMs !== undefined ? { inspectMs: limits.inspectTimeoutMs } : {}),
+          ...(limits.operateTimeoutMs !== undefined ? { operateMs: limits.operateTimeoutMs } : {}),
+        },
+        actorOf(request),
+      );
+    },
+    { body: bodies.timeLimits },
+  );
   route('GET', '/plugins/:id/logs', 'viewer', 'newest redacted log entries', async (request) =>
     redactDeep(await core.plugins.logs(param(request, 'id'), query(limitQuery, request).limit ?? 100)),
   );
@@ -329,6 +347,7 @@ export async function buildApi(
           action: input.action,
           input: (input.input ?? null) as never,
           ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
+          ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
         },
         actorOf(request),
       );
@@ -345,6 +364,13 @@ export async function buildApi(
   });
   route('GET', '/operations/:id', 'viewer', 'one operation', (request) =>
     work.getOperation(param(request, 'id')),
+  );
+  route(
+    'GET',
+    '/operations/:id/logs',
+    'viewer',
+    "the operation's redacted stderr so far, oldest first (written while its call runs)",
+    (request) => work.operationLogs(param(request, 'id')),
   );
   route(
     'POST',

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SwitchyardError } from '../core/errors.js';
 import { RedisUnreachableError } from '../core/redis.js';
+import { registerLongOpCommands } from './commands/long-ops.js';
 import { registerPluginCommands } from './commands/plugins.js';
 import { registerProcessCommands } from './commands/processes.js';
 import { registerProjectCommands } from './commands/projects.js';
@@ -72,6 +73,7 @@ export function buildProgram(): Command {
   registerWorkCommands(program);
   registerTokenCommands(program);
   registerScheduleCommands(program);
+  registerLongOpCommands(program);
   for (const command of allCommands(program)) command.exitOverride();
   return program;
 }

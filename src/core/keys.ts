@@ -20,6 +20,7 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     operations: `${prefix}:operations`,
     operation: (id: string) => `${prefix}:operation:${id}`,
     operationsByTime: `${prefix}:operations-by-time`,
+    operationLogs: (id: string) => `${prefix}:operation-logs:${id}`,
     idempotency: (key: string) => `${prefix}:idempotency:${key}`,
     projectLock: (projectId: string) => `${prefix}:project-lock:${projectId}`,
     fencing: `${prefix}:fencing`,

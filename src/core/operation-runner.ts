@@ -27,7 +27,7 @@ export interface OperationAttempt {
   /** Attempts of the job made before this one, and how many it may have. */
   attemptsMade: number;
   attempts: number;
-  /** Aborts on worker shutdown. */
+  /** Aborts on worker shutdown, or with reason 'lock-lost' when the job's lock is about to lapse. */
   signal?: AbortSignal;
 }
 
@@ -83,7 +83,8 @@ export class OperationRunner {
       onLost: () => controller.abort('lock-lost'),
     });
     if (!lock) return 'busy';
-    const onShutdown = () => controller.abort('shutdown');
+    const onShutdown = () =>
+      controller.abort(attempt.signal?.reason === 'lock-lost' ? 'lock-lost' : 'shutdown');
     attempt.signal?.addEventListener('abort', onShutdown, { once: true });
     this.#running.set(operation.id, controller);
     this.options.onStarted?.(operation.id);
@@ -138,6 +139,8 @@ export class OperationRunner {
         operation.input,
         {
           signal: controller.signal,
+          operationId: operation.id,
+          ...(operation.timeoutMs ? { timeoutMs: operation.timeoutMs } : {}),
           beforeSend: async () => {
             const marked = await this.operations.markDispatched(
               operation.id,

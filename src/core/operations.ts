@@ -43,6 +43,8 @@ export interface OperationView {
   requestedAt: string;
   startedAt?: string;
   finishedAt?: string;
+  /** The shorter time limit the request asked for (ms); the plugin's operate limit otherwise. */
+  timeoutMs?: number;
 }
 
 export interface OperationRecord extends OperationView {
@@ -68,6 +70,7 @@ export interface NewOperation {
   idempotencyKey?: string;
   /** requestHash() of the request: what its idempotency key is bound to. */
   requestHash?: string;
+  timeoutMs?: number;
 }
 
 export type TransitionOutcome = 'ok' | 'refused' | 'missing' | 'cancel-requested';
@@ -109,6 +112,7 @@ export class OperationStore {
       cancelRequested: '0',
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.requestHash ? { requestHash: input.requestHash } : {}),
+      ...(input.timeoutMs ? { timeoutMs: String(input.timeoutMs) } : {}),
     };
     const [created, resultId] = await this.#scripts.operationCreate(
       [
@@ -198,12 +202,15 @@ export class OperationStore {
   async deleteFinishedBefore(cutoffMs: number): Promise<number> {
     let deleted = 0;
     for (const id of await this.redis.zrangebyscore(this.keys.operationsByTime, 0, cutoffMs)) {
-      deleted += await this.#scripts.operationDelete(
+      const removed = await this.#scripts.operationDelete(
         [this.keys.operation(id), this.keys.operationsByTime],
         id,
         TERMINAL_CSV,
         this.keys.idempotency(''),
       );
+      // Its stderr goes with it.
+      if (removed === 1) await this.redis.del(this.keys.operationLogs(id));
+      deleted += removed;
     }
     return deleted;
   }
@@ -257,6 +264,7 @@ export function toOperationView(record: OperationRecord): OperationView {
     requestedAt: record.requestedAt,
     ...(record.startedAt ? { startedAt: record.startedAt } : {}),
     ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}),
+    ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
   };
 }
 
@@ -273,6 +281,7 @@ function fromHash(hash: Record<string, string>): OperationRecord {
     requestedAt: hash.requestedAt ?? '',
     ...(hash.startedAt ? { startedAt: hash.startedAt } : {}),
     ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+    ...(hash.timeoutMs ? { timeoutMs: Number(hash.timeoutMs) } : {}),
     input: hash.input ? (JSON.parse(hash.input) as JsonValue) : null,
     requestedBy: hash.requestedBy ?? '',
     ...(hash.idempotencyKey ? { idempotencyKey: hash.idempotencyKey } : {}),

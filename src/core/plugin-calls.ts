@@ -20,10 +20,16 @@ import type { Keys } from './keys.js';
 import { recordsUnhealthy } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
 import { boundedMessage } from './redact.js';
-import { superviseCall, type CallError, type CallOutcome, type SupervisorLimits } from './supervisor.js';
+import { superviseCall, type CallOutcome, type SupervisorLimits } from './supervisor.js';
+import { LiveStderr } from './live-stderr.js';
+import { DEFAULT_CALL_CAP_MS, limitFor, timeLimitsOf } from './time-limits.js';
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /** A shorter limit than the plugin's (an operation's `--timeout`). */
+  timeoutMs?: number;
+  /** The operation this call runs: its stderr lines are also kept under it. */
+  operationId?: string;
   beforeSend?: () => Promise<void>;
   onSpawn?: (pid: number) => void;
 }
@@ -31,6 +37,7 @@ export interface CallOptions {
 export interface PluginCallsOptions {
   /** Who acts when a call finds tampering (e.g. `worker:<host>:<pid>`). */
   processActor: string;
+  /** `callTimeoutMs` caps every call (worker --call-timeout); the plugin's limits apply below it. */
   limits?: Partial<SupervisorLimits>;
 }
 
@@ -71,6 +78,9 @@ export class PluginCalls {
     const started = performance.now();
     const measure = (ok: boolean) =>
       recordCall(this.redis, this.keys, record.id, method, (performance.now() - started) / 1_000, ok);
+    const live = new LiveStderr((lines) =>
+      this.store.appendCallLogs(record.id, stderrEntries(lines), options.operationId),
+    );
     try {
       const outcome = await superviseCall({
         executablePath: join(record.packageDir, record.executable),
@@ -80,7 +90,8 @@ export class PluginCalls {
         grants,
         method,
         params,
-        ...(this.options.limits ? { limits: this.options.limits } : {}),
+        limits: { ...this.options.limits, callTimeoutMs: this.#timeoutOf(record, method, options) },
+        onStderr: (chunk) => live.push(chunk),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.beforeSend ? { beforeSend: options.beforeSend } : {}),
         ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
@@ -90,13 +101,24 @@ export class PluginCalls {
           ? (outcome.result as { status: HealthState }).status
           : ('healthy' as const);
       measure(true);
-      await this.store.recordOutcome(record.id, { health: status }, stderrEntries(outcome.stderr));
+      await live.close();
+      await this.store.recordOutcome(record.id, { health: status }, []);
       return outcome;
     } catch (error) {
       measure(false);
-      await this.#recordFailure(record.id, error);
+      await live.close();
+      await this.#recordFailure(record.id, error, options.operationId);
       throw error;
     }
+  }
+
+  /** The plugin's limit for this method, shortened by the request, capped by this process. */
+  #timeoutOf(record: PluginRecord, method: CallMethod, options: CallOptions): number {
+    return Math.min(
+      limitFor(timeLimitsOf(record.timeLimits), method),
+      options.timeoutMs ?? Infinity,
+      this.options.limits?.callTimeoutMs ?? DEFAULT_CALL_CAP_MS,
+    );
   }
 
   /**
@@ -187,22 +209,24 @@ export class PluginCalls {
     });
   }
 
-  /** A fault records unhealthy; the plugin's own error (-32000) is logged with health left as it was. */
-  async #recordFailure(id: string, error: unknown): Promise<void> {
+  /**
+   * A fault records unhealthy; the plugin's own error (-32000) is logged with
+   * health left as it was. Its stderr was stored while it ran; the host's line
+   * saying how it ended follows it (in the operation's log too).
+   */
+  async #recordFailure(id: string, error: unknown, operationId?: string): Promise<void> {
     const unhealthy = recordsUnhealthy(error);
-    if (!unhealthy && !(error instanceof PluginCallError)) return;
     const message = boundedMessage(error instanceof Error ? error.message : String(error));
-    const entries = stderrEntries((error as CallError).stderr ?? []);
-    entries.push({
-      at: entries[0]?.at ?? new Date().toISOString(),
-      source: 'host',
-      line: `call failed: ${message}`,
-    });
-    await this.store.recordOutcome(
-      id,
-      unhealthy ? { health: 'unhealthy', lastError: message } : undefined,
-      entries,
-    );
+    const line: LogEntry = { at: new Date().toISOString(), source: 'host', line: `call failed: ${message}` };
+    if (operationId) {
+      await this.store.appendCallLogs(id, [line], operationId).catch(() => {});
+      if (unhealthy) await this.store.recordOutcome(id, { health: 'unhealthy', lastError: message }, []);
+      return;
+    }
+    if (!unhealthy && !(error instanceof PluginCallError)) return;
+    await this.store.recordOutcome(id, unhealthy ? { health: 'unhealthy', lastError: message } : undefined, [
+      line,
+    ]);
   }
 }
 

@@ -20,6 +20,8 @@ import {
 } from './errors.js';
 import type { HealthRecord, HealthState, PluginRecord } from './plugin-store.js';
 import type { Project } from './projects.js';
+import type { Containment } from './containment.js';
+import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -48,6 +50,10 @@ export interface PluginDetail extends PluginView {
   manifestPath: string;
   packageDir: string;
   executable: string;
+  /** The host's time limits for this plugin's calls (ms). */
+  timeLimits: TimeLimits;
+  /** How this plugin's call processes are contained, as the process that rendered this sees it. */
+  containment: Containment & { seenBy: string };
 }
 
 /** The registry record a refresh makes of a discovered package, and what it audits. */
@@ -111,6 +117,7 @@ export function reconcile(
     enabled,
     grantedScopes,
     discoveredAt: now,
+    ...(current?.timeLimits ? { timeLimits: current.timeLimits } : {}),
   };
   return { next, audit };
 }
@@ -214,7 +221,11 @@ export function toView(record: PluginRecord, health: HealthRecord): PluginView {
   };
 }
 
-export function toDetail(record: PluginRecord, health: HealthRecord): PluginDetail {
+export function toDetail(
+  record: PluginRecord,
+  health: HealthRecord,
+  containment: PluginDetail['containment'],
+): PluginDetail {
   return {
     ...toView(record, health),
     ...(record.trustedFingerprint ? { trustedFingerprint: record.trustedFingerprint } : {}),
@@ -224,5 +235,7 @@ export function toDetail(record: PluginRecord, health: HealthRecord): PluginDeta
     manifestPath: record.manifestPath,
     packageDir: record.packageDir,
     executable: record.executable,
+    timeLimits: timeLimitsOf(record.timeLimits),
+    containment,
   };
 }

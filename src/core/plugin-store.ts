@@ -2,11 +2,13 @@
 // reader sees a whole record or none of it; changes that belong together
 // (record + audit) go in one optimistic MULTI, retried on conflict. Health and
 // logs are written here only (setHealth, recordOutcome).
+import { randomBytes } from 'node:crypto';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
 import { closeRedis, duplicateRedis } from './redis.js';
+import type { TimeLimitSettings } from './time-limits.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
 export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
@@ -34,6 +36,8 @@ export interface PluginRecord {
   enabled: boolean;
   grantedScopes: Scope[];
   discoveredAt: string;
+  /** Host policy set by an admin (`plugin set`); unset limits are the defaults (time-limits.ts). */
+  timeLimits?: TimeLimitSettings;
 }
 
 export interface HealthRecord {
@@ -46,9 +50,18 @@ export interface LogEntry {
   at: string;
   source: 'stderr' | 'host';
   line: string;
+  /** Unique per entry: what a follower has already printed. */
+  id?: string;
+  /** The operation whose call wrote it. */
+  operationId?: string;
 }
 
 export const LOG_ENTRIES_KEPT = 1_000;
+/** An operation keeps the last this many lines of its call (PROTOCOL §9.6's per-call bound). */
+export const OPERATION_LOG_LINES = 200;
+
+const entryIdPrefix = `${process.pid.toString(36)}.${randomBytes(3).toString('hex')}`;
+let entryCount = 0;
 
 const HEALTH_CACHE_MS = 2_000;
 
@@ -135,10 +148,34 @@ export class PluginStore {
     return raw.map((value) => JSON.parse(value) as LogEntry);
   }
 
-  #appendLogs(multi: ChainableCommander, id: string, logs: LogEntry[]): void {
+  /** Lines of a running call, in one MULTI: the plugin's log, and the operation's when it is one. */
+  async appendCallLogs(id: string, logs: LogEntry[], operationId?: string): Promise<void> {
     if (logs.length === 0) return;
-    multi.lpush(this.keys.pluginLogs(id), ...logs.map((entry) => JSON.stringify(entry)));
+    const tagged = logs.map((entry) => ({ ...entry, ...(operationId ? { operationId } : {}) }));
+    const multi = this.redis.multi();
+    const json = this.#appendLogs(multi, id, tagged);
+    if (operationId) {
+      multi.rpush(this.keys.operationLogs(operationId), ...json);
+      multi.ltrim(this.keys.operationLogs(operationId), -OPERATION_LOG_LINES, -1);
+    }
+    await multi.exec();
+  }
+
+  /** An operation's log entries, oldest first. */
+  async operationLogs(operationId: string): Promise<LogEntry[]> {
+    const raw = await this.redis.lrange(this.keys.operationLogs(operationId), 0, -1);
+    return raw.map((value) => JSON.parse(value) as LogEntry);
+  }
+
+  /** Pushes the entries (each given an id) newest first; returns them as written. */
+  #appendLogs(multi: ChainableCommander, id: string, logs: LogEntry[]): string[] {
+    if (logs.length === 0) return [];
+    const json = logs.map((entry) =>
+      JSON.stringify({ ...entry, id: entry.id ?? `${entryIdPrefix}.${(entryCount += 1).toString(36)}` }),
+    );
+    multi.lpush(this.keys.pluginLogs(id), ...json);
     multi.ltrim(this.keys.pluginLogs(id), 0, LOG_ENTRIES_KEPT - 1);
+    return json;
   }
 
   /**

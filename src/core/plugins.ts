@@ -38,6 +38,9 @@ import { PluginStore, type LogEntry, type PluginRecord } from './plugin-store.js
 import type { Project, ProjectService } from './projects.js';
 import { inOrder } from './concurrency.js';
 import type { SupervisorLimits } from './supervisor.js';
+import { containment } from './containment.js';
+import { followEntries } from './log-follow.js';
+import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 
 export type { CallOptions } from './plugin-calls.js';
 export type { PluginDetail, PluginView } from './plugin-rules.js';
@@ -49,6 +52,9 @@ export interface PluginServiceOptions {
   processActor: string;
   limits?: Partial<SupervisorLimits>;
 }
+
+/** A follower rereads this many newest entries (a batch of one call's stderr is at most ~200 lines). */
+const FOLLOW_READ = 250;
 
 export class PluginService {
   readonly #store: PluginStore;
@@ -123,7 +129,26 @@ export class PluginService {
 
   async show(id: string): Promise<PluginDetail> {
     const record = await this.#require(id);
-    return toDetail(record, await this.#store.health(id));
+    return toDetail(record, await this.#store.health(id), {
+      ...containment(),
+      seenBy: this.options.processActor,
+    });
+  }
+
+  /** Admin: the host's time limits for this plugin's calls (unset ones keep their value). */
+  async setTimeLimits(id: string, settings: TimeLimitSettings, actor: string): Promise<PluginDetail> {
+    checkSettings(settings);
+    await this.#require(id);
+    await this.#store.mutate(id, (current) => {
+      if (!current) throw new PluginNotFoundError(id);
+      const timeLimits = { ...current.timeLimits, ...definedOnly(settings) };
+      return {
+        next: { ...current, timeLimits },
+        audit: [{ actor, action: 'plugin.set', target: id, detail: { ...timeLimits } }],
+        value: undefined,
+      };
+    });
+    return this.show(id);
   }
 
   async #require(id: string): Promise<PluginRecord> {
@@ -271,7 +296,35 @@ export class PluginService {
     return this.#store.logs(id, limit);
   }
 
+  /** Prints the newest `limit` entries, then every new one as calls write them, until `signal` aborts. */
+  async followLogs(
+    id: string,
+    print: (entries: LogEntry[]) => void,
+    options: { limit?: number; signal?: AbortSignal; pollMs?: number } = {},
+  ): Promise<void> {
+    await this.#require(id);
+    let first = true;
+    const read = async () => {
+      const newest = await this.#store.logs(id, first ? (options.limit ?? 100) : FOLLOW_READ);
+      first = false;
+      return newest.reverse();
+    };
+    await followEntries(read, print, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+    });
+  }
+
+  /** The stderr of an operation's call (and how it ended), oldest first. */
+  operationLogs(operationId: string): Promise<LogEntry[]> {
+    return this.#store.operationLogs(operationId);
+  }
+
   async #view(id: string): Promise<PluginView> {
     return toView(await this.#require(id), await this.#store.health(id));
   }
+}
+
+function definedOnly(settings: TimeLimitSettings): TimeLimitSettings {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
 }

@@ -59,6 +59,8 @@ export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
   /** Runs after identity verification, right before the method is written (the dispatch mark). */
   beforeSend?: () => Promise<void>;
   onSpawn?: (pid: number) => void;
+  /** Every stderr chunk as it arrives (live logs); the bounded tail is kept either way. */
+  onStderr?: (chunk: Buffer) => void;
 }
 
 export interface CallOutcome<M extends MethodName> {
@@ -96,7 +98,10 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   const { pid, exited } = child;
   const spawnedAt = performance.now();
   spec.onSpawn?.(pid);
-  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr.push(chunk);
+    spec.onStderr?.(chunk);
+  });
   child.stderr.on('error', () => {});
 
   const client = new PluginClient(child.stdin, child.stdout);

@@ -29,6 +29,9 @@ import {
 import type { PluginService } from './plugins.js';
 import type { ProjectService } from './projects.js';
 import { sleep } from './sleep.js';
+import { checkOperationTimeout, timeLimitsOf } from './time-limits.js';
+import { followEntries } from './log-follow.js';
+import type { LogEntry } from './plugin-store.js';
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
@@ -41,6 +44,8 @@ export interface OperationRequest {
   action: string;
   input: JsonValue;
   idempotencyKey?: string;
+  /** May only shorten the plugin's operate limit (time-limits.ts). */
+  timeoutMs?: number;
 }
 
 export class WorkService {
@@ -177,7 +182,9 @@ export class WorkService {
     if (typeof request.action !== 'string' || request.action.trim() === '') {
       throw new InvalidInputError("action must be a non-empty string naming one of the plugin's actions");
     }
-    await this.plugins.authorize(request.pluginId, 'project.operate', 'project.operate');
+    const plugin = await this.plugins.authorize(request.pluginId, 'project.operate', 'project.operate');
+    if (request.timeoutMs !== undefined)
+      checkOperationTimeout(request.pluginId, timeLimitsOf(plugin.timeLimits), request.timeoutMs);
     await this.plugins.authorizeProject(request.projectId);
     const { operation, created } = await this.operations.create({
       ...request,
@@ -219,6 +226,25 @@ export class WorkService {
     if (!record)
       throw new NotFoundError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
     return toOperationView(record);
+  }
+
+  /** The operation's redacted stderr (and how its call ended), oldest first. */
+  async operationLogs(id: string): Promise<LogEntry[]> {
+    await this.getOperation(id);
+    return this.plugins.operationLogs(id);
+  }
+
+  /** Prints the operation's stderr as its call writes it; ends when the operation has ended. */
+  async followOperationLogs(
+    id: string,
+    print: (entries: LogEntry[]) => void,
+    options: { signal?: AbortSignal; pollMs?: number } = {},
+  ): Promise<void> {
+    await this.getOperation(id);
+    await followEntries(() => this.plugins.operationLogs(id), print, {
+      ...options,
+      ended: async () => isTerminal((await this.getOperation(id)).state),
+    });
   }
 
   async listOperations(options: { projectId?: string; limit?: number } = {}): Promise<OperationView[]> {

@@ -19,6 +19,7 @@ import {
 import { OperationRunner } from '../core/operation-runner.js';
 import { duplicateRedis } from '../core/redis.js';
 import type { Runtime } from '../core/runtime.js';
+import { LockWatchedWorker } from './lock-watch.js';
 import { OperationPriority, endedMessage, startedMessage } from './operation-priority.js';
 
 export interface WorkerOptions {
@@ -88,33 +89,43 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     stalledInterval: options.stalledIntervalMs ?? 30_000,
   };
 
-  const inspectWorker = new Worker(
+  // A job whose lock is about to lapse unrenewed (Redis out of reach) has its call killed first.
+  const onLapse = (queue: string) => (jobId: string) =>
+    log('job-lock-lapsing', { queue, job: jobId, error: 'lock not renewed; the call was killed' });
+  const inspectWorker: LockWatchedWorker = new LockWatchedWorker(
     QUEUE_NAMES.inspect,
-    finalAsUnrecoverable(async (job: Job, _token?: string, signal?: AbortSignal) =>
-      inspections.runJob(parseOrFail(inspectJobSchema, job.data), {
-        firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
-        finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-        ...(signal ? { signal } : {}),
-      }),
+    processorOf(
+      () => inspectWorker,
+      async (job, _token, signal) =>
+        inspections.runJob(parseOrFail(inspectJobSchema, job.data), {
+          firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
+          finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+          ...(signal ? { signal } : {}),
+        }),
     ),
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
+    onLapse(QUEUE_NAMES.inspect),
   );
 
-  const operateWorker = new Worker(
+  const operateWorker: LockWatchedWorker = new LockWatchedWorker(
     QUEUE_NAMES.operate,
-    finalAsUnrecoverable(async (job: Job, token?: string, signal?: AbortSignal) => {
-      const { operationId } = parseOrFail(operateJobSchema, job.data);
-      const outcome = await operations.run(operationId, {
-        attemptsMade: job.attemptsMade,
-        attempts: job.opts.attempts ?? 1,
-        ...(signal ? { signal } : {}),
-      });
-      if (outcome !== 'busy') return outcome;
-      // Another operation holds this project: wait without spinning or using an attempt.
-      await job.moveToDelayed(Date.now() + busyDelayMs, token);
-      throw new DelayedError();
-    }),
+    processorOf(
+      () => operateWorker,
+      async (job, token, signal) => {
+        const { operationId } = parseOrFail(operateJobSchema, job.data);
+        const outcome = await operations.run(operationId, {
+          attemptsMade: job.attemptsMade,
+          attempts: job.opts.attempts ?? 1,
+          ...(signal ? { signal } : {}),
+        });
+        if (outcome !== 'busy') return outcome;
+        // Another operation holds this project: wait without spinning or using an attempt.
+        await job.moveToDelayed(Date.now() + busyDelayMs, token);
+        throw new DelayedError();
+      },
+    ),
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
+    onLapse(QUEUE_NAMES.operate),
   );
 
   const healthWorker = new Worker(
@@ -185,16 +196,25 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   };
 }
 
-/** A core runner's FinalJobError becomes BullMQ's UnrecoverableError (no further attempt). */
-function finalAsUnrecoverable<A extends unknown[], R>(
-  processor: (...args: A) => Promise<R>,
-): (...args: A) => Promise<R> {
-  return async (...args) => {
+/**
+ * The processor BullMQ runs. It has three parameters, so BullMQ hands it the
+ * job's abort signal (it does so only then); it watches the job's lock while
+ * the job runs; a core runner's FinalJobError becomes BullMQ's
+ * UnrecoverableError (no further attempt).
+ */
+function processorOf<R>(
+  worker: () => LockWatchedWorker,
+  run: (job: Job, token: string | undefined, signal: AbortSignal | undefined) => Promise<R>,
+): (job: Job, token?: string, signal?: AbortSignal) => Promise<R> {
+  return async (job: Job, token?: string, signal?: AbortSignal) => {
+    worker().watch(job);
     try {
-      return await processor(...args);
+      return await run(job, token, signal);
     } catch (error) {
       if (error instanceof FinalJobError) throw new UnrecoverableError(error.message);
       throw error;
+    } finally {
+      worker().unwatch(job.id);
     }
   };
 }

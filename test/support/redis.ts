@@ -15,6 +15,12 @@ export interface OwnedRedis {
   kill(): Promise<void>;
   /** Start it again on the same port and directory. */
   restart(): Promise<void>;
+  /**
+   * SIGSTOP / SIGCONT the server: connections stay open and every command
+   * hangs, as in a network partition (the process-based server only).
+   */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -54,6 +60,10 @@ async function startContainer(options: OwnedRedisOptions): Promise<OwnedRedis> {
     async restart() {
       await container.restart();
     },
+    pause() {
+      throw new Error('pause needs the process-based redis-server (no Docker engine)');
+    },
+    resume() {},
     async stop() {
       await container.stop();
     },
@@ -80,7 +90,14 @@ async function startProcess(options: OwnedRedisOptions): Promise<OwnedRedis> {
     url: server!.url,
     kill,
     restart: launch,
+    pause: () => process.kill(server!.pid, 'SIGSTOP'),
+    resume: () => process.kill(server!.pid, 'SIGCONT'),
     async stop() {
+      try {
+        if (server) process.kill(server.pid, 'SIGCONT');
+      } catch {
+        // already gone
+      }
       await kill();
       await rm(dir, { recursive: true, force: true });
     },

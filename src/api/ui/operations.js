@@ -151,6 +151,7 @@ export async function operationView(container, { signal, params: [id] }) {
     'Cancel operation',
   );
   const note = h('p', { class: 'hint', role: 'status' });
+  const logs = h('pre', { class: 'log', testid: 'op-logs' }, 'No stderr yet.');
   const card = h(
     'section',
     { class: 'card', testid: 'op-card' },
@@ -168,6 +169,12 @@ export async function operationView(container, { signal, params: [id] }) {
       { class: 'card', 'aria-labelledby': 'op-outcome-title' },
       h('h2', { id: 'op-outcome-title' }, 'Outcome'),
       outcome,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'op-logs-title' },
+      h('h2', { id: 'op-logs-title' }, 'Plugin stderr (redacted)'),
+      logs,
     ),
   );
 
@@ -212,7 +219,8 @@ export async function operationView(container, { signal, params: [id] }) {
 
   let op = await get(path, signal);
   show(op);
-  if (!ACTIVE.has(op.state)) return;
+  const logsFollowed = followLogs(`${path}/logs`, logs, () => !ACTIVE.has(op.state), signal);
+  if (!ACTIVE.has(op.state)) return logsFollowed;
   card.dataset.live = 'stream';
   try {
     await stream(
@@ -238,5 +246,25 @@ export async function operationView(container, { signal, params: [id] }) {
     if (signal.aborted) return;
     op = await get(path, signal);
     show(op);
+  }
+}
+
+/** The operation's stderr, read every second while it runs and once more after it ended. */
+async function followLogs(path, target, ended, signal) {
+  for (;;) {
+    const done = ended();
+    try {
+      const entries = await get(path, signal);
+      if (entries.length > 0) {
+        target.textContent = entries
+          .map((entry) => `${entry.at}  ${entry.source.padEnd(6)}  ${entry.line}`)
+          .join('\n');
+        target.dataset.lines = String(entries.length);
+      }
+    } catch (error) {
+      if (signal.aborted || error?.signedOut) return;
+    }
+    if (done || signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }

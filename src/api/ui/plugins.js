@@ -169,6 +169,12 @@ export async function pluginView(container, { signal, params: [id] }) {
           dt('Executable', plugin.executable),
           dt('Package directory', plugin.packageDir),
           dt('Trusted by', plugin.trustedBy ? `${plugin.trustedBy}, ${formatTime(plugin.trustedAt)}` : '—'),
+          dt('Time limits', limitsText(plugin.timeLimits), 'plugin-time-limits'),
+          dt(
+            `Containment (as seen by ${plugin.containment?.seenBy ?? 'the api'})`,
+            plugin.containment ? `${plugin.containment.mechanism}: ${plugin.containment.detail}` : '—',
+            'plugin-containment',
+          ),
         ),
       ),
       healthCard(plugin),
@@ -191,6 +197,20 @@ export async function pluginView(container, { signal, params: [id] }) {
     h('div', { class: 'grid-2' }, enableCard(plugin, describe), disableCard(plugin)),
     logsCard(plugin, signal),
   );
+}
+
+/** The host's time limits for this plugin's calls (an admin sets them: switchyard plugin set). */
+function limitsText(limits) {
+  if (!limits) return '—';
+  const d = (ms) =>
+    ms % 3_600_000 === 0
+      ? `${ms / 3_600_000}h`
+      : ms % 60_000 === 0
+        ? `${ms / 60_000}m`
+        : ms % 1000 === 0
+          ? `${ms / 1000}s`
+          : `${ms}ms`;
+  return `inspect ${d(limits.inspectMs)}, operate ${d(limits.operateMs)}, health ${d(limits.healthMs)}`;
 }
 
 function dt(term, value, testid) {

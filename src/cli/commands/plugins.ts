@@ -4,8 +4,9 @@ import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@sw
 import { InvalidInputError } from '../../core/errors.js';
 import type { PluginDetail, PluginView } from '../../core/plugins.js';
 import { withRuntime } from '../context.js';
-import { ago, emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
+import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { positiveInt, requireYes } from '../parse.js';
+import { containmentText, limitsText, printLogEntries, untilInterrupted } from './long-ops.js';
 
 export function registerPluginCommands(program: Command): void {
   const plugin = program
@@ -123,18 +124,53 @@ export function registerPluginCommands(program: Command): void {
 
   plugin
     .command('logs <id>')
-    .description('newest redacted log entries (plugin stderr and call failures)')
+    .description('newest redacted log entries (plugin stderr, written while calls run, and call failures)')
     .option('--limit <n>', 'how many entries', positiveInt('--limit'), 50)
-    .addHelpText('after', '\nExample:\n  switchyard plugin logs fixture-inspector --limit 20')
-    .action(async (id: string, options: { limit: number }, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const logs = await runtime.core.plugins.logs(id, options.limit);
-        if (config.json) return printJson(logs);
-        if (logs.length === 0) return say(`no log entries for ${id}`);
-        // Each stderr line as the plugin wrote it, with its control characters made visible.
-        for (const entry of [...logs].reverse())
-          say(`${entry.at} (${ago(entry.at)})  ${entry.source.padEnd(6)}  ${entry.line}`);
-      }),
+    .option('--follow', 'keep printing new entries as calls write them (Ctrl-C ends it)')
+    .option('--operation <opId>', "only that operation's entries (as `op logs`)")
+    .addHelpText(
+      'after',
+      '\nWith --json and --follow: one JSON entry per line.\n\nExamples:\n  switchyard plugin logs fixture-inspector --limit 20\n  switchyard plugin logs fixture-inspector --follow',
+    )
+    .action(
+      async (
+        id: string,
+        options: { limit: number; follow?: boolean; operation?: string },
+        command: Command,
+      ) =>
+        withRuntime(command, async ({ config, runtime }) => {
+          const { plugins } = runtime.core;
+          if (options.operation) {
+            const operation = await runtime.work.getOperation(options.operation);
+            if (operation.pluginId !== id)
+              throw new InvalidInputError(
+                `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
+              );
+            if (options.follow)
+              return untilInterrupted((signal) =>
+                runtime.work.followOperationLogs(
+                  operation.id,
+                  (entries) => printLogEntries(entries, config.json),
+                  {
+                    signal,
+                  },
+                ),
+              );
+            const entries = (await runtime.work.operationLogs(operation.id)).slice(-options.limit);
+            return config.json ? printJson(entries) : printLogEntries(entries, false);
+          }
+          if (options.follow)
+            return untilInterrupted((signal) =>
+              plugins.followLogs(id, (entries) => printLogEntries(entries, config.json), {
+                limit: options.limit,
+                signal,
+              }),
+            );
+          const logs = await plugins.logs(id, options.limit);
+          if (config.json) return printJson(logs);
+          if (logs.length === 0) return say(`no log entries for ${id}`);
+          printLogEntries([...logs].reverse(), false);
+        }),
     );
 }
 
@@ -182,6 +218,8 @@ function printDetail(detail: PluginDetail): void {
     ['available', detail.available ? 'yes' : `no — ${detail.error}`],
     ['manifest', detail.manifestPath],
     ['executable', detail.executable],
+    ['time limits', limitsText(detail)],
+    [`containment (as seen by ${detail.containment.seenBy})`, containmentText(detail)],
   ]);
   process.stdout.write('\nwhat the requested scopes allow:\n');
   for (const scope of detail.requestedScopes)

@@ -1,6 +1,7 @@
 // switchyard worker / scheduler: one process each, for running them apart or
 // on other machines.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { DEFAULT_CALL_CAP_MS, formatLimit } from '../../core/time-limits.js';
 import { runSchedulerProcess } from '../../scheduler/run.js';
 import { DEFAULT_OPERATION_PRIORITY_MS, runWorkerProcess } from '../../worker/run.js';
 import { globalsOf } from '../context.js';
@@ -17,10 +18,19 @@ export function registerProcessCommands(program: Command): void {
       milliseconds('--shutdown-deadline'),
       10_000,
     )
-    .option('--call-timeout <ms>', 'per plugin call', milliseconds('--call-timeout'))
+    .addOption(
+      new Option(
+        '--call-timeout <duration>',
+        "upper bound on any one plugin call in this worker; below it each plugin's own limits apply " +
+          '(`plugin set`; defaults inspect 15s, operate 15m, health 10s)',
+      )
+        .argParser(milliseconds('--call-timeout'))
+        .default(DEFAULT_CALL_CAP_MS, formatLimit(DEFAULT_CALL_CAP_MS)),
+    )
     .option(
       '--lock-duration <ms>',
-      "after how long a dead worker's jobs are taken again",
+      "after how long a dead worker's jobs are taken again (default 30s); renewed while a call runs, " +
+        'and a worker that cannot renew it (Redis out of reach) kills the call before it could lapse',
       milliseconds('--lock-duration'),
     )
     .option(
@@ -39,7 +49,7 @@ export function registerProcessCommands(program: Command): void {
         options: {
           concurrency: number;
           shutdownDeadline: number;
-          callTimeout?: number;
+          callTimeout: number;
           lockDuration?: number;
           operationPriority: number;
           logLevel: string;
@@ -54,7 +64,7 @@ export function registerProcessCommands(program: Command): void {
           concurrency: options.concurrency,
           shutdownDeadlineMs: options.shutdownDeadline,
           logLevel: options.logLevel,
-          ...(options.callTimeout ? { callTimeoutMs: options.callTimeout } : {}),
+          callTimeoutMs: options.callTimeout,
           worker: {
             operationPriorityMs: options.operationPriority,
             ...(options.lockDuration

@@ -9,7 +9,7 @@ import type { OperationView } from '../../core/operations.js';
 import type { WorkService } from '../../core/work.js';
 import { withRuntime } from '../context.js';
 import { ago, emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
-import { parseJsonInput, positiveInt, requireYes } from '../parse.js';
+import { milliseconds, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 
 /** Exit status set by commands whose requested work failed (docs/CLI.md: 1). */
 export class WorkFailed extends Error {
@@ -98,6 +98,11 @@ export function registerWorkCommands(program: Command): void {
     .option('--yes', 'confirm: this lets the plugin change the project')
     .option('--idempotency-key <key>', 'the same key returns the same operation')
     .option('--wait', 'follow it to a terminal state (exit 1 unless it succeeded)')
+    .option(
+      '--timeout <duration>',
+      "a shorter time limit than the plugin's operate limit (`plugin show` prints it): 30s, 15m",
+      milliseconds('--timeout'),
+    )
     .addHelpText(
       'after',
       '\nExample:\n  switchyard run fixture-inspector shop fixture.echo --input \'{"hello":"world"}\' --yes --wait',
@@ -107,7 +112,7 @@ export function registerWorkCommands(program: Command): void {
         pluginId: string,
         projectId: string,
         action: string,
-        options: { input?: string; yes?: boolean; idempotencyKey?: string; wait?: boolean },
+        options: { input?: string; yes?: boolean; idempotencyKey?: string; wait?: boolean; timeout?: number },
         command: Command,
       ) =>
         withRuntime(command, async ({ config, runtime, actor }) => {
@@ -120,6 +125,7 @@ export function registerWorkCommands(program: Command): void {
               action,
               input,
               ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+              ...(options.timeout !== undefined ? { timeoutMs: options.timeout } : {}),
             },
             actor,
           );

@@ -1,0 +1,117 @@
+// Long operations and live logs (CLI.md): `plugin set` (the host's time limits
+// for a plugin's calls), `op logs [--follow]`, and the log printing that
+// `plugin logs [--follow]` shares. Registered onto the `plugin` and `op`
+// commands that plugins.ts and work.ts create.
+import type { Command } from 'commander';
+import type { LogEntry } from '../../core/plugin-store.js';
+import { formatLimit, MAX_LIMIT_MS } from '../../core/time-limits.js';
+import type { PluginDetail } from '../../core/plugins.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { withRuntime } from '../context.js';
+import { ago, emit, printJson, say } from '../output.js';
+import { durationFrom } from '../parse.js';
+
+export function registerLongOpCommands(program: Command): void {
+  const plugin = subcommand(program, 'plugin');
+  const op = subcommand(program, 'op');
+
+  plugin
+    .command('set <id>')
+    .description("admin: the host's time limits for this plugin's calls (defaults: inspect 15s, operate 15m)")
+    .option(
+      '--inspect-timeout <duration>',
+      'limit of one project.inspect call',
+      durationFrom('--inspect-timeout', 1_000),
+    )
+    .option(
+      '--operate-timeout <duration>',
+      'limit of one project.operate call',
+      durationFrom('--operate-timeout', 1_000),
+    )
+    .addHelpText(
+      'after',
+      `\nDurations: 500ms, 30s, 15m, 2h (a bare number is milliseconds), at most ${MAX_LIMIT_MS} ms. ` +
+        'Health checks keep 10s. `run --timeout` may only shorten the operate limit; ' +
+        "a worker's --call-timeout caps every call it runs.\n\nExample:\n  switchyard plugin set deployer --operate-timeout 2h",
+    )
+    .action(
+      async (id: string, options: { inspectTimeout?: number; operateTimeout?: number }, command: Command) =>
+        withRuntime(command, async ({ config, runtime, actor }) => {
+          if (options.inspectTimeout === undefined && options.operateTimeout === undefined) {
+            throw new InvalidInputError(
+              `nothing to set; example: switchyard plugin set ${id} --operate-timeout 30m`,
+            );
+          }
+          const detail = await runtime.core.plugins.setTimeLimits(
+            id,
+            {
+              ...(options.inspectTimeout !== undefined ? { inspectMs: options.inspectTimeout } : {}),
+              ...(options.operateTimeout !== undefined ? { operateMs: options.operateTimeout } : {}),
+            },
+            actor,
+          );
+          emit(config.json, detail, () => say(`${id}: ${limitsText(detail)}`));
+        }),
+    );
+
+  op.command('logs <id>')
+    .description("that operation's redacted stderr (and how its call ended); live while it runs")
+    .option('--follow', 'keep printing lines as the call writes them; ends when the operation ends')
+    .addHelpText(
+      'after',
+      '\nWith --json: the entries as one array, or with --follow one JSON entry per line.\n\nExample:\n  switchyard op logs op_5c1d… --follow',
+    )
+    .action(async (id: string, options: { follow?: boolean }, command: Command) =>
+      withRuntime(command, async ({ config, runtime }) => {
+        if (!options.follow) {
+          const entries = await runtime.work.operationLogs(id);
+          if (config.json) return printJson(entries);
+          if (entries.length === 0) return say(`no stderr from ${id} yet`);
+          return printLogEntries(entries, false);
+        }
+        await untilInterrupted((signal) =>
+          runtime.work.followOperationLogs(id, (entries) => printLogEntries(entries, config.json), {
+            signal,
+          }),
+        );
+      }),
+    );
+}
+
+/** Runs `body` with a signal that Ctrl-C aborts (a follow ends quietly instead of dying). */
+export async function untilInterrupted(body: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await body(controller.signal);
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/** Oldest first; with `jsonLines` one JSON document per entry (a follow's output). */
+export function printLogEntries(entries: LogEntry[], jsonLines: boolean): void {
+  for (const entry of entries) {
+    if (jsonLines) process.stdout.write(`${JSON.stringify(entry)}\n`);
+    // Each stderr line as the plugin wrote it, with its control characters made visible.
+    else say(`${entry.at} (${ago(entry.at)})  ${entry.source.padEnd(6)}  ${entry.line}`);
+  }
+}
+
+export function limitsText(detail: PluginDetail): string {
+  const { inspectMs, operateMs, healthMs } = detail.timeLimits;
+  return `inspect ${formatLimit(inspectMs)}, operate ${formatLimit(operateMs)}, health ${formatLimit(healthMs)}`;
+}
+
+export function containmentText(detail: PluginDetail): string {
+  return `${detail.containment.mechanism}: ${detail.containment.detail}`;
+}
+
+function subcommand(program: Command, name: string): Command {
+  const found = program.commands.find((command) => command.name() === name);
+  if (!found) throw new Error(`the ${name} command must be registered before the long-operation commands`);
+  return found;
+}
