@@ -43,6 +43,7 @@ export class LiveStderr {
 
   push(chunk: Buffer): void {
     if (this.#closed) return;
+    chunk = this.#skipFlood(chunk);
     const parts = this.#decoder.write(chunk).split('\n');
     const last = parts.pop()!;
     for (const part of parts) {
@@ -70,6 +71,34 @@ export class LiveStderr {
       this.#flush(true);
     }
     await this.#writing;
+  }
+
+  /**
+   * A chunk holding more lines than two batches: only its newest lines can be
+   * written, so the rest (and anything older not yet written) is dropped
+   * unread. Keeps a flood cheap; the cut is at a newline, a safe UTF-8 boundary.
+   */
+  #skipFlood(chunk: Buffer): Buffer {
+    let cut = chunk.length;
+    for (let seen = 0; seen <= 2 * this.#maxLines; seen += 1) {
+      cut = cut > 0 ? chunk.lastIndexOf(0x0a, cut - 1) : -1;
+      if (cut === -1) return chunk;
+    }
+    this.#dropped += this.#pending.length + 1 + countNewlines(chunk, cut);
+    this.#pending = [];
+    this.#partial = '';
+    this.#partialCut = false;
+    this.#decoder.end();
+    let kept = chunk.subarray(cut + 1);
+    // The end of a key block whose beginning was dropped: its lines go too.
+    const text = kept.toString('latin1');
+    const end = text.search(PEM_END);
+    const begin = text.search(PEM_BEGIN);
+    if (end !== -1 && (begin === -1 || end < begin)) {
+      const lineEnd = text.indexOf('\n', end);
+      kept = lineEnd === -1 ? kept.subarray(kept.length) : kept.subarray(lineEnd + 1);
+    }
+    return kept;
   }
 
   #appendPartial(text: string): void {
@@ -140,4 +169,10 @@ function endsInKeyBlock(lines: string[]): boolean {
     if (PEM_END.test(line)) open = false;
   }
   return open;
+}
+
+function countNewlines(buffer: Buffer, before: number): number {
+  let count = 0;
+  for (let at = buffer.indexOf(0x0a); at !== -1 && at < before; at = buffer.indexOf(0x0a, at + 1)) count += 1;
+  return count;
 }

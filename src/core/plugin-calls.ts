@@ -22,6 +22,7 @@ import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-
 import { boundedMessage } from './redact.js';
 import { superviseCall, type CallOutcome, type SupervisorLimits } from './supervisor.js';
 import { LiveStderr } from './live-stderr.js';
+import { StderrBudget } from './stderr-budget.js';
 import { DEFAULT_CALL_CAP_MS, limitFor, timeLimitsOf } from './time-limits.js';
 
 export interface CallOptions {
@@ -78,9 +79,20 @@ export class PluginCalls {
     const started = performance.now();
     const measure = (ok: boolean) =>
       recordCall(this.redis, this.keys, record.id, method, (performance.now() - started) / 1_000, ok);
+    // Live: every line to the operation's log (it keeps the newest), a bounded share to the plugin's.
+    const budget = new StderrBudget();
     const live = new LiveStderr((lines) =>
-      this.store.appendCallLogs(record.id, stderrEntries(lines), options.operationId),
+      this.store.appendCallLogs(record.id, stderrEntries(budget.take(lines)), {
+        ...(options.operationId ? { operationId: options.operationId, operation: stderrEntries(lines) } : {}),
+      }),
     );
+    const closeLive = async () => {
+      await live.close();
+      const rest = budget.end(
+        options.operationId ? `op logs ${options.operationId} has its newest lines` : undefined,
+      );
+      await this.store.appendCallLogs(record.id, stderrEntries(rest)).catch(() => {});
+    };
     try {
       const outcome = await superviseCall({
         executablePath: join(record.packageDir, record.executable),
@@ -101,12 +113,12 @@ export class PluginCalls {
           ? (outcome.result as { status: HealthState }).status
           : ('healthy' as const);
       measure(true);
-      await live.close();
+      await closeLive();
       await this.store.recordOutcome(record.id, { health: status }, []);
       return outcome;
     } catch (error) {
       measure(false);
-      await live.close();
+      await closeLive();
       await this.#recordFailure(record.id, error, options.operationId);
       throw error;
     }
@@ -219,7 +231,7 @@ export class PluginCalls {
     const message = boundedMessage(error instanceof Error ? error.message : String(error));
     const line: LogEntry = { at: new Date().toISOString(), source: 'host', line: `call failed: ${message}` };
     if (operationId) {
-      await this.store.appendCallLogs(id, [line], operationId).catch(() => {});
+      await this.store.appendCallLogs(id, [line], { operationId, operation: [line] }).catch(() => {});
       if (unhealthy) await this.store.recordOutcome(id, { health: 'unhealthy', lastError: message }, []);
       return;
     }

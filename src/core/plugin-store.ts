@@ -148,14 +148,27 @@ export class PluginStore {
     return raw.map((value) => JSON.parse(value) as LogEntry);
   }
 
-  /** Lines of a running call, in one MULTI: the plugin's log, and the operation's when it is one. */
-  async appendCallLogs(id: string, logs: LogEntry[], operationId?: string): Promise<void> {
-    if (logs.length === 0) return;
-    const tagged = logs.map((entry) => ({ ...entry, ...(operationId ? { operationId } : {}) }));
+  /**
+   * Lines of a running call, in one MULTI: into the plugin's log, and when the
+   * call is an operation's, `operation` (tagged with it) into that operation's
+   * log, which keeps its newest OPERATION_LOG_LINES.
+   */
+  async appendCallLogs(
+    id: string,
+    logs: LogEntry[],
+    call: { operationId?: string; operation?: LogEntry[] } = {},
+  ): Promise<void> {
+    const { operationId, operation = [] } = call;
+    const tag = (entries: LogEntry[]) =>
+      entries.map((entry) => ({ ...entry, ...(operationId ? { operationId } : {}) }));
+    if (logs.length === 0 && (!operationId || operation.length === 0)) return;
     const multi = this.redis.multi();
-    const json = this.#appendLogs(multi, id, tagged);
-    if (operationId) {
-      multi.rpush(this.keys.operationLogs(operationId), ...json);
+    this.#appendLogs(multi, id, tag(logs));
+    if (operationId && operation.length > 0) {
+      multi.rpush(
+        this.keys.operationLogs(operationId),
+        ...tag(operation).map((entry) => JSON.stringify(withId(entry))),
+      );
       multi.ltrim(this.keys.operationLogs(operationId), -OPERATION_LOG_LINES, -1);
     }
     await multi.exec();
@@ -167,15 +180,11 @@ export class PluginStore {
     return raw.map((value) => JSON.parse(value) as LogEntry);
   }
 
-  /** Pushes the entries (each given an id) newest first; returns them as written. */
-  #appendLogs(multi: ChainableCommander, id: string, logs: LogEntry[]): string[] {
-    if (logs.length === 0) return [];
-    const json = logs.map((entry) =>
-      JSON.stringify({ ...entry, id: entry.id ?? `${entryIdPrefix}.${(entryCount += 1).toString(36)}` }),
-    );
-    multi.lpush(this.keys.pluginLogs(id), ...json);
+  /** Pushes the entries (each given an id: what a follower has printed) newest first. */
+  #appendLogs(multi: ChainableCommander, id: string, logs: LogEntry[]): void {
+    if (logs.length === 0) return;
+    multi.lpush(this.keys.pluginLogs(id), ...logs.map((entry) => JSON.stringify(withId(entry))));
     multi.ltrim(this.keys.pluginLogs(id), 0, LOG_ENTRIES_KEPT - 1);
-    return json;
   }
 
   /**
@@ -223,4 +232,8 @@ export class PluginStore {
     }
     throw new Error(`could not update plugin ${id}: too many concurrent writers`);
   }
+}
+
+function withId(entry: LogEntry): LogEntry {
+  return entry.id ? entry : { ...entry, id: `${entryIdPrefix}.${(entryCount += 1).toString(36)}` };
 }
