@@ -331,6 +331,7 @@ function printOperation(operation: OperationView): void {
     ['requested', whenWithAgo(operation.requestedAt)],
     ['started', whenWithAgo(operation.startedAt)],
     ['finished', whenWithAgo(operation.finishedAt)],
+    ['timeout', operation.timeoutMs ? `${ms(operation.timeoutMs)} (asked for)` : undefined],
   ];
   printFields(fields);
 }
