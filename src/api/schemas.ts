@@ -2,6 +2,11 @@
 // OpenAPI document generated from the same schemas.
 import { z } from 'zod';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
+import ms from 'ms';
+import { EXPORT_FORMATS } from '../core/batch-export.js';
+import { BATCH_STATES } from '../core/batches.js';
+import { OPERATION_STATES } from '../core/operations.js';
+import { MAX_PAGE_LIMIT } from '../core/pages.js';
 import { ROLES } from '../core/tokens.js';
 import { MAX_LIMIT_MS } from '../core/time-limits.js';
 
@@ -40,11 +45,45 @@ export const bodies = {
     inspectTimeoutMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
     operateTimeoutMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
   }),
+  retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
   createToken: z.strictObject({ name: z.string().min(1).max(64), role: z.enum(ROLES) }),
 };
 
 export const limitQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1_000).optional() });
-export const operationsQuery = limitQuery.extend({ projectId: z.string().min(1).optional() });
+
+// ---- lists that scale: filters and cursor pagination (pages.ts) ----
+const pageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+  cursor: z.string().min(1).max(500).optional(),
+});
+const id = z.string().min(1).max(200);
+/** `30s`, `15m`, `2h`, `7d` (the ms package's forms) or a bare number of milliseconds. */
+const duration = z.string().transform((text, context) => {
+  const value = /^\d+$/.test(text) ? Number(text) : ms(text as ms.StringValue);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    context.addIssue({ code: 'custom', message: 'must be a duration such as 30s, 15m, 2h or 7d' });
+    return z.NEVER;
+  }
+  return value;
+});
+export const batchesQuery = pageQuery.extend({
+  state: z.enum(BATCH_STATES).optional(),
+  pluginId: id.optional(),
+});
+export const operationsQuery = pageQuery.extend({
+  projectId: id.optional(),
+  pluginId: id.optional(),
+  state: z.enum(OPERATION_STATES).optional(),
+});
+export const auditQuery = pageQuery.extend({
+  actor: id.optional(),
+  action: id.optional(),
+  excludeAction: id.optional(),
+  target: id.optional(),
+  since: duration.optional(),
+});
+export const diffQuery = z.strictObject({ from: id });
+export const exportQuery = z.strictObject({ format: z.enum(EXPORT_FORMATS) });
 
 export interface RouteDoc {
   method: string;

@@ -7,8 +7,10 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
-import { readAudit } from '../core/audit.js';
+import { Readable } from 'node:stream';
+import { queryAudit } from '../core/audit.js';
 import { followBatchLive } from '../core/batch-follow.js';
+import { type BatchView } from '../core/batches.js';
 import { IdempotencyConflictError, NotFoundError, SwitchyardError } from '../core/errors.js';
 import { ReplicaAckTimeoutError } from '../core/replica-ack.js';
 import { liveness } from '../core/liveness.js';
@@ -20,7 +22,11 @@ import type { Runtime } from '../core/runtime.js';
 import { TokenStore, roleAllows, type Role, type TokenView } from '../core/tokens.js';
 import { renderMetrics } from './metrics.js';
 import {
+  auditQuery,
+  batchesQuery,
   bodies,
+  diffQuery,
+  exportQuery,
   jsonDepthExceeds,
   limitQuery,
   openApiDocument,
@@ -308,9 +314,9 @@ export async function buildApi(
     },
     { body: bodies.createBatch, status: 202 },
   );
-  route('GET', '/batches', 'viewer', 'newest batches', async (request) => {
-    const batches = await work.listBatches(query(limitQuery, request).limit ?? 20);
-    return batches.map(({ results: _results, ...rest }) => rest);
+  route('GET', '/batches', 'viewer', 'newest batches, filtered (state, pluginId), paginated', async (request) => {
+    const page = await work.listBatches(query(batchesQuery, request));
+    return { ...page, items: page.items.map(({ results: _results, ...rest }) => rest) };
   });
   route('GET', '/batches/:id', 'viewer', 'a batch with its results', (request) =>
     work.getBatch(param(request, 'id')),
@@ -324,9 +330,64 @@ export async function buildApi(
       const id = param(request, 'id');
       await work.getBatch(id);
       await stream(request, reply, async (send, signal) => {
-        const finished = await followBatchLive(work, id, (batch) => send('progress', batch), { signal });
+        const finished = await followBatchLive(work, id, (batch) => send('progress', batch), {
+          signal,
+          onOutcomes: (outcomes) => send('outcomes', outcomes),
+        });
         if (finished) send('done', finished);
       });
+    },
+    { raw: true },
+  );
+
+  // ---- batch control: cancel, retry, diff, export (issue 13) ----
+  route(
+    'POST',
+    '/batches/:id/cancel',
+    'operator',
+    'cancel a batch: queued inspections never start, running ones are killed (idempotent)',
+    async (request) => {
+      body(bodies.empty, request);
+      return withoutResults(await work.control.cancel(param(request, 'id'), actorOf(request)));
+    },
+    { body: bodies.empty },
+  );
+  route(
+    'POST',
+    '/batches/:id/retry',
+    'operator',
+    'a new batch over the same plugin and projects ({failedOnly: true}: only failed and cancelled ones)',
+    async (request) => {
+      const input = body(bodies.retryBatch, request);
+      return work.control.retry(param(request, 'id'), { failedOnly: input.failedOnly === true }, actorOf(request));
+    },
+    { body: bodies.retryBatch, status: 202 },
+  );
+  route(
+    'GET',
+    '/batches/:id/previous',
+    'viewer',
+    'the newest earlier batch of the same plugin',
+    async (request) => withoutResults(await work.control.previous(param(request, 'id'))),
+  );
+  route(
+    'GET',
+    '/batches/:id/diff',
+    'viewer',
+    'what changed from batch ?from=<id> to this one (facts added/removed/changed, status)',
+    async (request) => work.control.diff(query(diffQuery, request).from, param(request, 'id')),
+  );
+  route(
+    'GET',
+    '/batches/:id/export',
+    'viewer',
+    'the results, streamed: ?format=jsonl (one line per project) or csv (one row per fact)',
+    async (request, reply) => {
+      const { format } = query(exportQuery, request);
+      const chunks = await work.control.export(param(request, 'id'), format);
+      return reply
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .send(Readable.from(chunks));
     },
     { raw: true },
   );
@@ -355,13 +416,13 @@ export async function buildApi(
     },
     { body: bodies.createOperation, status: 202, raw: true },
   );
-  route('GET', '/operations', 'viewer', 'newest operations', async (request) => {
-    const options = query(operationsQuery, request);
-    return work.listOperations({
-      limit: options.limit ?? 50,
-      ...(options.projectId ? { projectId: options.projectId } : {}),
-    });
-  });
+  route(
+    'GET',
+    '/operations',
+    'viewer',
+    'newest operations, filtered (projectId, pluginId, state), paginated',
+    async (request) => work.listOperations(withoutUndefined(query(operationsQuery, request))),
+  );
   route('GET', '/operations/:id', 'viewer', 'one operation', (request) =>
     work.getOperation(param(request, 'id')),
   );
@@ -407,13 +468,21 @@ export async function buildApi(
   );
 
   // ---- audit and tokens ----
-  route('GET', '/audit', 'viewer', 'newest audit entries', async (request) =>
-    // Details redacted again as read (entries written before redaction covered them);
-    // actors (`token:<name>`) are names, not secrets.
-    (await readAudit(core.redis, core.keys, query(limitQuery, request).limit ?? 50)).map((entry) => ({
-      ...entry,
-      detail: redactDeep(entry.detail),
-    })),
+  route(
+    'GET',
+    '/audit',
+    'viewer',
+    'newest audit entries, filtered (actor, action prefix, excludeAction prefix, target, since), paginated',
+    async (request) => {
+      const { since, ...filters } = query(auditQuery, request);
+      const page = await queryAudit(core.redis, core.keys, {
+        ...withoutUndefined(filters),
+        ...(since !== undefined ? { withinMs: since } : {}),
+      });
+      // Details redacted again as read (entries written before redaction covered them);
+      // actors (`token:<name>`) are names, not secrets.
+      return { ...page, items: page.items.map((entry) => ({ ...entry, detail: redactDeep(entry.detail) })) };
+    },
   );
   route('GET', '/tokens', 'admin', 'list tokens', () => tokens.list());
   route(
@@ -560,6 +629,15 @@ function sendProblem(reply: FastifyReply, problem: ProblemError) {
 }
 
 /** A Server-Sent Events response; ends when `body` returns or the client goes away. */
+function withoutResults({ results: _results, ...batch }: BatchView): Omit<BatchView, 'results'> {
+  return batch;
+}
+
+/** Optional query fields that were not given, left out (exactOptionalPropertyTypes). */
+function withoutUndefined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as never;
+}
+
 async function stream(
   request: FastifyRequest,
   reply: FastifyReply,

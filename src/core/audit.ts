@@ -2,6 +2,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Keys } from './keys.js';
 import { redactDeep } from './redact.js';
+import { streamPage, type Page, type PageRequest } from './pages.js';
 
 export interface AuditEntry {
   id: string;
@@ -39,16 +40,52 @@ export async function appendAudit(redis: Redis, keys: Keys, entry: AuditInput): 
 
 export async function readAudit(redis: Redis, keys: Keys, limit = 50): Promise<AuditEntry[]> {
   const rows = await redis.xrevrange(keys.audit, '+', '-', 'COUNT', limit);
-  return rows.map(([id, fields]) => {
-    const map = new Map<string, string>();
-    for (let index = 0; index + 1 < fields.length; index += 2) map.set(fields[index]!, fields[index + 1]!);
-    return {
-      id,
-      at: map.get('at') ?? '',
-      actor: map.get('actor') ?? '',
-      action: map.get('action') ?? '',
-      target: map.get('target') ?? '',
-      detail: JSON.parse(map.get('detail') ?? '{}') as Record<string, unknown>,
-    };
-  });
+  return rows.map(([id, fields]) => parseEntry(id, fields));
+}
+
+export interface AuditQuery extends PageRequest {
+  actor?: string;
+  /** Entries whose action starts with this (`plugin.` → every plugin decision). */
+  action?: string;
+  /** Leaves out entries whose action starts with this (the web UI hides health checks). */
+  excludeAction?: string;
+  target?: string;
+  /** Not older than this many milliseconds. */
+  withinMs?: number;
+}
+
+/** Health checks write one audit entry per run; the web UI hides them unless asked. */
+export const HEALTH_CHECK_ACTION = 'scheduler.health-checks';
+
+/** Newest entries first, filtered, one page (pages.ts). */
+export function queryAudit(redis: Redis, keys: Keys, query: AuditQuery = {}): Promise<Page<AuditEntry>> {
+  const { actor, action, excludeAction, target, withinMs } = query;
+  return streamPage(
+    redis,
+    keys.audit,
+    {
+      ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+      ...(withinMs !== undefined ? { sinceMs: Date.now() - withinMs } : {}),
+    },
+    parseEntry,
+    (entry) =>
+      (actor === undefined || entry.actor === actor) &&
+      (action === undefined || entry.action.startsWith(action)) &&
+      (excludeAction === undefined || !entry.action.startsWith(excludeAction)) &&
+      (target === undefined || entry.target === target),
+  );
+}
+
+function parseEntry(id: string, fields: string[]): AuditEntry {
+  const map = new Map<string, string>();
+  for (let index = 0; index + 1 < fields.length; index += 2) map.set(fields[index]!, fields[index + 1]!);
+  return {
+    id,
+    at: map.get('at') ?? '',
+    actor: map.get('actor') ?? '',
+    action: map.get('action') ?? '',
+    target: map.get('target') ?? '',
+    detail: JSON.parse(map.get('detail') ?? '{}') as Record<string, unknown>,
+  };
 }

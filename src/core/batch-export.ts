@@ -23,6 +23,9 @@ export const CSV_COLUMNS = [
   'errorMessage',
 ] as const;
 
+/** One project's line: its outcome, or `pending` while the batch still runs. */
+export type ExportRow = Omit<ProjectOutcome, 'status'> & { status: ProjectOutcome['status'] | 'pending' };
+
 export function isExportFormat(value: string): value is ExportFormat {
   return (EXPORT_FORMATS as readonly string[]).includes(value);
 }
@@ -31,7 +34,7 @@ export function isExportFormat(value: string): value is ExportFormat {
 export async function* exportBatch(
   batchId: string,
   format: ExportFormat,
-  chunks: AsyncIterable<ProjectOutcome[]>,
+  chunks: AsyncIterable<ExportRow[]>,
 ): AsyncGenerator<string> {
   if (format === 'csv') yield csv([[...CSV_COLUMNS]]);
   for await (const outcomes of chunks) {
@@ -42,7 +45,7 @@ export async function* exportBatch(
   }
 }
 
-function csvRows(batchId: string, outcome: ProjectOutcome): string[][] {
+function csvRows(batchId: string, outcome: ExportRow): string[][] {
   const error = [outcome.error?.code ?? '', outcome.error?.message ?? ''];
   const facts = outcome.result?.facts ?? [];
   if (facts.length === 0) return [[batchId, outcome.projectId, outcome.status, '', '', '', '', '', ...error]];

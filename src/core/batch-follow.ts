@@ -3,7 +3,7 @@
 // WorkService.followBatch subscribes to. No steady polling: the view changes
 // when a message arrives; a slow re-read only covers a message lost while the
 // subscriber reconnected.
-import type { BatchProgress, BatchView } from './batches.js';
+import { isBatchOver, type BatchProgress, type BatchView, type ProjectOutcome } from './batches.js';
 import { NotFoundError } from './errors.js';
 import { duplicateRedis } from './redis.js';
 import type { WorkService } from './work.js';
@@ -13,6 +13,8 @@ export const FALLBACK_READ_MS = 5_000;
 export interface FollowOptions {
   signal?: AbortSignal;
   fallbackReadMs?: number;
+  /** Each project's outcome as soon as it is recorded (the web UI's rows while the batch runs). */
+  onOutcomes?: (outcomes: ProjectOutcome[]) => void;
 }
 
 /**
@@ -28,11 +30,20 @@ export async function followBatchLive(
 ): Promise<BatchView | undefined> {
   const subscriber = duplicateRedis(work.redis);
   let latest: BatchProgress | undefined;
+  let recorded: string[] = [];
   let wake = () => {};
   subscriber.on('message', (_channel: string, message: string) => {
     latest = { batchId, ...(JSON.parse(message) as Omit<BatchProgress, 'batchId'>) };
+    if (options.onOutcomes) recorded.push(latest.projectId);
     wake();
   });
+  const sendOutcomes = async () => {
+    if (recorded.length === 0) return;
+    const ids = recorded;
+    recorded = [];
+    const raw = await work.redis.hmget(work.keys.batchResults(batchId), ...ids);
+    options.onOutcomes?.(raw.flatMap((value) => (value ? [JSON.parse(value) as ProjectOutcome] : [])));
+  };
   const read = async () => {
     const view = await work.batches.get(batchId, { results: false });
     if (!view) throw new NotFoundError(`unknown batch ${JSON.stringify(batchId)}`);
@@ -44,10 +55,11 @@ export async function followBatchLive(
     let view = await read();
     let shown = '';
     for (;;) {
-      const key = `${view.succeeded}/${view.failed}/${view.state}`;
+      await sendOutcomes();
+      const key = `${view.succeeded}/${view.failed}/${view.cancelled}/${view.state}`;
       if (key !== shown) onChange(view);
       shown = key;
-      if (view.state === 'finished') return await work.getBatch(batchId);
+      if (isBatchOver(view)) return await work.getBatch(batchId);
       if (!latest) await untilWoken(options, (resolve) => (wake = resolve));
       if (options.signal?.aborted) return undefined;
       const progress = latest;
@@ -62,13 +74,16 @@ export async function followBatchLive(
 
 function withProgress(view: BatchView, progress: BatchProgress): BatchView {
   // A message can arrive after a re-read that already counted it: never step back.
-  if (progress.succeeded + progress.failed < view.succeeded + view.failed) return view;
+  const cancelled = progress.cancelled ?? 0;
+  const done = progress.succeeded + progress.failed + cancelled;
+  if (done < view.succeeded + view.failed + view.cancelled) return view;
   return {
     ...view,
     total: progress.total,
     succeeded: progress.succeeded,
     failed: progress.failed,
-    pending: Math.max(0, progress.total - progress.succeeded - progress.failed),
+    cancelled,
+    pending: Math.max(0, progress.total - done),
   };
 }
 

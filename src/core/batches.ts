@@ -8,10 +8,11 @@ import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
 import { scriptsOn, type Scripts } from './scripts.js';
+import { encodeCursor, sortedSetPage, type Page, type PageRequest } from './pages.js';
 
 export interface ProjectOutcome {
   projectId: string;
-  status: 'succeeded' | 'failed';
+  status: 'succeeded' | 'failed' | 'cancelled';
   result?: InspectResult;
   error?: { code: string; message: string };
 }
@@ -20,15 +21,29 @@ export interface ProjectOutcome {
 export interface BatchView {
   batchId: string;
   pluginId: string;
-  state: 'running' | 'finished';
+  /** `running` until every project has an outcome; then `cancelled` when cancelled, else `failed` when any failed. */
+  state: BatchState;
   total: number;
   pending: number;
   succeeded: number;
   failed: number;
+  cancelled: number;
   createdAt: string;
   createdBy: string;
   finishedAt?: string;
+  /** When `batch cancel` was asked (running calls are being stopped). */
+  cancelledAt?: string;
+  cancelledBy?: string;
+  /** The batch this one retried. */
+  retryOf?: string;
   results?: ProjectOutcome[];
+}
+
+export const BATCH_STATES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
+
+export function isBatchOver(batch: Pick<BatchView, 'state'>): boolean {
+  return batch.state !== 'running';
 }
 
 export interface BatchProgress {
@@ -38,6 +53,7 @@ export interface BatchProgress {
   total: number;
   succeeded: number;
   failed: number;
+  cancelled: number;
   finished: boolean;
 }
 
@@ -55,37 +71,74 @@ export class BatchStore {
     return this.keys.batchEvents(batchId);
   }
 
-  /** Records a new batch (and its audit entry, in the same MULTI). */
-  async create(pluginId: string, total: number, createdBy: string, audit?: AuditInput): Promise<BatchView> {
+  /**
+   * Records a new batch with its project list (kept for retry, cancel, diff
+   * and export) and its audit entry, in the same MULTI.
+   */
+  async create(
+    pluginId: string,
+    projectIds: string[],
+    createdBy: string,
+    audit?: AuditInput,
+    extra: { retryOf?: string } = {},
+  ): Promise<BatchView> {
     const batchId = `batch_${randomUUID()}`;
-    const createdAt = new Date();
+    const createdAt = new Date().toISOString();
+    const hash: Record<string, string> = {
+      id: batchId,
+      pluginId,
+      total: String(projectIds.length),
+      succeeded: '0',
+      failed: '0',
+      cancelled: '0',
+      createdAt,
+      createdBy,
+      ...(projectIds.length === 0 ? { finishedAt: createdAt } : {}),
+      ...(extra.retryOf ? { retryOf: extra.retryOf } : {}),
+    };
     const multi = this.redis
       .multi()
-      .hset(this.keys.batch(batchId), {
-        id: batchId,
-        pluginId,
-        total: String(total),
-        succeeded: '0',
-        failed: '0',
-        createdAt: createdAt.toISOString(),
-        createdBy,
-        ...(total === 0 ? { finishedAt: createdAt.toISOString() } : {}),
-      })
-      .zadd(this.keys.batches, createdAt.getTime(), batchId);
+      .hset(this.keys.batch(batchId), hash)
+      .zadd(this.keys.batches, Date.parse(createdAt), batchId);
+    for (let start = 0; start < projectIds.length; start += 1_000)
+      multi.rpush(this.keys.batchProjects(batchId), ...projectIds.slice(start, start + 1_000));
     if (audit) auditInto(multi, this.keys, { ...audit, target: batchId });
     await multi.exec();
-    return {
-      batchId,
-      pluginId,
-      state: total === 0 ? 'finished' : 'running',
-      total,
-      pending: total,
-      succeeded: 0,
-      failed: 0,
-      createdAt: createdAt.toISOString(),
-      createdBy,
-      ...(total === 0 ? { finishedAt: createdAt.toISOString() } : {}),
-    };
+    return toView(hash);
+  }
+
+  /** The batch's projects in the order they were queued. */
+  async projectIds(batchId: string): Promise<string[]> {
+    return this.redis.lrange(this.keys.batchProjects(batchId), 0, -1);
+  }
+
+  /** Marks the batch cancelled (first request wins); false when it already was. */
+  async markCancelled(batchId: string, actor: string): Promise<boolean> {
+    const first = await this.redis.hsetnx(this.keys.batch(batchId), 'cancelledAt', new Date().toISOString());
+    if (first === 1) await this.redis.hset(this.keys.batch(batchId), 'cancelledBy', actor);
+    return first === 1;
+  }
+
+  async isCancelled(batchId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.batch(batchId), 'cancelledAt')) === 1;
+  }
+
+  /**
+   * The outcomes in project order, `size` projects per chunk (a project
+   * without an outcome yet comes as 'pending'): export and diff read big
+   * batches through this without holding them whole.
+   */
+  async *outcomeChunks(batchId: string, size = 500): AsyncGenerator<[string, ProjectOutcome | 'pending'][]> {
+    const length = await this.redis.llen(this.keys.batchProjects(batchId));
+    for (let start = 0; start < length; start += size) {
+      const ids = await this.redis.lrange(this.keys.batchProjects(batchId), start, start + size - 1);
+      if (ids.length === 0) return;
+      const raw = await this.redis.hmget(this.keys.batchResults(batchId), ...ids);
+      yield ids.map((id, index) => {
+        const value = raw[index];
+        return [id, value ? (JSON.parse(value) as ProjectOutcome) : 'pending'];
+      });
+    }
   }
 
   /** Records one project's outcome; false when it was already recorded. */
@@ -123,15 +176,37 @@ export class BatchStore {
     return view;
   }
 
-  async list(limit = 20): Promise<BatchView[]> {
-    const ids = await this.redis.zrevrange(this.keys.batches, 0, limit - 1);
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.batch(id));
-    const rows = (await pipeline.exec()) ?? [];
-    return rows
-      .map(([, hash]) => hash as Record<string, string>)
-      .filter((hash) => hash?.id)
-      .map(toView);
+  /** Newest first, filtered by state and plugin, one page (pages.ts). */
+  list(query: BatchQuery = {}): Promise<Page<BatchView>> {
+    return sortedSetPage(
+      this.redis,
+      this.keys.batches,
+      query,
+      async (ids) => {
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.hgetall(this.keys.batch(id));
+        const rows = (await pipeline.exec()) ?? [];
+        return rows.map(([, hash]) => {
+          const fields = hash as Record<string, string> | null;
+          return fields?.id ? toView(fields) : undefined;
+        });
+      },
+      (batch) =>
+        (query.state === undefined || batch.state === query.state) &&
+        (query.pluginId === undefined || batch.pluginId === query.pluginId),
+    );
+  }
+
+  /** The newest batch of the same plugin created before this one (what "compare with the previous" means). */
+  async previous(batch: BatchView): Promise<BatchView | undefined> {
+    let cursor: string | undefined;
+    const before = encodeCursor({ s: Date.parse(batch.createdAt), m: batch.batchId });
+    for (;;) {
+      const page = await this.list({ pluginId: batch.pluginId, limit: 1, cursor: cursor ?? before });
+      if (page.items[0]) return page.items[0];
+      if (!page.nextCursor) return undefined;
+      cursor = page.nextCursor;
+    }
   }
 
   async latest(
@@ -142,16 +217,33 @@ export class BatchStore {
     return raw ? JSON.parse(raw) : undefined;
   }
 
-  /** Deletes finished batches older than the cut-off; returns how many. */
-  async deleteFinishedBefore(cutoffMs: number): Promise<number> {
-    const ids = await this.redis.zrangebyscore(this.keys.batches, 0, cutoffMs);
+  /**
+   * Deletes finished batches older than the cut-off, except the newest
+   * `keepPerPlugin` finished batches of each plugin (so `batch diff` and the
+   * web UI's "compare with the previous batch" always have something to
+   * compare with); returns how many.
+   */
+  async deleteFinishedBefore(cutoffMs: number, keepPerPlugin = KEEP_PER_PLUGIN): Promise<number> {
+    const kept = new Map<string, number>();
     let deleted = 0;
-    for (const id of ids) {
-      const finishedAt = await this.redis.hget(this.keys.batch(id), 'finishedAt');
+    // Newest first, so the first finished batches seen of each plugin are the ones kept.
+    for (const id of await this.redis.zrevrange(this.keys.batches, 0, -1)) {
+      const [pluginId, finishedAt, createdAt] = await this.redis.hmget(
+        this.keys.batch(id),
+        'pluginId',
+        'finishedAt',
+        'createdAt',
+      );
       if (!finishedAt) continue;
+      const seen = kept.get(pluginId ?? '') ?? 0;
+      if (seen < keepPerPlugin) {
+        kept.set(pluginId ?? '', seen + 1);
+        continue;
+      }
+      if (Date.parse(createdAt ?? '') > cutoffMs) continue;
       await this.redis
         .multi()
-        .del(this.keys.batch(id), this.keys.batchResults(id))
+        .del(this.keys.batch(id), this.keys.batchResults(id), this.keys.batchProjects(id))
         .zrem(this.keys.batches, id)
         .exec();
       deleted += 1;
@@ -160,20 +252,38 @@ export class BatchStore {
   }
 }
 
+/** Retention keeps at least this many finished batches per plugin, however old. */
+export const KEEP_PER_PLUGIN = 2;
+
+export interface BatchQuery extends PageRequest {
+  state?: BatchState;
+  pluginId?: string;
+}
+
 function toView(hash: Record<string, string>): BatchView {
   const total = Number(hash.total ?? 0);
   const succeeded = Number(hash.succeeded ?? 0);
   const failed = Number(hash.failed ?? 0);
+  const cancelled = Number(hash.cancelled ?? 0);
   return {
     batchId: hash.id!,
     pluginId: hash.pluginId ?? '',
-    state: hash.finishedAt ? 'finished' : 'running',
+    state: stateOf(hash, failed),
     total,
-    pending: Math.max(0, total - succeeded - failed),
+    pending: Math.max(0, total - succeeded - failed - cancelled),
     succeeded,
     failed,
+    cancelled,
     createdAt: hash.createdAt ?? '',
     createdBy: hash.createdBy ?? '',
     ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+    ...(hash.cancelledAt ? { cancelledAt: hash.cancelledAt, cancelledBy: hash.cancelledBy ?? '' } : {}),
+    ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
   };
+}
+
+function stateOf(hash: Record<string, string>, failed: number): BatchState {
+  if (!hash.finishedAt) return 'running';
+  if (hash.cancelledAt) return 'cancelled';
+  return failed > 0 ? 'failed' : 'succeeded';
 }

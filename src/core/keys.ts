@@ -28,6 +28,7 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     batches: `${prefix}:batches`,
     batch: (id: string) => `${prefix}:batch:${id}`,
     batchResults: (id: string) => `${prefix}:batch-results:${id}`,
+    batchProjects: (id: string) => `${prefix}:batch-projects:${id}`,
     latestInspection: `${prefix}:latest-inspection`,
     // liveness
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
@@ -35,6 +36,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
     operationCancelChannel: `${prefix}:operation-cancel`,
     operationActivityChannel: `${prefix}:operation-activity`,
+    /** A batch id, when `batch cancel` asks workers to stop its running calls. */
+    batchCancel: `${prefix}:batch-cancel`,
     // BullMQ's own keys live under this prefix
     bullPrefix: `${prefix}:bull`,
   };

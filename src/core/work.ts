@@ -6,7 +6,8 @@ import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
 import { inOrder } from './concurrency.js';
-import { BatchStore, type BatchProgress, type BatchView } from './batches.js';
+import { BatchControl } from './batch-control.js';
+import { BatchStore, isBatchOver, type BatchProgress, type BatchQuery, type BatchView } from './batches.js';
 import { IdempotencyConflictError, InvalidInputError, NotFoundError } from './errors.js';
 import {
   INSPECT_ATTEMPTS,
@@ -51,6 +52,8 @@ export interface OperationRequest {
 export class WorkService {
   readonly batches: BatchStore;
   readonly operations: OperationStore;
+  /** Cancel, retry, diff, export (batch-control.ts). */
+  readonly control: BatchControl;
 
   constructor(
     readonly redis: Redis,
@@ -61,6 +64,7 @@ export class WorkService {
   ) {
     this.batches = new BatchStore(redis, keys);
     this.operations = new OperationStore(redis, keys);
+    this.control = new BatchControl(this);
   }
 
   /** Acknowledged operations must survive a failover: a replica confirms them first. */
@@ -69,17 +73,28 @@ export class WorkService {
   // ---- batches ------------------------------------------------------------------
 
   /** Validates now, records the batch, enqueues one job per project in chunks; returns at once. */
-  async createBatch(pluginId: string, selection: ProjectSelection, actor: string): Promise<BatchView> {
+  async createBatch(
+    pluginId: string,
+    selection: ProjectSelection,
+    actor: string,
+    options: { retryOf?: string } = {},
+  ): Promise<BatchView> {
     const [, projectIds] = await inOrder(
       this.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.#resolveProjects(selection),
     );
-    const batch = await this.batches.create(pluginId, projectIds.length, actor, {
+    const batch = await this.batches.create(
+      pluginId,
+      projectIds,
       actor,
-      action: 'batch.create',
-      target: '',
-      detail: { pluginId, total: projectIds.length },
-    });
+      {
+        actor,
+        action: 'batch.create',
+        target: '',
+        detail: { pluginId, total: projectIds.length, ...options },
+      },
+      options,
+    );
     const perJob = projectsPerJob(projectIds.length);
     const jobs = [];
     for (let start = 0; start < projectIds.length; start += perJob) {
@@ -110,8 +125,9 @@ export class WorkService {
     return batch;
   }
 
-  listBatches(limit = 20): Promise<BatchView[]> {
-    return this.batches.list(limit);
+  /** Newest first, filtered, one page (`nextCursor` continues). */
+  listBatches(query: BatchQuery = {}) {
+    return this.batches.list(query);
   }
 
   /**
@@ -131,7 +147,7 @@ export class WorkService {
       );
       for (;;) {
         const batch = await this.getBatch(batchId);
-        if (batch.state === 'finished') return (await this.batches.get(batchId))!;
+        if (isBatchOver(batch)) return (await this.batches.get(batchId))!;
         if (options.signal?.aborted) return batch;
         onProgress(batch);
         await sleep(options.pollMs ?? 1_000);

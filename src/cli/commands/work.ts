@@ -73,7 +73,7 @@ export function registerWorkCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard batch list')
     .action(async (options: { limit: number }, command: Command) =>
       withRuntime(command, async ({ config, runtime }) => {
-        const batches = await runtime.work.listBatches(options.limit);
+        const { items: batches } = await runtime.work.listBatches({ limit: options.limit });
         if (config.json) return printJson(batches.map(withoutResults));
         printTable(
           ['BATCH', 'PLUGIN', 'STATE', 'TOTAL', 'SUCCEEDED', 'FAILED', 'PENDING', 'CREATED'],

@@ -1,7 +1,8 @@
 --[[
   Records one project's outcome in a batch, once (HSETNX): counts it, keeps it
-  as the latest result of plugin x project, ends the batch when every project
-  is recorded, and publishes the progress.
+  as the latest result of plugin x project (not when cancelled: a cancelled
+  inspection says nothing new about the project), ends the batch when every
+  project has an outcome, and publishes the progress.
 
   KEYS[1] batch hash
   KEYS[2] batch results hash
@@ -9,7 +10,7 @@
 
   ARGV[1] project id
   ARGV[2] outcome JSON
-  ARGV[3] status ('succeeded' or 'failed')
+  ARGV[3] status ('succeeded', 'failed' or 'cancelled'; also the counter's field)
   ARGV[4] latest-inspection field ('<plugin>/<project>')
   ARGV[5] latest-inspection JSON
   ARGV[6] batch events channel
@@ -18,17 +19,16 @@
   Returns 1 when recorded, 0 when the project already had an outcome.
 ]]
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-local counter = ARGV[3] == 'succeeded' and 'succeeded' or 'failed'
-redis.call('HINCRBY', KEYS[1], counter, 1)
-redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
-local total = tonumber(redis.call('HGET', KEYS[1], 'total'))
-local done = tonumber(redis.call('HGET', KEYS[1], 'succeeded') or '0') + tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
+redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
+if ARGV[3] ~= 'cancelled' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
+local function count(field) return tonumber(redis.call('HGET', KEYS[1], field) or '0') end
+local total = count('total')
 local finished = 0
-if done >= total then
+if count('succeeded') + count('failed') + count('cancelled') >= total then
   redis.call('HSET', KEYS[1], 'finishedAt', ARGV[7])
   finished = 1
 end
 redis.call('PUBLISH', ARGV[6], cjson.encode({projectId = ARGV[1], status = ARGV[3],
-  succeeded = tonumber(redis.call('HGET', KEYS[1], 'succeeded') or '0'),
-  failed = tonumber(redis.call('HGET', KEYS[1], 'failed') or '0'), total = total, finished = finished == 1}))
+  succeeded = count('succeeded'), failed = count('failed'), cancelled = count('cancelled'),
+  total = total, finished = finished == 1}))
 return 1
