@@ -314,10 +314,16 @@ export async function buildApi(
     },
     { body: bodies.createBatch, status: 202 },
   );
-  route('GET', '/batches', 'viewer', 'newest batches, filtered (state, pluginId), paginated', async (request) => {
-    const page = await work.listBatches(query(batchesQuery, request));
-    return { ...page, items: page.items.map(({ results: _results, ...rest }) => rest) };
-  });
+  route(
+    'GET',
+    '/batches',
+    'viewer',
+    'newest batches, filtered (state, pluginId), paginated',
+    async (request) => {
+      const page = await work.listBatches(query(batchesQuery, request));
+      return { ...page, items: page.items.map(({ results: _results, ...rest }) => rest) };
+    },
+  );
   route('GET', '/batches/:id', 'viewer', 'a batch with its results', (request) =>
     work.getBatch(param(request, 'id')),
   );
@@ -359,7 +365,11 @@ export async function buildApi(
     'a new batch over the same plugin and projects ({failedOnly: true}: only failed and cancelled ones)',
     async (request) => {
       const input = body(bodies.retryBatch, request);
-      return work.control.retry(param(request, 'id'), { failedOnly: input.failedOnly === true }, actorOf(request));
+      return work.control.retry(
+        param(request, 'id'),
+        { failedOnly: input.failedOnly === true },
+        actorOf(request),
+      );
     },
     { body: bodies.retryBatch, status: 202 },
   );

@@ -105,8 +105,8 @@ function report(error: unknown): number {
     return 2; // commander already printed the message
   }
   if (error instanceof WorkFailed) {
-    writeError(error.message, '');
-    return 1;
+    if (error.message) writeError(error.message, '');
+    return error.exitCode;
   }
   if (error instanceof RedisUnreachableError) {
     writeError(error.message);

@@ -32,9 +32,7 @@ export class BatchControl {
     const jobs = Math.ceil(batch.total / projectsPerJob(batch.total));
     // A job a worker holds is locked and stays; the worker skips its remaining projects (the mark).
     await Promise.all(
-      Array.from({ length: jobs }, (_, index) =>
-        queues.inspect.remove(`${batchId}.${index}`).catch(() => 0),
-      ),
+      Array.from({ length: jobs }, (_, index) => queues.inspect.remove(`${batchId}.${index}`).catch(() => 0)),
     );
     await redis.publish(keys.batchCancel, batchId);
     let cancelled = 0;
@@ -88,7 +86,9 @@ export class BatchControl {
     const batch = await this.work.getBatch(batchId);
     const previous = await this.work.batches.previous(batch);
     if (!previous)
-      throw new NotFoundError(`no earlier batch of ${batch.pluginId} than ${batchId} is kept to compare with`);
+      throw new NotFoundError(
+        `no earlier batch of ${batch.pluginId} than ${batchId} is kept to compare with`,
+      );
     return previous;
   }
 
@@ -114,6 +114,11 @@ export class BatchControl {
   }
 
   async #audit(actor: string, batchId: string, detail: Record<string, unknown>): Promise<void> {
-    await appendAudit(this.work.redis, this.work.keys, { actor, action: 'batch.cancel', target: batchId, detail });
+    await appendAudit(this.work.redis, this.work.keys, {
+      actor,
+      action: 'batch.cancel',
+      target: batchId,
+      detail,
+    });
   }
 }

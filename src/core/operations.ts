@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
 import type { Keys } from './keys.js';
 import { scriptsOn, type Scripts } from './scripts.js';
+import { sortedSetPage, type Page, type PageRequest } from './pages.js';
 
 export const OPERATION_STATES = [
   'queued',
@@ -28,6 +29,12 @@ export const TERMINAL_STATES: readonly OperationState[] = [
 ];
 
 export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN';
+
+export interface OperationQuery extends PageRequest {
+  projectId?: string;
+  pluginId?: string;
+  state?: OperationState;
+}
 const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
 
 /** docs/CLI.md's JSON shape of an operation. */
@@ -136,25 +143,25 @@ export class OperationStore {
     return hash.id ? fromHash(hash) : undefined;
   }
 
-  async list(options: { projectId?: string; limit?: number } = {}): Promise<OperationRecord[]> {
-    const limit = options.limit ?? 50;
-    const results: OperationRecord[] = [];
-    let offset = 0;
-    const page = Math.max(limit, 100);
-    while (results.length < limit) {
-      const ids = await this.redis.zrevrange(this.keys.operationsByTime, offset, offset + page - 1);
-      if (ids.length === 0) break;
-      offset += ids.length;
-      const pipeline = this.redis.pipeline();
-      for (const id of ids) pipeline.hgetall(this.keys.operation(id));
-      for (const [, hash] of (await pipeline.exec()) ?? []) {
-        const record =
-          hash && (hash as Record<string, string>).id ? fromHash(hash as Record<string, string>) : undefined;
-        if (record && (!options.projectId || record.projectId === options.projectId)) results.push(record);
-        if (results.length >= limit) break;
-      }
-    }
-    return results;
+  /** Newest first, filtered by project, plugin and state, one page (pages.ts). */
+  list(query: OperationQuery = {}): Promise<Page<OperationRecord>> {
+    return sortedSetPage(
+      this.redis,
+      this.keys.operationsByTime,
+      query,
+      async (ids) => {
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.hgetall(this.keys.operation(id));
+        return ((await pipeline.exec()) ?? []).map(([, hash]) => {
+          const fields = hash as Record<string, string> | null;
+          return fields?.id ? fromHash(fields) : undefined;
+        });
+      },
+      (record) =>
+        (query.projectId === undefined || record.projectId === query.projectId) &&
+        (query.pluginId === undefined || record.pluginId === query.pluginId) &&
+        (query.state === undefined || record.state === query.state),
+    );
   }
 
   async transition(

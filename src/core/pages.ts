@@ -96,8 +96,7 @@ export async function sortedSetPage<T>(
   }
 }
 
-const isStreamId = (value: unknown): value is string =>
-  typeof value === 'string' && /^\d+-\d+$/.test(value);
+const isStreamId = (value: unknown): value is string => typeof value === 'string' && /^\d+-\d+$/.test(value);
 
 /**
  * One page of a stream read newest first, optionally not older than

@@ -24,9 +24,11 @@ import {
   isTerminal,
   requestHash,
   toOperationView,
+  type OperationQuery,
   type OperationRecord,
   type OperationView,
 } from './operations.js';
+import type { Page } from './pages.js';
 import type { PluginService } from './plugins.js';
 import type { ProjectService } from './projects.js';
 import { sleep } from './sleep.js';
@@ -263,8 +265,10 @@ export class WorkService {
     });
   }
 
-  async listOperations(options: { projectId?: string; limit?: number } = {}): Promise<OperationView[]> {
-    return (await this.operations.list(options)).map(toOperationView);
+  /** Newest first, filtered, one page (`nextCursor` continues). */
+  async listOperations(query: OperationQuery = {}): Promise<Page<OperationView>> {
+    const page = await this.operations.list(query);
+    return { ...page, items: page.items.map(toOperationView) };
   }
 
   /**

@@ -1,19 +1,26 @@
 // switchyard inspect / batch / run / op / audit: queued work (docs/CLI.md "Work").
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import ms from 'ms';
-import type { BatchView } from '../../core/batches.js';
-import { readAudit } from '../../core/audit.js';
+import { BATCH_STATES, isBatchOver, type BatchState, type BatchView } from '../../core/batches.js';
+import { queryAudit } from '../../core/audit.js';
+import { MAX_PAGE_LIMIT } from '../../core/pages.js';
 import { InvalidInputError } from '../../core/errors.js';
-import type { OperationView } from '../../core/operations.js';
+import { OPERATION_STATES, type OperationState, type OperationView } from '../../core/operations.js';
 import type { WorkService } from '../../core/work.js';
 import { withRuntime } from '../context.js';
 import { ago, emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
-import { milliseconds, parseJsonInput, positiveInt, requireYes } from '../parse.js';
+import { durationFrom, milliseconds, parseJsonInput, positiveInt, requireYes } from '../parse.js';
+import { registerBatchControlCommands } from './batch-control.js';
 
-/** Exit status set by commands whose requested work failed (docs/CLI.md: 1). */
+/** Exit status set by commands whose requested work failed (docs/CLI.md: 1); an empty message prints nothing. */
 export class WorkFailed extends Error {
-  readonly exitCode = 1;
+  readonly exitCode: number = 1;
+}
+
+/** Ctrl-C while following a batch: the batch keeps running; exit 130 as after SIGINT. */
+export class Interrupted extends WorkFailed {
+  override readonly exitCode = 130;
 }
 
 const NO_WORKER_AFTER_MS = 3_000;
@@ -41,14 +48,7 @@ export function registerWorkCommands(program: Command): void {
           if (!options.all && projects.length === 0)
             throw new InvalidInputError('name at least one project, or use --all');
           const batch = await runtime.work.createBatch(pluginId, options.all ? 'all' : projects, actor);
-          if (!options.wait) {
-            if (config.json) return printJson(withoutResults(batch));
-            return say(`batch ${batch.batchId}: ${batch.total} inspections queued`);
-          }
-          const final = await followWithProgress(runtime.work, batch, config.json);
-          if (config.json) printJson(batchDocument(final));
-          else printBatchResults(final);
-          if (final.failed > 0) throw new WorkFailed(`${final.failed} of ${final.total} inspections failed`);
+          await finishBatch(runtime.work, batch, config.json, options.wait);
         }),
     );
 
@@ -58,25 +58,41 @@ export function registerWorkCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  switchyard batch list\n  switchyard batch show <batchId> --json');
   batch
     .command('show <batchId>')
-    .description('counts so far (pending too) and per-project results')
-    .addHelpText('after', '\nExample:\n  switchyard batch show batch_1f2e… --json')
-    .action(async (batchId: string, _options, command: Command) =>
+    .description('counts so far (pending too) and per-project results, each as soon as its call ended')
+    .option('--watch', 'follow it live until it ends')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard batch show batch_1f2e… --json\n  switchyard batch show batch_1f2e… --watch',
+    )
+    .action(async (batchId: string, options: { watch?: boolean }, command: Command) =>
       withRuntime(command, async ({ config, runtime }) => {
-        const view = await runtime.work.getBatch(batchId);
+        let view = await runtime.work.getBatch(batchId);
+        if (options.watch && !isBatchOver(view))
+          view = await followWithProgress(runtime.work, view, config.json);
         emit(config.json, batchDocument(view), () => printBatchResults(view));
       }),
     );
   batch
     .command('list')
     .description('the newest batches')
+    .option(
+      '--state <state>',
+      `only batches in this state: ${BATCH_STATES.join(', ')}`,
+      oneOf('--state', BATCH_STATES),
+    )
+    .option('--plugin <id>', "only this plugin's batches")
     .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
-    .addHelpText('after', '\nExample:\n  switchyard batch list')
-    .action(async (options: { limit: number }, command: Command) =>
+    .addHelpText('after', '\nExample:\n  switchyard batch list --state failed --plugin fixture-inspector')
+    .action(async (options: { state?: BatchState; plugin?: string; limit: number }, command: Command) =>
       withRuntime(command, async ({ config, runtime }) => {
-        const { items: batches } = await runtime.work.listBatches({ limit: options.limit });
+        const { items: batches } = await runtime.work.listBatches({
+          limit: options.limit,
+          ...(options.state ? { state: options.state } : {}),
+          ...(options.plugin ? { pluginId: options.plugin } : {}),
+        });
         if (config.json) return printJson(batches.map(withoutResults));
         printTable(
-          ['BATCH', 'PLUGIN', 'STATE', 'TOTAL', 'SUCCEEDED', 'FAILED', 'PENDING', 'CREATED'],
+          ['BATCH', 'PLUGIN', 'STATE', 'TOTAL', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PENDING', 'CREATED'],
           batches.map((item) => [
             item.batchId,
             item.pluginId,
@@ -84,12 +100,14 @@ export function registerWorkCommands(program: Command): void {
             item.total,
             item.succeeded,
             item.failed,
+            item.cancelled,
             item.pending,
             ago(item.createdAt),
           ]),
         );
       }),
     );
+  registerBatchControlCommands(batch);
 
   program
     .command('run <plugin> <project> <action>')
@@ -147,28 +165,40 @@ export function registerWorkCommands(program: Command): void {
   op.command('list')
     .description('the newest operations')
     .option('--project <id>', 'only this project')
+    .option('--plugin <id>', 'only this plugin')
+    .option(
+      '--state <state>',
+      `only this state: ${OPERATION_STATES.join(', ')}`,
+      oneOf('--state', OPERATION_STATES),
+    )
     .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
-    .addHelpText('after', '\nExample:\n  switchyard op list --project shop')
-    .action(async (options: { project?: string; limit: number }, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const operations = await runtime.work.listOperations({
-          limit: options.limit,
-          ...(options.project ? { projectId: options.project } : {}),
-        });
-        if (config.json) return printJson(operations);
-        printTable(
-          ['OPERATION', 'PLUGIN', 'PROJECT', 'ACTION', 'STATE', 'ERROR', 'REQUESTED'],
-          operations.map((item) => [
-            item.id,
-            item.pluginId,
-            item.projectId,
-            item.action,
-            item.state,
-            item.errorCode,
-            ago(item.requestedAt),
-          ]),
-        );
-      }),
+    .addHelpText('after', '\nExample:\n  switchyard op list --project shop --state failed')
+    .action(
+      async (
+        options: { project?: string; plugin?: string; state?: OperationState; limit: number },
+        command: Command,
+      ) =>
+        withRuntime(command, async ({ config, runtime }) => {
+          const { items: operations } = await runtime.work.listOperations({
+            limit: options.limit,
+            ...(options.project ? { projectId: options.project } : {}),
+            ...(options.plugin ? { pluginId: options.plugin } : {}),
+            ...(options.state ? { state: options.state } : {}),
+          });
+          if (config.json) return printJson(operations);
+          printTable(
+            ['OPERATION', 'PLUGIN', 'PROJECT', 'ACTION', 'STATE', 'ERROR', 'REQUESTED'],
+            operations.map((item) => [
+              item.id,
+              item.pluginId,
+              item.projectId,
+              item.action,
+              item.state,
+              item.errorCode,
+              ago(item.requestedAt),
+            ]),
+          );
+        }),
     );
   op.command('show <id>')
     .description('one operation with its result or error')
@@ -201,22 +231,40 @@ export function registerWorkCommands(program: Command): void {
     .command('audit')
     .description('newest audit entries: who trusted, enabled, ran or cancelled what')
     .option('--limit <n>', 'how many', positiveInt('--limit'), 50)
-    .addHelpText('after', '\nExample:\n  switchyard audit --limit 20')
-    .action(async (options: { limit: number }, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const entries = await readAudit(runtime.core.redis, runtime.core.keys, options.limit);
-        if (config.json) return printJson(entries);
-        printTable(
-          ['AT', 'ACTOR', 'ACTION', 'TARGET', 'DETAIL'],
-          entries.map((entry) => [
-            ago(entry.at),
-            entry.actor,
-            entry.action,
-            entry.target,
-            JSON.stringify(entry.detail),
-          ]),
-        );
-      }),
+    .option('--actor <actor>', 'only this actor (a local user, token:<name>, scheduler:<id>, …)')
+    .option('--action <prefix>', 'only actions starting with this (plugin. → every plugin decision)')
+    .option('--target <id>', 'only entries about this plugin, project, batch or operation')
+    .option(
+      '--since <duration>',
+      'only entries newer than this (30s, 15m, 2h, 7d)',
+      durationFrom('--since', 1),
+    )
+    .addHelpText('after', '\nExample:\n  switchyard audit --action batch. --since 2h')
+    .action(
+      async (
+        options: { limit: number; actor?: string; action?: string; target?: string; since?: number },
+        command: Command,
+      ) =>
+        withRuntime(command, async ({ config, runtime }) => {
+          const { items: entries } = await queryAudit(runtime.core.redis, runtime.core.keys, {
+            limit: Math.min(options.limit, MAX_PAGE_LIMIT),
+            ...(options.actor ? { actor: options.actor } : {}),
+            ...(options.action ? { action: options.action } : {}),
+            ...(options.target ? { target: options.target } : {}),
+            ...(options.since ? { withinMs: options.since } : {}),
+          });
+          if (config.json) return printJson(entries);
+          printTable(
+            ['AT', 'ACTOR', 'ACTION', 'TARGET', 'DETAIL'],
+            entries.map((entry) => [
+              ago(entry.at),
+              entry.actor,
+              entry.action,
+              entry.target,
+              JSON.stringify(entry.detail),
+            ]),
+          );
+        }),
     );
 }
 
@@ -246,12 +294,16 @@ export async function followWithProgress(
         )
       : undefined;
   const started = Date.now();
+  // Ctrl-C stops following, not the batch: it keeps running on the workers.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  process.once('SIGINT', onSigint);
   bar?.start(batch.total, 0, { failed: 0, rate: '0.0', etaText: etaText(0, batch.total, 0) });
   try {
-    return await work.followBatch(
+    const final = await work.followBatch(
       batch.batchId,
       (progress) => {
-        const done = progress.succeeded + progress.failed;
+        const done = progress.succeeded + progress.failed + (progress.cancelled ?? 0);
         latest = { done, total: progress.total };
         const elapsedMs = Date.now() - started;
         const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
@@ -261,12 +313,55 @@ export async function followWithProgress(
           etaText: etaText(done, progress.total, elapsedMs),
         });
       },
-      { pollMs: 500 },
+      { pollMs: 500, signal: interrupt.signal },
     );
+    if (interrupt.signal.aborted) {
+      bar?.stop();
+      const done = final.total - final.pending;
+      throw new Interrupted(
+        [
+          `stopped following; batch ${final.batchId} keeps running (${done} of ${final.total} done, ${final.failed} failed)`,
+          `  follow it:  switchyard batch show ${final.batchId} --watch`,
+          `  cancel it:  switchyard batch cancel ${final.batchId}`,
+        ].join('\n'),
+      );
+    }
+    return final;
   } finally {
+    process.removeListener('SIGINT', onSigint);
     clearTimeout(warning);
     bar?.stop();
   }
+}
+
+/** inspect and batch retry: print the batch at once (no wait) or follow it and print its results; exit 1 unless all succeeded. */
+export async function finishBatch(
+  work: WorkService,
+  batch: BatchView,
+  json: boolean,
+  wait: boolean,
+): Promise<void> {
+  if (!wait) {
+    if (json) return printJson(withoutResults(batch));
+    return say(`batch ${batch.batchId}: ${batch.total} inspections queued`);
+  }
+  const final = await followWithProgress(work, batch, json);
+  if (json) printJson(batchDocument(final));
+  else printBatchResults(final);
+  const notDone = final.failed + final.cancelled;
+  if (notDone > 0)
+    throw new WorkFailed(
+      `${final.failed} of ${final.total} inspections failed${final.cancelled ? `, ${final.cancelled} cancelled` : ''}`,
+    );
+}
+
+/** A commander option parser for one of a fixed set of words. */
+function oneOf<T extends string>(name: string, values: readonly T[]) {
+  return (value: string): T => {
+    if (!(values as readonly string[]).includes(value))
+      throw new InvalidArgumentError(`${name} must be one of ${values.join(', ')}`);
+    return value as T;
+  };
 }
 
 /** "12s", "3m" — or "…" until a first call has ended and there is a rate to go by. */
@@ -293,7 +388,7 @@ function warnWithoutWorkers(
   }, NO_WORKER_AFTER_MS);
 }
 
-function withoutResults(batch: BatchView) {
+export function withoutResults(batch: BatchView) {
   const { results: _results, ...rest } = batch;
   return rest;
 }
@@ -314,7 +409,7 @@ export function printBatchResults(batch: BatchView): void {
     ]),
   );
   say(
-    `batch ${batch.batchId}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}`,
+    `batch ${batch.batchId}: ${batch.state}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.cancelled ? `, ${batch.cancelled} cancelled` : ''}${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}`,
   );
 }
 
