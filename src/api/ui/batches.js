@@ -1,15 +1,67 @@
-// Batches: start one, list recent ones, and follow one live.
-import { get, post, stream } from './api.js';
+// Batches: start one (a project picker that works with thousands), list them
+// filtered and paged; one batch's page is batch-page.js.
+import { get, post } from './api.js';
 import { navigate } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
+import { projectPicker } from './project-picker.js';
+
+export { batchView } from './batch-page.js';
 
 export async function batchesView(container, { signal }) {
   container.append(h('div', { class: 'page-head' }, h('h1', {}, 'Batches')));
-  const [plugins, projects, batches] = await Promise.all([
-    get('/plugins', signal),
-    get('/projects', signal),
-    get('/batches?limit=25', signal),
-  ]);
+  const [plugins, projects] = await Promise.all([get('/plugins', signal), get('/projects', signal)]);
+  const stateFilter = h(
+    'select',
+    { testid: 'batches-state' },
+    h('option', { value: '' }, 'any state'),
+    ['running', 'succeeded', 'failed', 'cancelled'].map((s) => h('option', { value: s }, s)),
+  );
+  const pluginFilter = h(
+    'select',
+    { testid: 'batches-plugin' },
+    h('option', { value: '' }, 'any plugin'),
+    plugins.map((p) => h('option', { value: p.id }, p.id)),
+  );
+  const listBody = h('div', {});
+  const older = h('button', { type: 'button', testid: 'batches-older', hidden: true }, 'Older batches');
+  let cursor;
+  const load = async (append) => {
+    const query = new URLSearchParams({ limit: '25' });
+    if (stateFilter.value) query.set('state', stateFilter.value);
+    if (pluginFilter.value) query.set('pluginId', pluginFilter.value);
+    if (append && cursor) query.set('cursor', cursor);
+    const page = await get(`/batches?${query}`, signal);
+    cursor = page.nextCursor;
+    older.hidden = !cursor;
+    const rows = page.items.map((b) => [
+      h('a', { href: `#/batches/${encodeURIComponent(b.batchId)}` }, h('code', {}, b.batchId)),
+      b.pluginId,
+      badge(b.state),
+      `${b.succeeded} succeeded, ${b.failed} failed${b.cancelled ? `, ${b.cancelled} cancelled` : ''}, ${b.pending} pending of ${b.total}`,
+      `${formatTime(b.createdAt)} by ${b.createdBy ?? '—'}`,
+    ]);
+    const tbody = listBody.querySelector('tbody');
+    if (append && tbody) {
+      for (const cells of rows)
+        tbody.append(
+          h(
+            'tr',
+            {},
+            cells.map((c) => h('td', {}, c)),
+          ),
+        );
+    } else {
+      listBody.replaceChildren(
+        table(['Batch', 'Plugin', 'State', 'Progress', 'Started'], rows, {
+          testid: 'batches-table',
+          class: 'data',
+        }),
+      );
+    }
+  };
+  stateFilter.addEventListener('change', () => void load(false));
+  pluginFilter.addEventListener('change', () => void load(false));
+  older.addEventListener('click', () => void load(true));
   container.append(
     startForm(
       plugins.filter((p) => p.enabled),
@@ -19,19 +71,12 @@ export async function batchesView(container, { signal }) {
       'section',
       { class: 'card', 'aria-labelledby': 'batches-title' },
       h('h2', { id: 'batches-title' }, 'Recent batches'),
-      table(
-        ['Batch', 'Plugin', 'State', 'Progress', 'Started'],
-        batches.map((b) => [
-          h('a', { href: `#/batches/${encodeURIComponent(b.batchId)}` }, h('code', {}, b.batchId)),
-          b.pluginId,
-          badge(b.state),
-          `${b.succeeded} succeeded, ${b.failed} failed, ${b.pending} pending of ${b.total}`,
-          `${formatTime(b.createdAt)} by ${b.createdBy ?? '—'}`,
-        ]),
-        { testid: 'batches-table', class: 'data' },
-      ),
+      h('div', { class: 'row' }, field('State', stateFilter), field('Plugin', pluginFilter)),
+      listBody,
+      h('div', { class: 'actions' }, older),
     ),
   );
+  await load(false);
 }
 
 function startForm(plugins, projects) {
@@ -56,21 +101,8 @@ function startForm(plugins, projects) {
     value: 'some',
     testid: 'batch-some',
   });
-  const pick = h(
-    'select',
-    {
-      multiple: true,
-      size: String(Math.min(8, Math.max(3, projects.length))),
-      disabled: true,
-      testid: 'batch-projects',
-    },
-    projects.map((p) =>
-      h('option', { value: p.id }, `${p.displayName} (${p.id})${p.trusted ? '' : ' — not trusted'}`),
-    ),
-  );
-  const sync = () => {
-    pick.disabled = !some.checked;
-  };
+  const pick = projectPicker(projects, { disabled: true });
+  const sync = () => pick.setDisabled(!some.checked);
   all.addEventListener('change', sync);
   some.addEventListener('change', sync);
   const button = h(
@@ -97,14 +129,14 @@ function startForm(plugins, projects) {
         some,
         h('label', { for: 'batch-some' }, 'Only the projects selected below'),
       ),
-      field('Selected projects (Ctrl/Cmd-click for several)', pick),
+      pick.el,
     ),
     h('div', { class: 'actions' }, button),
     errors.el,
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const chosen = [...pick.selectedOptions].map((o) => o.value);
+    const chosen = pick.chosen();
     if (some.checked && chosen.length === 0) {
       errors.show(new Error('Select at least one project, or choose all trusted projects.'));
       return;
@@ -118,136 +150,4 @@ function startForm(plugins, projects) {
     });
   });
   return form;
-}
-
-export async function batchView(container, { signal, params: [id] }) {
-  const path = `/batches/${encodeURIComponent(id)}`;
-  const title = h('h1', {}, 'Batch ', h('code', {}, id));
-  const state = h('span', { testid: 'batch-state' });
-  const bar = h('progress', {
-    max: '1',
-    value: '0',
-    testid: 'batch-progress',
-    'aria-labelledby': 'batch-progress-label',
-  });
-  const label = h(
-    'p',
-    { id: 'batch-progress-label', class: 'progress-label', testid: 'batch-progress-label' },
-    'Loading…',
-  );
-  const meta = h('p', { class: 'muted' });
-  const failuresOnly = h('input', { type: 'checkbox', id: 'failures-only', testid: 'failures-only' });
-  const results = h('div', { testid: 'batch-results' });
-  const streamNote = h('p', { class: 'hint', role: 'status' });
-  const progressCard = h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'batch-progress-label', testid: 'batch-progress-card' },
-    label,
-    bar,
-    meta,
-    streamNote,
-  );
-  let latest;
-
-  container.append(
-    h('div', { class: 'page-head' }, title, state),
-    h('p', {}, h('a', { href: '#/batches' }, '← All batches')),
-    progressCard,
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'batch-results-title' },
-      h(
-        'div',
-        { class: 'page-head' },
-        h('h2', { id: 'batch-results-title' }, 'Results per project'),
-        h('div', { class: 'check' }, failuresOnly, h('label', { for: 'failures-only' }, 'Failures only')),
-      ),
-      results,
-    ),
-  );
-  failuresOnly.addEventListener('change', () => latest && showResults(latest));
-
-  const showProgress = (p) => {
-    const done = p.succeeded + p.failed;
-    bar.max = Math.max(1, p.total);
-    bar.value = done;
-    label.textContent = `${done} of ${p.total} projects done — ${p.succeeded} succeeded, ${p.failed} failed, ${p.pending} pending`;
-    state.replaceChildren(badge(p.state));
-  };
-  const showResults = (batch) => {
-    latest = batch;
-    const rows = (batch.results ?? []).filter((r) => !failuresOnly.checked || r.status === 'failed');
-    results.replaceChildren(
-      table(
-        ['Project', 'Status', 'Summary', 'Facts', 'Error'],
-        rows.map((r) => [
-          h('code', {}, r.projectId),
-          badge(r.status),
-          r.result?.summary ?? '',
-          factsList(r.result?.facts),
-          r.error
-            ? h('span', { class: 'error-text' }, h('code', {}, r.error.code), ' ', r.error.message)
-            : '',
-        ]),
-        { class: 'data', testid: 'batch-results-table' },
-      ),
-    );
-  };
-  const showBatch = (batch) => {
-    showProgress(batch);
-    meta.textContent = `Plugin ${batch.pluginId} · started ${formatTime(batch.createdAt)} by ${batch.createdBy ?? '—'}${
-      batch.finishedAt ? ` · finished ${formatTime(batch.finishedAt)}` : ''
-    }`;
-    showResults(batch);
-  };
-
-  const first = await get(path, signal);
-  showBatch(first);
-  if (first.state !== 'running') return;
-
-  let finished = false;
-  progressCard.dataset.live = 'stream';
-  try {
-    await stream(
-      `${path}/events`,
-      (name, data) => {
-        if (name === 'progress') showProgress(data);
-        if (name === 'done') {
-          finished = true;
-          showBatch(data);
-        }
-      },
-      signal,
-    );
-  } catch (error) {
-    if (signal.aborted || error?.signedOut) return;
-    streamNote.textContent = `Live stream unavailable (${error.message}); polling every second.`;
-  }
-  if (!finished) progressCard.dataset.live = 'poll';
-  // No done event (stream failed or ended early): poll until finished.
-  while (!finished && !signal.aborted) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    if (signal.aborted) return;
-    const batch = await get(path, signal);
-    showBatch(batch);
-    finished = batch.state !== 'running';
-  }
-}
-
-function factsList(facts) {
-  if (!Array.isArray(facts) || facts.length === 0) return h('span', { class: 'muted' }, 'none');
-  return h(
-    'ul',
-    { class: 'facts-list' },
-    facts.map((f) =>
-      h(
-        'li',
-        {},
-        h('strong', {}, f.label ?? f.id),
-        ': ',
-        typeof f.value === 'string' ? f.value : JSON.stringify(f.value),
-        f.source ? h('span', { class: 'sub' }, ` (${f.source})`) : null,
-      ),
-    ),
-  );
 }

@@ -16,38 +16,77 @@ export async function projectsView(container, { signal }) {
     listErrors.el,
   );
   const projects = await get('/projects', signal);
+  const search = h('input', {
+    type: 'search',
+    placeholder: 'Search by id, name or path',
+    testid: 'projects-search',
+  });
+  const pageInfo = h('span', { class: 'muted', testid: 'projects-page' });
+  const prev = h('button', { type: 'button', testid: 'projects-prev' }, '← Previous');
+  const next = h('button', { type: 'button', testid: 'projects-next' }, 'Next →');
+  const listBody = h('div', {});
+  let page = 0;
+  const render = () => {
+    const needle = search.value.trim().toLowerCase();
+    const found = needle
+      ? projects.filter((p) =>
+          [p.id, p.displayName, p.root].some((text) => String(text).toLowerCase().includes(needle)),
+        )
+      : projects;
+    const pages = Math.max(1, Math.ceil(found.length / PAGE_SIZE));
+    page = Math.min(page, pages - 1);
+    prev.disabled = page === 0;
+    next.disabled = page >= pages - 1;
+    pageInfo.textContent = `page ${page + 1} of ${pages} · ${found.length} matching`;
+    listBody.replaceChildren(
+      table(
+        ['Project', 'Root', 'Trust', 'Action'],
+        found.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE).map((project) => row(project, listErrors)),
+        { testid: 'projects-table', class: 'data' },
+      ),
+    );
+  };
+  search.addEventListener('input', () => {
+    page = 0;
+    render();
+  });
+  prev.addEventListener('click', () => ((page -= 1), render()));
+  next.addEventListener('click', () => ((page += 1), render()));
+  render();
   container.append(
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'projects-list-title' },
       h('h2', { id: 'projects-list-title' }, `Registered projects (${projects.length})`),
-      table(
-        ['Project', 'Root', 'Trust', 'Action'],
-        projects.map((project) => {
-          const button = h(
-            'button',
-            { type: 'button', testid: `project-${project.trusted ? 'untrust' : 'trust'}-${project.id}` },
-            project.trusted ? 'Untrust' : 'Trust',
-          );
-          button.addEventListener('click', () =>
-            busy(button, listErrors, async () => {
-              const verb = project.trusted ? 'untrust' : 'trust';
-              await post(`/projects/${encodeURIComponent(project.id)}/${verb}`);
-              flash(`Project ${project.id}: ${verb === 'trust' ? 'trusted' : 'no longer trusted'}.`);
-              rerender();
-            }),
-          );
-          return [
-            h('span', {}, project.displayName, h('span', { class: 'sub' }, project.id)),
-            h('code', {}, project.root),
-            badge(project.trusted ? 'trusted' : 'not trusted'),
-            button,
-          ];
-        }),
-        { testid: 'projects-table', class: 'data' },
-      ),
+      search,
+      listBody,
+      h('div', { class: 'actions' }, prev, pageInfo, next),
     ),
   );
+}
+
+const PAGE_SIZE = 50;
+
+function row(project, listErrors) {
+  const button = h(
+    'button',
+    { type: 'button', testid: `project-${project.trusted ? 'untrust' : 'trust'}-${project.id}` },
+    project.trusted ? 'Untrust' : 'Trust',
+  );
+  button.addEventListener('click', () =>
+    busy(button, listErrors, async () => {
+      const verb = project.trusted ? 'untrust' : 'trust';
+      await post(`/projects/${encodeURIComponent(project.id)}/${verb}`);
+      flash(`Project ${project.id}: ${verb === 'trust' ? 'trusted' : 'no longer trusted'}.`);
+      rerender();
+    }),
+  );
+  return [
+    h('span', {}, project.displayName, h('span', { class: 'sub' }, project.id)),
+    h('code', {}, project.root),
+    badge(project.trusted ? 'trusted' : 'not trusted'),
+    button,
+  ];
 }
 
 function addForm() {
