@@ -12,10 +12,9 @@ import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { isBatchOver, type BatchView } from './batches.js';
 import { InvalidInputError, NotFoundError } from './errors.js';
+import { CANCELLED_CODE } from './inspection-runner.js';
 import { projectsPerJob } from './jobs.js';
 import type { WorkService } from './work.js';
-
-export const CANCELLED_CODE = 'CANCELLED';
 
 export class BatchControl {
   constructor(private readonly work: WorkService) {}

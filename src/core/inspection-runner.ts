@@ -4,6 +4,9 @@
 // final for that project. A job that stops for another reason (Redis, shutdown)
 // is retried by the queue and resumes where it stopped; after its last attempt,
 // or when its workers kept dying, the rest of its projects is recorded failed.
+// A cancelled batch (batch-control.ts) starts no new inspection, and its calls
+// running here are killed through their signal (cancelBatch).
+import { RunningInspections, isBatchCancellation } from './batch-cancellation.js';
 import type { BatchStore } from './batches.js';
 import { SwitchyardError, errorCode } from './errors.js';
 import { FinalJobError, messageOf } from './job-errors.js';
@@ -26,7 +29,11 @@ export interface InspectionAttempt {
   signal?: AbortSignal;
 }
 
+export const CANCELLED_CODE = 'CANCELLED';
+
 export class InspectionRunner {
+  readonly #running = new RunningInspections();
+
   constructor(
     private readonly plugins: PluginService,
     private readonly batches: BatchStore,
@@ -43,6 +50,8 @@ export class InspectionRunner {
     try {
       for (const projectId of pending) {
         if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
+        // A cancelled batch's queued inspections never start (batch cancel records them).
+        if (await this.batches.isCancelled(data.batchId)) break;
         await this.#inspectOne(data.batchId, data.pluginId, projectId, signal);
       }
     } catch (error) {
@@ -53,6 +62,11 @@ export class InspectionRunner {
       throw new FinalJobError(messageOf(error));
     }
     return { inspected: pending.length };
+  }
+
+  /** `batch cancel` was heard: kill this batch's calls running in this process; how many. */
+  cancelBatch(batchId: string): number {
+    return this.#running.cancel(batchId);
   }
 
   /** A job whose workers died `maxStalls + 1` times: what it did not record ends failed. */
@@ -82,11 +96,25 @@ export class InspectionRunner {
   async #inspectOne(batchId: string, pluginId: string, projectId: string, signal?: AbortSignal) {
     for (let attempt = 1; ; attempt += 1) {
       await this.gate?.clear(signal); // every attempt is a new plugin call
+      const call = this.#running.track(batchId, signal);
       try {
-        const result = await this.plugins.inspect(pluginId, projectId, signal ? { signal } : {});
+        // Tracked first, then checked: a cancel can no longer fall between the two.
+        if (await this.batches.isCancelled(batchId)) return;
+        const result = await this.plugins.inspect(pluginId, projectId, { signal: call.signal });
         await this.batches.record(batchId, pluginId, { projectId, status: 'succeeded', result });
         return;
       } catch (error) {
+        if (isBatchCancellation(call.signal)) {
+          await this.batches.record(batchId, pluginId, {
+            projectId,
+            status: 'cancelled',
+            error: {
+              code: CANCELLED_CODE,
+              message: 'the batch was cancelled while this inspection ran; its processes were killed',
+            },
+          });
+          return;
+        }
         if (signal?.aborted) throw new Error('worker shutting down; the inspection will be retried');
         if (!(error instanceof SwitchyardError)) throw error;
         if (error.transient && attempt < INSPECT_ATTEMPTS) {
@@ -99,6 +127,8 @@ export class InspectionRunner {
           error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
         });
         return;
+      } finally {
+        call.release();
       }
     }
   }

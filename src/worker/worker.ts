@@ -75,9 +75,10 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
 
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
   const subscriber: Redis = duplicateRedis(core.redis);
-  await subscriber.subscribe(keys.operationCancelChannel, keys.operationActivityChannel);
+  await subscriber.subscribe(keys.operationCancelChannel, keys.operationActivityChannel, keys.batchCancel);
   subscriber.on('message', (channel: string, message: string) => {
     if (channel === keys.operationActivityChannel) return priority.hear(message);
+    if (channel === keys.batchCancel) return void inspections.cancelBatch(message);
     operations.cancel(message.slice(message.lastIndexOf(':') + 1));
   });
 

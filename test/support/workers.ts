@@ -206,7 +206,7 @@ export function untilBatchFinished(
     options.what ?? 'the batch to finish',
     async () => {
       const view = await runtime.work.batches.get(batchId, { results: options.results ?? true });
-      return view?.state === 'finished' ? view : undefined;
+      return view && view.state !== 'running' ? view : undefined;
     },
     options.timeoutMs,
     options.intervalMs,
