@@ -377,8 +377,11 @@ export async function buildApi(
     'GET',
     '/batches/:id/previous',
     'viewer',
-    'the newest earlier batch of the same plugin',
-    async (request) => withoutResults(await work.control.previous(param(request, 'id'))),
+    'the newest earlier batch of the same plugin: {previous: batch | null}',
+    async (request) => {
+      const previous = await work.control.previous(param(request, 'id'));
+      return { previous: previous ? withoutResults(previous) : null };
+    },
   );
   route(
     'GET',

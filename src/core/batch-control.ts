@@ -11,7 +11,7 @@ import { appendAudit } from './audit.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { isBatchOver, type BatchView } from './batches.js';
-import { InvalidInputError, NotFoundError } from './errors.js';
+import { InvalidInputError } from './errors.js';
 import { CANCELLED_CODE } from './inspection-runner.js';
 import { projectsPerJob } from './jobs.js';
 import type { WorkService } from './work.js';
@@ -80,15 +80,9 @@ export class BatchControl {
     return diffBatches(from, to);
   }
 
-  /** The newest batch of the same plugin created before this one. */
-  async previous(batchId: string): Promise<BatchView> {
-    const batch = await this.work.getBatch(batchId);
-    const previous = await this.work.batches.previous(batch);
-    if (!previous)
-      throw new NotFoundError(
-        `no earlier batch of ${batch.pluginId} than ${batchId} is kept to compare with`,
-      );
-    return previous;
+  /** The newest batch of the same plugin created before this one (undefined: none is kept). */
+  async previous(batchId: string): Promise<BatchView | undefined> {
+    return this.work.batches.previous(await this.work.getBatch(batchId));
   }
 
   /** The export's text, chunk by chunk (projects in queue order; pending ones too). */

@@ -278,14 +278,14 @@ describe('tokens', () => {
     expect(trusted.status, trusted.text).toBe(200);
     expect(trusted.json).toMatchObject({ id: PLUGIN_ID, trust: 'trusted', fingerprint });
 
-    const audit = await call<{ actor: string; action: string; target: string; at: string }[]>(
+    const audit = await call<{ items: { actor: string; action: string; target: string; at: string }[] }>(
       api,
       'GET',
       '/api/v1/audit?limit=100',
       { token: tokens.viewer! },
     );
     expect(audit.status, audit.text).toBe(200);
-    const trusts = audit.json.filter(
+    const trusts = audit.json.items.filter(
       (entry) => entry.action === 'plugin.trust' && entry.target === PLUGIN_ID,
     );
     expect(trusts.map((entry) => entry.actor)).toContain('token:reviewer-alice');

@@ -95,7 +95,7 @@ async function batchUntilFinished(batchId: string): Promise<Batch> {
     async () => {
       const answer = await call<Batch>(api, 'GET', `/api/v1/batches/${batchId}`, { token });
       expect(answer.status, answer.text).toBe(200);
-      return answer.json.state === 'finished' ? answer.json : undefined;
+      return answer.json.state !== 'running' ? answer.json : undefined;
     },
     30_000,
     200,
@@ -228,9 +228,9 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
     expect(shop).toMatchObject({ status: 'succeeded' });
     expect(shop?.result?.facts).toEqual([expect.objectContaining({ value: 'package.json' })]);
 
-    const list = await call<Batch[]>(api, 'GET', '/api/v1/batches', { token });
-    const listed = list.json.find((batch) => batch.batchId === firstBatchId);
-    expect(listed).toMatchObject({ state: 'finished', succeeded: 3 });
+    const list = await call<{ items: Batch[] }>(api, 'GET', '/api/v1/batches', { token });
+    const listed = list.json.items.find((batch) => batch.batchId === firstBatchId);
+    expect(listed).toMatchObject({ state: 'succeeded', succeeded: 3 });
     expect(listed).not.toHaveProperty('results');
   });
 
@@ -261,11 +261,11 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
         succeeded: expect.any(Number),
         failed: expect.any(Number),
         pending: expect.any(Number),
-        state: expect.stringMatching(/^(running|finished)$/),
+        state: expect.stringMatching(/^(running|succeeded)$/),
       });
     }
     const done = stream.events.at(-1)!.data as Batch;
-    expect(done).toMatchObject({ batchId, state: 'finished', total: 3, succeeded: 3, failed: 0 });
+    expect(done).toMatchObject({ batchId, state: 'succeeded', total: 3, succeeded: 3, failed: 0 });
     expect(done.results?.map((result) => result.projectId).sort()).toEqual(['blog', 'docs', 'shop']);
     expect(done.results?.every((result) => result.status === 'succeeded')).toBe(true);
   });
@@ -302,13 +302,18 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
     expect(second.status, second.text).toBe(200);
     expect(second.json.id).toBe(first.json.id);
 
-    const listed = await call<Operation[]>(api, 'GET', '/api/v1/operations?projectId=blog&limit=100', {
-      token,
-    });
+    const listed = await call<{ items: Operation[] }>(
+      api,
+      'GET',
+      '/api/v1/operations?projectId=blog&limit=100',
+      {
+        token,
+      },
+    );
     expect(listed.status, listed.text).toBe(200);
-    expect(listed.json.map((operation) => operation.id)).toEqual([first.json.id]);
-    const all = await call<Operation[]>(api, 'GET', '/api/v1/operations?limit=100', { token });
-    expect(all.json.filter((operation) => operation.id === first.json.id)).toHaveLength(1);
+    expect(listed.json.items.map((operation) => operation.id)).toEqual([first.json.id]);
+    const all = await call<{ items: Operation[] }>(api, 'GET', '/api/v1/operations?limit=100', { token });
+    expect(all.json.items.filter((operation) => operation.id === first.json.id)).toHaveLength(1);
   });
 
   it('/metrics: Prometheus text with queue, health, workers and, after a batch, the call histogram', async () => {

@@ -312,7 +312,7 @@ describe('review web UI in Chromium', () => {
     await shot(page, '09-batch-running');
     worker = await launch('worker', globals, ['worker', '--concurrency', '2'], 'worker-ready');
     await page.waitForFunction(() =>
-      globalThis.document.querySelector('[data-testid="batch-state"]')?.textContent?.includes('finished'),
+      globalThis.document.querySelector('[data-testid="batch-state"]')?.textContent?.includes('succeeded'),
     );
     expect(await page.getByTestId('batch-progress-label').innerText()).toContain('3 of 3 projects done');
     // Finished from the stream's done event, not by falling back to polling.
@@ -320,8 +320,8 @@ describe('review web UI in Chromium', () => {
     expect(
       await page
         .getByTestId('batch-progress')
-        .evaluate((el: { value: number; max: number }) => [el.value, el.max]),
-    ).toEqual([3, 3]);
+        .evaluate((el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemax')]),
+    ).toEqual(['3', '3']);
     const results = await page.getByTestId('batch-results').innerText();
     expect(results).toContain('alpha');
     expect(results).toContain('beta');

@@ -187,12 +187,9 @@ export async function batchView(container, { signal, params: [id] }) {
 /** "Compare with the previous batch of this plugin": the diff, project by project. */
 async function showComparison(section, path, signal) {
   const title = h('h2', { id: 'batch-diff-title' }, 'Compared with the previous batch of this plugin');
-  let previous;
-  try {
-    previous = await get(`${path}/previous`, signal);
-  } catch (error) {
-    if (error?.status === 404)
-      section.replaceChildren(title, h('p', { class: 'muted' }, 'No earlier batch of this plugin is kept.'));
+  const { previous } = await get(`${path}/previous`, signal);
+  if (!previous) {
+    section.replaceChildren(title, h('p', { class: 'muted' }, 'No earlier batch of this plugin is kept.'));
     return;
   }
   const diff = await get(`${path}/diff?from=${encodeURIComponent(previous.batchId)}`, signal);

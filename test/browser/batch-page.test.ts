@@ -1,0 +1,140 @@
+// The batch page in Debian's Chromium while a batch runs (issue 13): per-project
+// rows and a failure count appear before the batch ends, the bar shows the
+// failures, and Cancel and Retry (failed) work from the page. Real worker and
+// api processes; the queue-plugin fixture (some projects fail at once, the
+// rest take 1.5 s each).
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  globalArgs,
+  requireBuiltCli,
+  spawnCliProcess,
+  terminate,
+  untilLogged,
+} from '../support/cli-process.js';
+import { REPO } from '../support/data-dir.js';
+import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import {
+  ACTOR,
+  PLUGIN_ID,
+  createInstallation,
+  killAllSpawned,
+  startWorker,
+  waitFor,
+  type Installation,
+} from '../support/workers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
+const FAILING = ['p000', 'p001', 'p002', 'p003', 'p004'];
+const TOTAL = 40;
+
+describe('batch page in Chromium', () => {
+  let redis: OwnedRedis | undefined;
+  let installation: Installation | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let base: string;
+  const api: ReturnType<typeof spawnCliProcess>[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install -y chromium)`);
+    requireBuiltCli();
+    await mkdir(SHOTS, { recursive: true });
+    redis = await startOwnedRedis();
+    installation = await createInstallation(redis.url, 'ui-batch');
+    for (let index = 0; index < TOTAL; index += 1) {
+      const id = `p${String(index).padStart(3, '0')}`;
+      const root = await installation.addProject(id);
+      if (FAILING.includes(id)) await writeFile(join(root, 'inspect-error'), '');
+      else await writeFile(join(root, 'inspect-sleep-ms'), '1500');
+    }
+    await startWorker(installation, { concurrency: 2 });
+    const port = await freePort();
+    const proc = spawnCliProcess([...globalArgs(installation), 'api', '--port', String(port)]);
+    api.push(proc);
+    await untilLogged(proc, 'api', 'listening', 30_000);
+    base = `http://127.0.0.1:${port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-sync',
+      ],
+    });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.setDefaultTimeout(20_000);
+    const token = (await readFile(join(installation.dataDir, 'api-token'), 'utf8')).trim();
+    await page.goto(`${base}/`);
+    await page.getByTestId('token-input').fill(token);
+    await page.getByTestId('sign-in').click();
+    await page.getByTestId('plugins-table').waitFor();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close().catch(() => {});
+    for (const proc of api) await terminate(proc, 5_000).catch(() => {});
+    await killAllSpawned();
+    await installation?.close();
+    await redis?.stop().catch(() => {});
+  }, 60_000);
+
+  it('a running batch shows per-project rows and its failures before it ends; Cancel and Retry (failed) work', async () => {
+    const { runtime } = installation!;
+    const ids = Array.from({ length: TOTAL }, (_, index) => `p${String(index).padStart(3, '0')}`);
+    const batch = await runtime.work.createBatch(PLUGIN_ID, ids, ACTOR);
+    await page.goto(`${base}/#/batches/${batch.batchId}`);
+
+    // Rows and the failure count while it runs, from the live stream.
+    await page.waitForFunction(
+      (failing) => {
+        const text = globalThis.document.querySelector('[data-testid="batch-results"]')?.textContent ?? '';
+        return failing.every((id: string) => text.includes(id));
+      },
+      FAILING,
+      { timeout: 30_000 },
+    );
+    expect(await page.getByTestId('batch-state').innerText()).toContain('running');
+    expect(await page.getByTestId('batch-failures').innerText()).toContain('5 failed');
+    expect(
+      await page.getByTestId('bar-failed').evaluate((el) => parseFloat((el as HTMLElement).style.width)),
+    ).toBeGreaterThan(0);
+    expect(await page.getByTestId('batch-results').innerText()).not.toContain('Nothing yet');
+    expect((await runtime.work.getBatch(batch.batchId)).state).toBe('running');
+    await page.screenshot({ path: join(SHOTS, 'batch-running-with-failures.png'), fullPage: true });
+
+    // Cancel from the page.
+    await page.getByTestId('batch-cancel').click();
+    await page.waitForFunction(() =>
+      globalThis.document.querySelector('[data-testid="batch-state"]')?.textContent?.includes('cancelled'),
+    );
+    const cancelled = await runtime.work.getBatch(batch.batchId);
+    expect(cancelled.state).toBe('cancelled');
+    expect(cancelled.cancelledBy).toBe('token:initial-admin');
+    expect(await page.getByTestId('batch-cancel').isHidden()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'batch-cancelled.png'), fullPage: true });
+
+    // Retry the failed and cancelled ones from the page: a new batch over exactly those.
+    await page.getByTestId('batch-retry').click();
+    await page.waitForFunction((old) => !globalThis.location.hash.includes(old), batch.batchId);
+    const retryId = decodeURIComponent(page.url().split('#/batches/')[1]!);
+    const retry = await waitFor('the retry batch', async () =>
+      runtime.work.batches.get(retryId, { results: false }),
+    );
+    expect(retry.retryOf).toBe(batch.batchId);
+    expect(retry.total).toBe(cancelled.failed + cancelled.cancelled);
+    await page.getByTestId('batch-progress-label').waitFor();
+    expect(await page.getByTestId('batch-progress-label').innerText()).toContain(
+      `of ${retry.total} projects`,
+    );
+    await runtime.work.control.cancel(retryId, ACTOR);
+  }, 120_000);
+});
