@@ -86,7 +86,7 @@ describe('batch events', () => {
     const { api, installation } = setup!;
     const keys = keysFor(installation.prefix);
     const batches = new BatchStore(redis, keys);
-    const batch = await batches.create('fixture-inspector', 2, 'user:test');
+    const batch = await batches.create('fixture-inspector', ['p1', 'p2'], 'user:test');
     const hgetallCalls = async () => {
       const stats = await redis.info('commandstats');
       return Number(/cmdstat_hgetall:calls=(\d+)/.exec(stats)?.[1] ?? 0);
@@ -152,6 +152,11 @@ const ROUTES: [string, string, unknown?][] = [
   ['GET', '/api/v1/batches'],
   ['GET', '/api/v1/batches/b'],
   ['GET', '/api/v1/batches/b/events'],
+  ['POST', '/api/v1/batches/b/cancel', {}],
+  ['POST', '/api/v1/batches/b/retry', {}],
+  ['GET', '/api/v1/batches/b/previous'],
+  ['GET', '/api/v1/batches/b/diff?from=a'],
+  ['GET', '/api/v1/batches/b/export?format=csv'],
   ['POST', '/api/v1/operations', { pluginId: 'fixture-inspector', projectId: 'p', action: 'a' }],
   ['GET', '/api/v1/operations'],
   ['GET', '/api/v1/operations/o'],

@@ -131,9 +131,12 @@ describe('batch page in Chromium', () => {
     );
     expect(retry.retryOf).toBe(batch.batchId);
     expect(retry.total).toBe(cancelled.failed + cancelled.cancelled);
-    await page.getByTestId('batch-progress-label').waitFor();
-    expect(await page.getByTestId('batch-progress-label').innerText()).toContain(
-      `of ${retry.total} projects`,
+    await page.waitForFunction(
+      (total) =>
+        globalThis.document
+          .querySelector('[data-testid="batch-progress-label"]')
+          ?.textContent?.includes(`of ${total} projects`),
+      retry.total,
     );
     await runtime.work.control.cancel(retryId, ACTOR);
   }, 120_000);

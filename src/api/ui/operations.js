@@ -30,7 +30,7 @@ export async function operationsView(container, { signal }) {
   );
   while (!signal.aborted) {
     try {
-      const operations = await get('/operations?limit=50', signal);
+      const { items: operations } = await get('/operations?limit=50', signal);
       listBody.replaceChildren(
         table(
           ['Operation', 'Action', 'Plugin', 'Project', 'State', 'Requested'],

@@ -1,7 +1,7 @@
 // Picking projects out of thousands: a search box over id and name, the first
 // matches as checkboxes, "select all matching", and a count of what is chosen.
 // (A <select multiple> of 3,000 options is unusable.)
-import { h, nextId } from './dom.js';
+import { field, h, nextId } from './dom.js';
 
 const SHOWN = 50;
 
@@ -12,7 +12,6 @@ export function projectPicker(projects, { disabled = false } = {}) {
     type: 'search',
     placeholder: 'Search projects by id or name',
     testid: 'picker-search',
-    'aria-label': 'Search projects',
   });
   const list = h('div', { class: 'picker-list', testid: 'picker-list' });
   const count = h('p', { class: 'hint', testid: 'picker-count', role: 'status' });
@@ -64,7 +63,7 @@ export function projectPicker(projects, { disabled = false } = {}) {
   const el = h(
     'div',
     { class: 'picker', testid: 'batch-projects' },
-    search,
+    field('Search projects', search),
     h('div', { class: 'actions' }, selectAll, clear),
     count,
     list,

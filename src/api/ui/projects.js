@@ -58,7 +58,7 @@ export async function projectsView(container, { signal }) {
       'section',
       { class: 'card', 'aria-labelledby': 'projects-list-title' },
       h('h2', { id: 'projects-list-title' }, `Registered projects (${projects.length})`),
-      search,
+      field('Search projects', search),
       listBody,
       h('div', { class: 'actions' }, prev, pageInfo, next),
     ),
