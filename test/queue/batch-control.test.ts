@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryAudit } from '../../src/core/audit.js';
 import type { BatchDiff } from '../../src/core/batch-diff.js';
+import { completion, globalArgs, spawnCliProcess } from '../support/cli-process.js';
 import { isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
@@ -185,4 +186,44 @@ describe('batch control on 200 projects', () => {
         `jsonl ${lines.length} lines, csv ${rows.length - 1} rows`,
     );
   }, 240_000);
+
+  it('Ctrl-C on inspect leaves the batch running and says how to follow or cancel it (exit 130); show --watch follows it to its end', async () => {
+    const installation = await suite.install('batch-sigint');
+    const { runtime, packageDir } = installation;
+    await addProjects(installation, 20);
+    await writeFile(join(packageDir, 'inspect-sleep-ms'), '2000');
+    await startWorker(installation, { concurrency: 2 });
+    const inspect = spawnCliProcess([...globalArgs(installation), 'inspect', PLUGIN_ID, '--all']);
+    await waitFor('two inspections to run', async () => (await inspectCalls(installation)) >= 2, 30_000);
+    inspect.child.kill('SIGINT');
+    const { code } = await completion(inspect);
+    const stderr = inspect.stderr();
+    expect(code, inspect.output()).toBe(130);
+    const batchId = /batch (batch_[0-9a-f-]+) keeps running/.exec(stderr)?.[1];
+    expect(batchId, stderr).toBeDefined();
+    expect(stderr).toContain(`switchyard batch show ${batchId} --watch`);
+    expect(stderr).toContain(`switchyard batch cancel ${batchId}`);
+    expect((await runtime.work.getBatch(batchId!)).state).toBe('running');
+
+    const watch = spawnCliProcess([
+      ...globalArgs(installation),
+      '--json',
+      'batch',
+      'show',
+      batchId!,
+      '--watch',
+    ]);
+    await sleep(1_500);
+    expect(watch.running()).toBe(true);
+    const cancel = await runCli(installation, ['batch', 'cancel', batchId!]);
+    expect(cancel.code).toBe(0);
+    const watched = await completion(watch);
+    expect(watched.code, watch.output()).toBe(0);
+    expect(JSON.parse(watch.stdout())).toMatchObject({ batchId, state: 'cancelled', total: 20, pending: 0 });
+    report.add(
+      'Ctrl-C on `inspect` while its 20-project batch runs; then `batch show --watch`, then `batch cancel`',
+      'exit 130, the batch keeps running, stderr names `batch show <id> --watch` and `batch cancel <id>`; the watch ends with the batch',
+      `exit ${code}; stderr: ${JSON.stringify(stderr.trim().split('\n')[0])}; watch ended ${JSON.parse(watch.stdout()).state}`,
+    );
+  }, 120_000);
 });
