@@ -1,6 +1,7 @@
 // Retention asks the stores to delete: terminal operations (with their
-// idempotency keys) and finished batches older than the cut-off go; an
-// operation still queued stays.
+// idempotency keys) and finished batches older than the cut-off go, except
+// the newest two finished batches of each plugin (what `batch diff` and the
+// web UI's comparison need); an operation still queued stays.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRetention } from '../../src/core/retention.js';
 import { createRuntime, type Runtime } from '../../src/core/runtime.js';
@@ -30,13 +31,18 @@ afterAll(async () => {
 });
 
 describe('retention', () => {
-  it('deletes terminal operations with their idempotency keys and finished batches; keeps the rest', async () => {
+  it('deletes terminal operations with their idempotency keys and old finished batches; keeps the newest two per plugin and the rest', async () => {
     const { operations, batches } = runtime.work;
     const request = { pluginId: 'p', projectId: 'x', action: 'a', input: null, requestedBy: 'test' };
     const done = await operations.create({ ...request, idempotencyKey: 'k-done' });
     await operations.transition(done.operation.id, ['queued'], 'failed', { errorCode: 'X' });
     const waiting = await operations.create({ ...request, idempotencyKey: 'k-waiting' });
-    const finished = await batches.create('p', 0, 'test');
+    const finished = await batches.create('p', [], 'test');
+    await sleep(5);
+    const kept = [await batches.create('p', [], 'test')];
+    await sleep(5);
+    kept.push(await batches.create('p', [], 'test'));
+    const otherPlugin = await batches.create('q', [], 'test');
     await sleep(5);
 
     expect(await runRetention(runtime.work, { recordsSeconds: 0, failedJobsSeconds: 1 })).toEqual({
@@ -46,6 +52,7 @@ describe('retention', () => {
     expect(await operations.get(done.operation.id)).toBeUndefined();
     expect(await operations.byIdempotencyKey('k-done')).toBeUndefined();
     expect(await batches.get(finished.batchId)).toBeUndefined();
+    for (const batch of [...kept, otherPlugin]) expect(await batches.get(batch.batchId)).toBeDefined();
     expect((await operations.get(waiting.operation.id))?.state).toBe('queued');
     expect((await operations.byIdempotencyKey('k-waiting'))?.id).toBe(waiting.operation.id);
   });
