@@ -34,7 +34,7 @@ export const maintenanceJobSchema = z.discriminatedUnion('task', [
 export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
 
 export interface RetentionConfig {
-  /** Finished batches and operations are deleted after this many seconds. */
+  /** Finished batches and operations are deleted after this many seconds (the newest two finished batches of each plugin stay, for `batch diff`). */
   recordsSeconds: number;
   /** BullMQ keeps failed jobs (for inspection) this long. */
   failedJobsSeconds: number;

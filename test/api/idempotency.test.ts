@@ -66,8 +66,8 @@ const request = (input: unknown, projectId = 'shop', action = 'fixture.echo') =>
 });
 
 async function listed(): Promise<string[]> {
-  const answer = await call<Operation[]>(api, 'GET', '/api/v1/operations?limit=100', { token });
-  return answer.json.map((operation) => operation.id);
+  const answer = await call<{ items: Operation[] }>(api, 'GET', '/api/v1/operations?limit=100', { token });
+  return answer.json.items.map((operation) => operation.id);
 }
 
 describe('idempotency key bound to its request', () => {

@@ -100,9 +100,9 @@ async function followBatch(batchId: string, timeoutMs: number, onPoll?: (view: B
     const answer = await http.request('GET', '/batches?limit=20');
     if ('error' in answer || answer.status >= 500) unreachable += 1;
     else {
-      const view = (answer.body as BatchView[]).find((batch) => batch.batchId === batchId);
+      const view = (answer.body as { items: BatchView[] }).items.find((batch) => batch.batchId === batchId);
       if (view && onPoll) await onPoll(view);
-      if (view?.state === 'finished') {
+      if (view && view.state !== 'running') {
         const full = await ok<BatchView>(http.request('GET', `/batches/${batchId}`), 'batch');
         return { view: full, unreachable };
       }
