@@ -88,7 +88,7 @@ try {
     let taken = 0;
     for (;;) {
       const view = await work.batches.get(batch.batchId, { results: false });
-      if (view.state === 'finished') {
+      if (view.state !== 'running') {
         batchRuns[phase].push({ ms: performance.now() - started, view });
         break;
       }

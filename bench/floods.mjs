@@ -99,7 +99,7 @@ try {
   for (const [name, batch] of Object.entries(batches)) {
     for (;;) {
       const view = await work.batches.get(batch.batchId);
-      if (view.state === 'finished') {
+      if (view.state !== 'running') {
         views[name] = view;
         break;
       }

@@ -208,7 +208,7 @@ export async function runBatch(installation, pluginId, selection, { onProgress, 
   for (;;) {
     const view = await work.batches.get(batch.batchId, { results: false });
     onProgress?.(view);
-    if (view.state === 'finished') {
+    if (view.state !== 'running') {
       return { batch: view, ms: performance.now() - started, enqueuedMs };
     }
     await sleep(pollMs);

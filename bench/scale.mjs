@@ -97,7 +97,7 @@ try {
   for (;;) {
     view = await work.batches.get(batch.batchId, { results: false });
     const now = performance.now();
-    if (view.state === 'finished') break;
+    if (view.state !== 'running') break;
     if (now - lastPrint > 10_000) {
       const done = view.succeeded + view.failed;
       const rate = done / ((now - runStart) / 1000);

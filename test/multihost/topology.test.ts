@@ -387,10 +387,12 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
       http.request('GET', `/plugins/${PLUGIN}`),
       'plugin',
     );
-    const audit = await ok<{ at: string; action: string; actor: string; detail: Record<string, string> }[]>(
-      http.request('GET', '/audit?limit=200'),
-      'audit',
-    );
+    const audit = (
+      await ok<{ items: { at: string; action: string; actor: string; detail: Record<string, string> }[] }>(
+        http.request('GET', '/audit?limit=200'),
+        'audit',
+      )
+    ).items;
     const changed = audit.filter((entry) => entry.action === 'plugin.fingerprint-changed');
     const w1Calls = await callsOn('w1');
     const lastW1 = Math.max(...w1Calls.map((line) => Number(line.split(' ')[4])));
