@@ -48,6 +48,7 @@ let http: ReturnType<typeof httpClientOn>;
 const hostData = (host: string) => join(dir, 'hosts', host, 'data');
 const packageOn = (host: string) => join(hostData(host), 'plugins', PLUGIN);
 let overlapMs: number | undefined;
+let warmUpBatches = 0;
 const tally = { partitions: 0, apiRestarts: 0, lostProjects: 0, lostOperations: 0, duplicates: 0 };
 const started = performance.now();
 
@@ -358,6 +359,29 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
   }, 400_000);
 
   it("a package changed on w2's disk only: disabled everywhere, the audit names w2 and both fingerprints; the changed bytes never ran", async () => {
+    // The test needs w2 to take part in the batch after the change. Nothing makes a worker take any
+    // share of a short batch (w1 alone can run 200 inspections in a second or two), and w2 may have
+    // been the cut-off host of the partition test: first see w2 take jobs again, with the original bytes.
+    const rejoinStarted = Date.now();
+    const warmUps = await waitFor(
+      'w2 to take jobs again',
+      async () => {
+        const since = Date.now();
+        const warmUp = await ok<BatchView>(
+          http.request('POST', '/batches', { pluginId: PLUGIN, projects: ids.slice(0, 64) }),
+          'warm-up batch',
+        );
+        exactlyOnce((await followBatch(warmUp.batchId, 60_000)).view, ids.slice(0, 64));
+        warmUpBatches += 1;
+        return (await callsOn('w2', since)).length > 0 ? warmUpBatches : 0;
+      },
+      60_000,
+      0,
+    );
+    console.log(
+      `w2 took jobs in warm-up batch ${warmUps}, ${((Date.now() - rejoinStarted) / 1000).toFixed(1)} s after the check began`,
+    );
+
     const marker = join(dir, 'changed-bytes-ran');
     await mkdir(marker);
     const onW1 = join(packageOn('w1'), 'queue-plugin.mjs');
