@@ -295,18 +295,13 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
   }, 120_000);
 
   // docs/ARCHITECTURE.md "No overlap after a worker dies": once the operation ends OUTCOME_UNKNOWN and its
-  // project lock is free, nothing of the old call may still act. Today the cut-off worker kills its
-  // plugin only when its Redis connections error out (~15 s after the cut), well after the other
-  // host declared the outcome unknown (~lock duration + stalled check). Fixing it needs the worker
-  // to kill its calls itself once it has not renewed its job lock for lockDuration (its own clock,
-  // no Redis needed); when that lands, this `it.fails` fails: make it `it`.
-  it.fails(
-    'no overlap: the cut-off host killed its plugin before the operation was declared OUTCOME_UNKNOWN',
-    () => {
-      expect(overlapMs, 'the partition test ran').toBeDefined();
-      expect(overlapMs!).toBeLessThanOrEqual(500);
-    },
-  );
+  // project lock is free, nothing of the old call may still act. The cut-off worker kills its calls
+  // itself once it cannot renew its job or project lock (its own clock, no Redis needed), before the
+  // other host can declare the outcome unknown.
+  it('no overlap: the cut-off host killed its plugin before the operation was declared OUTCOME_UNKNOWN', () => {
+    expect(overlapMs, 'the partition test ran').toBeDefined();
+    expect(overlapMs!).toBeLessThanOrEqual(500);
+  });
 
   it('the api restarted (kill -9) during a batch loses nothing; the HTTP API follows the batch to its end', async () => {
     const subset = ids.slice(0, 600);
