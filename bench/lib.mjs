@@ -152,10 +152,11 @@ export async function addProjects(installation, count, { idPrefix = 'p' } = {}) 
 }
 
 /** One real worker process (`node dist/cli/main.js … worker`), resolved once it logs worker-ready. */
-export async function startWorker(installation, redisUrl, concurrency, extra = []) {
+export async function startWorker(installation, redisUrl, concurrency, extra = [], { nodeArgs = [] } = {}) {
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       CLI,
       '--data-dir',
       installation.dataDir,
@@ -266,4 +267,70 @@ export function table(header, rows) {
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
   return lines.join('\n');
+}
+
+/** utime + stime of one process in ms (/proc/<pid>/stat; clock ticks of 10 ms), undefined when it is gone. */
+export async function processCpuMs(pid) {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!text) return undefined;
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state): utime is field 14, stime field 15.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Pids of the direct children of `pid` whose command name is `comm` (e.g. the sy-spawner helper). */
+export async function childrenNamed(pid, comm) {
+  const { readdir } = await import('node:fs/promises');
+  const found = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const text = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const close = text.lastIndexOf(')');
+    if (close < 0) continue;
+    const name = text.slice(text.indexOf('(') + 1, close);
+    const ppid = Number(text.slice(close + 2).split(' ')[1]);
+    if (ppid === pid && name === comm) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** CPU ms of a worker process plus its spawn helper(s), the host's share of its calls. */
+export async function hostCpuMs(pid) {
+  const own = (await processCpuMs(pid)) ?? 0;
+  let helpers = 0;
+  for (const helper of await childrenNamed(pid, 'sy-spawner')) helpers += (await processCpuMs(helper)) ?? 0;
+  return { own, helpers, total: own + helpers };
+}
+
+/**
+ * The minimal-host baseline (bench/minimal-host.c), compiled once into a temp
+ * dir with the machine's cc: posix_spawn, the two lines, reap; `concurrency` threads.
+ */
+export async function buildMinimalHost() {
+  const { execFileSync } = await import('node:child_process');
+  const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-minimal-'));
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  const binary = join(dir, 'minimal-host');
+  execFileSync(process.env.CC ?? 'cc', [
+    '-O2',
+    '-pthread',
+    '-o',
+    binary,
+    join(REPO, 'bench', 'minimal-host.c'),
+  ]);
+  return binary;
+}
+
+/** Runs `calls` plugin calls through the minimal host; its JSON report (wall ms, rusage of self and children). */
+export async function runMinimalHost(binary, executable, cwd, calls, concurrency, env) {
+  const { execFile } = await import('node:child_process');
+  const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+  const stdout = await new Promise((resolve, reject) =>
+    execFile(binary, [executable, cwd, String(calls), String(concurrency), ...pairs], (error, out) =>
+      error ? reject(error) : resolve(out),
+    ),
+  );
+  const report = JSON.parse(stdout);
+  if (report.failures > 0) throw new Error(`minimal host: ${report.failures} of ${calls} calls failed`);
+  return report;
 }
