@@ -56,6 +56,8 @@ function helperUnavailable(): string | undefined {
   if (forced === 'process-group') return `${FORCE_ENV}=process-group is set`;
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if (helperFailure) return helperFailure;
+  // A running helper was found and started: no access() on every call.
+  if (spawner) return undefined;
   try {
     accessSync(HELPER_PATH, fs.X_OK);
   } catch {

@@ -67,6 +67,7 @@ class HelperCall implements CallProcess {
   readonly exited: Promise<ProcessExit>;
   readonly done: Promise<void>;
   isDone = false;
+  #hasExited = false;
   #resolveExit!: (exit: ProcessExit) => void;
   #resolveDone!: () => void;
   #spawned: SpawnWaiter | undefined;
@@ -92,7 +93,9 @@ class HelperCall implements CallProcess {
   }
 
   end(): Promise<void> {
-    if (!this.isDone) this.helper.send(this.id, H.kill);
+    // Once the leader has exited the keeper already kills what is left and ends
+    // the call by itself (native/keeper.c): no KILL frame, no SIGTERM to send.
+    if (!this.isDone && !this.#hasExited) this.helper.send(this.id, H.kill);
     return this.done;
   }
 
@@ -122,19 +125,21 @@ class HelperCall implements CallProcess {
       case S.exit: {
         const code = payload.readInt32LE(0);
         const signal = payload.readInt32LE(4);
+        this.#hasExited = true;
         this.#resolveExit({ code: code < 0 ? null : code, signal: SIGNAL_NAMES.get(signal) ?? null });
         break;
       }
       case S.done:
-        this.finish(new SpawnError('the plugin exited before it started'));
+        this.finish('the plugin exited before it started');
         break;
     }
   }
 
   /** Nothing of the call runs any more (or the helper is gone, taking the call with it). */
-  finish(spawnError: Error): void {
+  finish(spawnFailure: string): void {
     this.isDone = true;
-    this.#spawned?.reject(spawnError);
+    // The error (and its stack trace) only when a spawn is still waiting: not on every call's end.
+    this.#spawned?.reject(new SpawnError(spawnFailure));
     this.#spawned = undefined;
     if (!this.stdout.readableEnded) this.stdout.push(null);
     if (!this.stderr.readableEnded) this.stderr.push(null);
@@ -149,6 +154,7 @@ export class Spawner {
   readonly started: Promise<void>;
   #nextId = 1;
   #rest: Buffer = Buffer.alloc(0);
+  #outgoing: Buffer[] = [];
   #exited = false;
 
   constructor(path: string, onExit: (spawner: Spawner) => void) {
@@ -163,8 +169,7 @@ export class Spawner {
     this.#child.once('close', () => {
       this.#exited = true;
       onExit(this);
-      const gone = new SpawnError('the spawn helper exited');
-      for (const call of this.#calls.values()) call.finish(gone);
+      for (const call of this.#calls.values()) call.finish('the spawn helper exited');
       this.#calls.clear();
     });
     this.#idle();
@@ -191,8 +196,17 @@ export class Spawner {
     frame.writeUInt32LE(id, 4);
     frame[8] = type;
     payload?.copy(frame, HEADER);
-    this.#child.stdin!.write(frame);
+    // Frames of one tick (several calls, or SPAWN + stdin) leave in one write: one syscall, one wake-up.
+    this.#outgoing.push(frame);
+    if (this.#outgoing.length === 1) process.nextTick(this.#flush);
   }
+
+  readonly #flush = (): void => {
+    const frames = this.#outgoing;
+    this.#outgoing = [];
+    if (this.#exited || frames.length === 0) return;
+    this.#child.stdin!.write(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
+  };
 
   #receive(chunk: Buffer): void {
     let data = this.#rest.length > 0 ? Buffer.concat([this.#rest, chunk]) : chunk;
