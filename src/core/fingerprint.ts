@@ -3,6 +3,7 @@
 // hashed file: type, owner and mode) and streamed, never loaded whole. It is
 // opened without following a symlink and without blocking on a FIFO.
 import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { SAFE_OPEN_FLAGS, fileKind, modeProblem, ownerProblem } from '@switchyard/plugin-sdk/host';
 
@@ -44,8 +45,7 @@ export async function hashExecutable(
     if (owner) return { error: `executable: ${owner}` };
     const problem = modeProblem(Number(stats.mode), Number(stats.size));
     if (problem) return { error: `executable: ${problem}` };
-    const manifestDigest = createHash('sha256').update(manifestBytes).digest('hex');
-    const key = `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${manifestDigest}`;
+    const key = cacheKey(manifestBytes, stats);
     const cached = options.noCache ? undefined : cache.get(key);
     if (cached) return cached;
 
@@ -68,4 +68,18 @@ export async function hashExecutable(
   } finally {
     await handle.close();
   }
+}
+
+function cacheKey(manifestBytes: Uint8Array, stats: BigIntStats): string {
+  const manifestDigest = createHash('sha256').update(manifestBytes).digest('hex');
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${manifestDigest}`;
+}
+
+/**
+ * The fingerprint hashExecutable computed and cached for these manifest bytes
+ * and this executable (its fstat of the descriptor that was checked); undefined
+ * when there is none yet.
+ */
+export function cachedFingerprint(manifestBytes: Uint8Array, stats: BigIntStats): string | undefined {
+  return cache.get(cacheKey(manifestBytes, stats));
 }

@@ -1,0 +1,89 @@
+// The per-call package verification (PROTOCOL §9.2) on its fast path: every
+// rule of §3 and the fingerprint of §4, checked with synchronous system calls
+// on local metadata (about a dozen lstat/open/fstat/read, microseconds each)
+// instead of the same number of promise-based ones, which each cost a
+// thread-pool round trip, promises and a FileHandle on the event loop — the
+// largest share of a worker's CPU per call before this (BENCHMARKS.md, fourth
+// run). It only ever answers "intact, fingerprint X": anything else (a rule
+// broken, a symlink or ".." on the way, a fingerprint not cached yet, any
+// error) is undefined, and the caller runs the full asynchronous path, which
+// checks everything again, words the error and hashes the file.
+import { closeSync, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { MAX_MANIFEST_BYTES } from '@switchyard/plugin-sdk/protocol';
+import {
+  SAFE_OPEN_FLAGS,
+  executablePathErrors,
+  hostUid,
+  modeProblem,
+  writableDirectoryProblem,
+} from '@switchyard/plugin-sdk/host';
+import { cachedFingerprint } from './fingerprint.js';
+
+export interface PackageLocation {
+  packageDir: string;
+  executable: string;
+  manifestPath: string;
+}
+
+/** The fingerprint when the package passes every on-disk rule and its fingerprint is cached; else undefined. */
+export function intactFingerprint(location: PackageLocation): string | undefined {
+  try {
+    return check(location);
+  } catch {
+    return undefined; // ENOENT, EACCES, ELOOP, …: the full path says what it is
+  }
+}
+
+function check({ packageDir, executable, manifestPath }: PackageLocation): string | undefined {
+  if (executable === '' || executablePathErrors(executable).length > 0) return undefined;
+  if (resolve(packageDir) !== packageDir) return undefined; // relative or not normalised
+  const path = join(packageDir, executable);
+  const host = hostUid();
+  const ownedRight = (uid: number | bigint) =>
+    host === undefined || Number(uid) === 0 || Number(uid) === host;
+
+  // The executable by name: a regular file (not a symlink), owned right, mode and size rules.
+  const named = lstatSync(path);
+  if (!named.isFile() || !ownedRight(named.uid) || modeProblem(named.mode, named.size)) return undefined;
+  // Every directory from the executable's up to /: a real directory (so the
+  // physical path is this one and stays inside the package), owned right, not
+  // writable by group or others unless sticky.
+  for (let directory = dirname(path); ; directory = dirname(directory)) {
+    const stats = lstatSync(directory);
+    if (!stats.isDirectory() || !ownedRight(stats.uid)) return undefined;
+    if (writableDirectoryProblem(directory, stats.mode)) return undefined;
+    if (directory === dirname(directory)) break;
+  }
+
+  // plugin.json: opened without following a symlink or blocking, a regular file owned right, read whole.
+  let manifest: Buffer;
+  const manifestFd = openSync(manifestPath, SAFE_OPEN_FLAGS);
+  try {
+    const stats = fstatSync(manifestFd);
+    if (!stats.isFile() || !ownedRight(stats.uid) || stats.size > MAX_MANIFEST_BYTES) return undefined;
+    // One byte more than fstat said: a file that grew meanwhile goes to the full path.
+    const buffer = Buffer.allocUnsafe(stats.size + 1);
+    let total = 0;
+    for (;;) {
+      const read = readSync(manifestFd, buffer, total, buffer.length - total, total);
+      if (read === 0) break;
+      total += read;
+      if (total === buffer.length) return undefined;
+    }
+    manifest = buffer.subarray(0, total);
+  } finally {
+    closeSync(manifestFd);
+  }
+
+  // The executable by descriptor, as hashExecutable checks it; its cached fingerprint.
+  const fd = openSync(path, SAFE_OPEN_FLAGS);
+  try {
+    const stats = fstatSync(fd, { bigint: true });
+    if (!stats.isFile() || !ownedRight(stats.uid)) return undefined;
+    if (modeProblem(Number(stats.mode), Number(stats.size))) return undefined;
+    return cachedFingerprint(manifest, stats);
+  } finally {
+    closeSync(fd);
+  }
+}
