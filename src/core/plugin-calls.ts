@@ -16,6 +16,7 @@ import {
   TrustRequiredError,
 } from './errors.js';
 import { hashExecutable } from './fingerprint.js';
+import { intactFingerprint } from './intact-package.js';
 import type { Keys } from './keys.js';
 import { recordsUnhealthy } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
@@ -154,6 +155,9 @@ export class PluginCalls {
 
   /** The package's fingerprint as it is on disk now; a package that breaks the rules is marked unavailable. */
   async fingerprintOnDisk(record: PluginRecord): Promise<string> {
+    // The usual case (nothing wrong, fingerprint cached) without a thread-pool hop per check.
+    const intact = intactFingerprint(record);
+    if (intact !== undefined) return intact;
     // Independent reads, issued together: this runs before every call.
     const [manifestBytes, executable] = await inOrder(
       // A refused plugin.json (FIFO, symlink, foreign owner) is a package fault like the executable's.
