@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from './audit.js';
 import type { Keys } from './keys.js';
-import { scriptsOn, type Scripts } from './scripts.js';
+import { queueScript, scriptsOn, type Scripts } from './scripts.js';
 import { encodeCursor, sortedSetPage, type Page, type PageRequest } from './pages.js';
 
 export interface ProjectOutcome {
@@ -146,6 +146,35 @@ export class BatchStore {
     const now = new Date().toISOString();
     const recorded = await this.#scripts.batchRecord(
       [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection],
+      ...this.#recordArgs(batchId, pluginId, outcome, now),
+    );
+    return recorded === 1;
+  }
+
+  /**
+   * Records several outcomes of one batch in one pipeline (one write, one
+   * round trip), each through the same script as record(), so each is still
+   * counted once; how many were new.
+   */
+  async recordAll(batchId: string, pluginId: string, outcomes: readonly ProjectOutcome[]): Promise<number> {
+    if (outcomes.length === 0) return 0;
+    if (outcomes.length === 1) return (await this.record(batchId, pluginId, outcomes[0]!)) ? 1 : 0;
+    const now = new Date().toISOString();
+    const keys = [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection];
+    const pipeline = this.redis.pipeline();
+    for (const outcome of outcomes) {
+      queueScript(pipeline, 'batchRecord', keys, ...this.#recordArgs(batchId, pluginId, outcome, now));
+    }
+    let recorded = 0;
+    for (const [error, value] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      if (value === 1) recorded += 1;
+    }
+    return recorded;
+  }
+
+  #recordArgs(batchId: string, pluginId: string, outcome: ProjectOutcome, now: string): string[] {
+    return [
       outcome.projectId,
       JSON.stringify(outcome),
       outcome.status,
@@ -153,8 +182,7 @@ export class BatchStore {
       JSON.stringify({ batchId, at: now, ...outcome }),
       this.eventsChannel(batchId),
       now,
-    );
-    return recorded === 1;
+    ];
   }
 
   /** The projects among `projectIds` without a recorded outcome yet. One round trip. */

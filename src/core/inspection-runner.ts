@@ -7,7 +7,7 @@
 // A cancelled batch (batch-control.ts) starts no new inspection, and its calls
 // running here are killed through their signal (cancelBatch).
 import { RunningInspections, isBatchCancellation } from './batch-cancellation.js';
-import type { BatchStore } from './batches.js';
+import type { BatchStore, ProjectOutcome } from './batches.js';
 import { SwitchyardError, errorCode } from './errors.js';
 import { FinalJobError, messageOf } from './job-errors.js';
 import { INSPECT_ATTEMPTS, INSPECT_BACKOFF_MS, type InspectJob } from './jobs.js';
@@ -47,14 +47,19 @@ export class InspectionRunner {
     const pending = attempt.firstRun
       ? data.projectIds
       : await this.batches.unrecorded(data.batchId, data.projectIds);
+    const outcomes = new PendingOutcomes(this.batches, data.batchId, data.pluginId);
     try {
       for (const projectId of pending) {
         if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
         // A cancelled batch's queued inspections never start (batch cancel records them).
         if (await this.batches.isCancelled(data.batchId)) break;
-        await this.#inspectOne(data.batchId, data.pluginId, projectId, signal);
+        const outcome = await this.#inspectOne(data.batchId, data.pluginId, projectId, signal);
+        if (outcome) await outcomes.add(outcome);
       }
+      await outcomes.flush();
     } catch (error) {
+      // What was inspected stays recorded, so a retry skips it (if Redis is down, it runs again).
+      await outcomes.flush().catch(() => {});
       // Not a plugin outcome (Redis unreachable, shutdown): the job is retried and
       // resumes where it stopped; after its last attempt the rest is recorded failed.
       if (signal?.aborted || !attempt.finalAttempt) throw error;
@@ -91,29 +96,33 @@ export class InspectionRunner {
 
   /**
    * One project of a batch: retried with exponential backoff for transient
-   * failures only, then recorded once (succeeded or failed).
+   * failures only; its one outcome (succeeded, failed or cancelled) to be
+   * recorded, none when the batch was cancelled before it started.
    */
-  async #inspectOne(batchId: string, pluginId: string, projectId: string, signal?: AbortSignal) {
+  async #inspectOne(
+    batchId: string,
+    pluginId: string,
+    projectId: string,
+    signal?: AbortSignal,
+  ): Promise<ProjectOutcome | undefined> {
     for (let attempt = 1; ; attempt += 1) {
       await this.gate?.clear(signal); // every attempt is a new plugin call
       const call = this.#running.track(batchId, signal);
       try {
         // Tracked first, then checked: a cancel can no longer fall between the two.
-        if (await this.batches.isCancelled(batchId)) return;
+        if (await this.batches.isCancelled(batchId)) return undefined;
         const result = await this.plugins.inspect(pluginId, projectId, { signal: call.signal });
-        await this.batches.record(batchId, pluginId, { projectId, status: 'succeeded', result });
-        return;
+        return { projectId, status: 'succeeded', result };
       } catch (error) {
         if (isBatchCancellation(call.signal)) {
-          await this.batches.record(batchId, pluginId, {
+          return {
             projectId,
             status: 'cancelled',
             error: {
               code: CANCELLED_CODE,
               message: 'the batch was cancelled while this inspection ran; its processes were killed',
             },
-          });
-          return;
+          };
         }
         if (signal?.aborted) throw new Error('worker shutting down; the inspection will be retried');
         if (!(error instanceof SwitchyardError)) throw error;
@@ -121,15 +130,45 @@ export class InspectionRunner {
           await sleep(INSPECT_BACKOFF_MS * 2 ** (attempt - 1), signal);
           continue;
         }
-        await this.batches.record(batchId, pluginId, {
+        return {
           projectId,
           status: 'failed',
           error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
-        });
-        return;
+        };
       } finally {
         call.release();
       }
     }
+  }
+}
+
+/** Outcomes are written together at most this long after the first of them: progress stays live. */
+export const RECORD_EVERY_MS = 200;
+
+/**
+ * A job's outcomes on their way to Redis: one pipelined write per job (of up
+ * to 50 projects) instead of one round trip per project, and sooner when the
+ * first waiting outcome is RECORD_EVERY_MS old (slow plugins, long jobs).
+ */
+class PendingOutcomes {
+  #outcomes: ProjectOutcome[] = [];
+  #since = 0;
+
+  constructor(
+    private readonly batches: BatchStore,
+    private readonly batchId: string,
+    private readonly pluginId: string,
+  ) {}
+
+  async add(outcome: ProjectOutcome): Promise<void> {
+    if (this.#outcomes.length === 0) this.#since = performance.now();
+    this.#outcomes.push(outcome);
+    if (performance.now() - this.#since >= RECORD_EVERY_MS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const outcomes = this.#outcomes;
+    this.#outcomes = [];
+    await this.batches.recordAll(this.batchId, this.pluginId, outcomes);
   }
 }

@@ -4,7 +4,7 @@
 // defineCommand (EVALSHA, falling back to EVAL when Redis lost its cache).
 // The build copies ./lua next to the compiled module (package.json `build`).
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 
 type Arg = string | number;
 
@@ -78,4 +78,21 @@ export function scriptsOn(redis: Redis): Scripts {
   }
   defined.set(redis, scripts as Scripts);
   return scripts as Scripts;
+}
+
+/**
+ * Queues a script call on a pipeline (many calls, one write and one round
+ * trip). The pipeline must come from a connection `scriptsOn` has seen.
+ */
+export function queueScript(
+  pipeline: ChainableCommander,
+  name: ScriptName,
+  keys: string[],
+  ...args: Arg[]
+): void {
+  if (keys.length !== SCRIPTS[name].keys) {
+    throw new Error(`script ${name} takes ${SCRIPTS[name].keys} keys, not ${keys.length}`);
+  }
+  const commands = pipeline as unknown as Record<string, (...args: Arg[]) => unknown>;
+  commands[`sy_${name}`]!.call(pipeline, ...keys, ...args);
 }
