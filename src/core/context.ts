@@ -6,6 +6,7 @@ import { PluginService } from './plugins.js';
 import { ProjectService } from './projects.js';
 import { closeRedis, connectRedis } from './redis.js';
 import type { SupervisorLimits } from './supervisor.js';
+import { flushCallMetrics } from './call-metrics.js';
 
 export interface CoreConfig {
   dataDir: string;
@@ -48,6 +49,7 @@ export async function createCore(config: CoreConfig): Promise<Core> {
     plugins,
     async close() {
       await plugins.close();
+      await flushCallMetrics(redis);
       await closeRedis(redis);
     },
   };
