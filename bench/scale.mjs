@@ -8,7 +8,10 @@
 // hash with a pipeline, all pointing at one real directory (the service's
 // add() audits each one, which is set-up, not what is measured).
 // Targets: ≥ 20,000 jobs/s enqueued; ≤ 2 KiB of Redis memory per retained
-// result beyond the result payload (payload = the stored result JSON bytes).
+// result beyond the result payload (payload = the stored result JSON bytes);
+// the batch runs to completion (wall time, calls/s) and each worker's RSS
+// (VmRSS, with its spawn helper's) is sampled every second: after the first
+// 10,000 results it must stay flat (issue 16).
 //
 //   node bench/scale.mjs [jobs=100000] [enqueue-only]
 // (enqueue-only: measure the enqueue and its memory, skip the completion run)
@@ -18,6 +21,8 @@ import {
   addProjects,
   cleanup,
   connect,
+  childrenNamed,
+  loadAverage,
   machineNote,
   makeInstallation,
   sleep,
@@ -31,6 +36,13 @@ const enqueueOnly = process.argv[3] === 'enqueue-only';
 const WORKERS = 2;
 const CONCURRENCY = 4;
 const KiB = 1024;
+
+/** VmRSS in KiB of a process, 0 when it is gone. */
+async function rssKiB(pid) {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
 
 async function usedMemory(client) {
   const info = await client.info('memory');
@@ -94,10 +106,29 @@ try {
   const runStart = performance.now();
   let lastPrint = 0;
   let view;
+  const helpers = await Promise.all(workers.map((worker) => childrenNamed(worker.pid, 'sy-spawner')));
+  /** RSS samples: results done so far, and each worker's RSS (MiB, worker + helper). */
+  const rssSamples = [];
+  const sampleRss = async (done) => {
+    const per = [];
+    for (const [index, worker] of workers.entries()) {
+      let kib = await rssKiB(worker.pid);
+      for (const helper of helpers[index]) kib += await rssKiB(helper);
+      per.push(kib / 1024);
+    }
+    rssSamples.push({ done, seconds: (performance.now() - runStart) / 1000, rss: per });
+  };
+  const loads = [await loadAverage()];
+  let lastLoad = performance.now();
   for (;;) {
     view = await work.batches.get(batch.batchId, { results: false });
     const now = performance.now();
+    await sampleRss(view.succeeded + view.failed);
     if (view.state !== 'running') break;
+    if (now - lastLoad > 60_000) {
+      loads.push(await loadAverage());
+      lastLoad = now;
+    }
     if (now - lastPrint > 10_000) {
       const done = view.succeeded + view.failed;
       const rate = done / ((now - runStart) / 1000);
@@ -186,6 +217,35 @@ try {
         ],
       ],
     ),
+  );
+  // RSS over time: the sample nearest each 10,000 results.
+  const rssRows = [];
+  for (let mark = 0; mark <= jobs; mark += Math.max(1, Math.round(jobs / 10))) {
+    const sample = rssSamples.reduce((best, item) =>
+      Math.abs(item.done - mark) < Math.abs(best.done - mark) ? item : best,
+    );
+    rssRows.push([
+      String(sample.done),
+      sample.seconds.toFixed(0),
+      sample.rss.map((mb) => mb.toFixed(1)).join(' / '),
+    ]);
+  }
+  console.log(
+    `\nWorker RSS (VmRSS of worker + its spawn helper, MiB) by results done; load average ${loads.join(' → ')}\n`,
+  );
+  console.log(table(['results done', 's since start', 'RSS per worker (MiB)'], rssRows));
+  const afterTenK = rssSamples.filter((sample) => sample.done >= Math.min(10_000, jobs / 10));
+  const growth = workers.map((_, index) => {
+    const values = afterTenK.map((sample) => sample.rss[index]);
+    return { first: values[0] ?? 0, max: Math.max(...values), last: values.at(-1) ?? 0 };
+  });
+  console.log(
+    `\nRSS after the first 10,000 results: ${growth
+      .map(
+        (g, index) =>
+          `worker ${index + 1} ${g.first.toFixed(1)} → max ${g.max.toFixed(1)} → end ${g.last.toFixed(1)} MiB`,
+      )
+      .join('; ')}`,
   );
   console.log(
     `\nenqueue: ${enqueueRate.toFixed(0)} jobs/s (target ≥ 20,000) ${enqueueRate >= 20_000 ? 'MET' : 'NOT MET'}; memory per retained result beyond the payload: ${(beyondOne / KiB).toFixed(2)} KiB (target ≤ 2 KiB) ${beyondOne <= 2 * KiB ? 'MET' : 'NOT MET'}`,

@@ -66,7 +66,12 @@ function helperUnavailable(): string | undefined {
   return undefined;
 }
 
-/** Starts the plugin process of one call under the containment in force; SpawnError when it cannot start. */
+/**
+ * Starts the plugin process of one call under the containment in force;
+ * SpawnError when it cannot start (from here, or from `started`). Through the
+ * helper it returns before the process runs: stdin written meanwhile is sent
+ * with the spawn request.
+ */
 export async function startCallProcess(request: SpawnRequest): Promise<CallProcess> {
   if (helperUnavailable()) return startInProcessGroup(request);
   const helper = (spawner ??= new Spawner(HELPER_PATH, (gone) => {
@@ -114,6 +119,7 @@ async function startInProcessGroup(request: SpawnRequest): Promise<CallProcess> 
   if (failed || child.pid === undefined) throw new SpawnError(failed?.message ?? 'no pid');
   const pid = child.pid;
   return {
+    started: Promise.resolve(),
     pid,
     stdin: child.stdin!,
     stdout: child.stdout!,

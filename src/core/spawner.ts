@@ -38,8 +38,11 @@ export interface SpawnRequest {
   env: Record<string, string>;
 }
 
-/** One started plugin process, whichever mechanism started it. */
+/** One plugin process, whichever mechanism starts it. */
 export interface CallProcess {
+  /** Resolves once the process runs (pid set); rejects with SpawnError when it cannot start. */
+  started: Promise<void>;
+  /** Set once started. */
   pid: number;
   stdin: Writable;
   stdout: Readable;
@@ -53,7 +56,7 @@ export interface CallProcess {
 export class SpawnError extends Error {}
 
 interface SpawnWaiter {
-  resolve: (call: HelperCall) => void;
+  resolve: () => void;
   reject: (error: Error) => void;
 }
 
@@ -66,6 +69,7 @@ class HelperCall implements CallProcess {
   readonly stdin: Writable;
   readonly exited: Promise<ProcessExit>;
   readonly done: Promise<void>;
+  readonly started: Promise<void>;
   isDone = false;
   #hasExited = false;
   #resolveExit!: (exit: ProcessExit) => void;
@@ -75,9 +79,9 @@ class HelperCall implements CallProcess {
   constructor(
     readonly id: number,
     readonly helper: Spawner,
-    spawned: SpawnWaiter,
   ) {
-    this.#spawned = spawned;
+    this.started = new Promise((resolve, reject) => (this.#spawned = { resolve, reject }));
+    void this.started.catch(() => {}); // the caller awaits it; a failure before that is not unhandled
     this.stdin = new Writable({
       write: (chunk: Buffer, _encoding, callback) => {
         helper.send(id, H.stdin, chunk);
@@ -103,7 +107,7 @@ class HelperCall implements CallProcess {
     switch (type) {
       case S.spawned:
         this.pid = payload.readUInt32LE(0);
-        this.#spawned?.resolve(this);
+        this.#spawned?.resolve();
         this.#spawned = undefined;
         break;
       case S.failed:
@@ -175,17 +179,22 @@ export class Spawner {
     this.#idle();
   }
 
+  /**
+   * Asks the helper to start a call and returns it at once, before it runs:
+   * what is written to its stdin in the same tick leaves with the request in
+   * one write (the host's initialize needs no round trip for the pid first).
+   * `started` says when it runs, or why it could not start.
+   */
   async spawn(request: SpawnRequest): Promise<CallProcess> {
     await this.started;
     if (this.#exited) throw new SpawnError('the spawn helper exited');
     const id = this.#nextId++;
-    const started = new Promise<HelperCall>((resolve, reject) => {
-      const call = new HelperCall(id, this, { resolve, reject });
-      this.#calls.set(id, call);
-      if (this.#calls.size === 1) this.#busy();
-    });
-    this.send(id, H.spawn, encodeSpawn(request));
-    return started;
+    const frame = encodeSpawn(request);
+    const call = new HelperCall(id, this);
+    this.#calls.set(id, call);
+    if (this.#calls.size === 1) this.#busy();
+    this.send(id, H.spawn, frame);
+    return call;
   }
 
   send(id: number, type: number, payload?: Buffer): void {

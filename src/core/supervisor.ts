@@ -81,6 +81,11 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   const limits = { ...DEFAULT_LIMITS, ...spec.limits };
   const started = performance.now();
   const stderr = new StderrTail();
+  const spawnFailed = (error: unknown) =>
+    withStderr(
+      new SpawnFailedError(`could not start ${spec.executablePath}: ${(error as Error).message}`),
+      [],
+    );
   let child: CallProcess;
   try {
     child = await startCallProcess({
@@ -90,14 +95,8 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
       env: pluginEnvironment(),
     });
   } catch (error) {
-    throw withStderr(
-      new SpawnFailedError(`could not start ${spec.executablePath}: ${(error as Error).message}`),
-      [],
-    );
+    throw spawnFailed(error);
   }
-  const { pid, exited } = child;
-  const spawnedAt = performance.now();
-  spec.onSpawn?.(pid);
   child.stderr.on('data', (chunk: Buffer) => {
     stderr.push(chunk);
     spec.onStderr?.(chunk);
@@ -119,12 +118,31 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   if (spec.signal?.aborted) onCancel();
   spec.signal?.addEventListener('abort', onCancel, { once: true });
 
+  // initialize is written before the process runs: through the native helper
+  // it leaves with the spawn request, one write and no round trip for the pid.
+  const initializing = client.request(
+    'initialize',
+    { protocolVersion: PROTOCOL_VERSION, hostVersion: HOST_VERSION, grantedScopes: [...spec.grants] },
+    abort.signal,
+  );
+  initializing.catch(() => {}); // awaited below, once the process runs
   try {
-    const init = await client.request(
-      'initialize',
-      { protocolVersion: PROTOCOL_VERSION, hostVersion: HOST_VERSION, grantedScopes: [...spec.grants] },
-      abort.signal,
-    );
+    await child.started;
+  } catch (error) {
+    clearTimeout(timer);
+    spec.signal?.removeEventListener('abort', onCancel);
+    await child.end();
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
+    throw spawnFailed(error);
+  }
+  const { pid, exited } = child;
+  const spawnedAt = performance.now();
+  spec.onSpawn?.(pid);
+
+  try {
+    const init = await initializing;
     verifyIdentity(init, spec.identity, spec.grants);
     const initializedAt = performance.now();
     try {
