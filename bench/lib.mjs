@@ -278,6 +278,14 @@ export async function processCpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** cutime + cstime in ms: CPU of the reaped children of `pid` (and of theirs), undefined when it is gone. */
+export async function reapedChildrenCpuMs(pid) {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!text) return undefined;
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
 /** Pids of the direct children of `pid` whose command name is `comm` (e.g. the sy-spawner helper). */
 export async function childrenNamed(pid, comm) {
   const { readdir } = await import('node:fs/promises');
@@ -298,8 +306,12 @@ export async function childrenNamed(pid, comm) {
 export async function hostCpuMs(pid) {
   const own = (await processCpuMs(pid)) ?? 0;
   let helpers = 0;
-  for (const helper of await childrenNamed(pid, 'sy-spawner')) helpers += (await processCpuMs(helper)) ?? 0;
-  return { own, helpers, total: own + helpers };
+  let calls = 0;
+  for (const helper of await childrenNamed(pid, 'sy-spawner')) {
+    helpers += (await processCpuMs(helper)) ?? 0;
+    calls += (await reapedChildrenCpuMs(helper)) ?? 0; // keepers and the plugins they reaped
+  }
+  return { own, helpers, total: own + helpers, calls };
 }
 
 /**
