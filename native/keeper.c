@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,46 +100,37 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     }
   close_all_but(keep, 7);
 
-  int exec_pipe[2];
-  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    report(status_w, 'F', errno);
-    _exit(1);
-  }
-  pid_t leader = fork();
-  if (leader == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    setsid();
-    if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) goto failed;
-    close(in_r);
-    close(out_w);
-    close(err_w);
-    close(status_w);
-    if (chdir(req->cwd) != 0) goto failed;
-    execve(req->path, req->argv, req->envp);
-  failed:;
-    int error = errno;
-    ssize_t n;
-    do n = write(exec_pipe[1], &error, sizeof error); while (n < 0 && errno == EINTR);
-    _exit(127);
-  }
-  int fork_error = errno;
-  close(exec_pipe[1]);
+  // The leader by posix_spawn (clone with CLONE_VM|CLONE_VFORK: no copy of
+  // this process's page tables, as a fork would make): its own session,
+  // every signal at its default and none blocked, the call's pipes as
+  // 0/1/2 (the others are close-on-exec), the package directory as cwd.
+  // glibc reports a failed chdir or exec as the return value.
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in_r, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_w, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_w, 2);
+  posix_spawn_file_actions_addchdir_np(&actions, req->cwd);
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  pid_t leader = 0;
+  int spawn_error = posix_spawn(&leader, req->path, &actions, &attr, req->argv, req->envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   close(in_r);
   close(out_w);
   close(err_w);
-  if (leader < 0) {
-    report(status_w, 'F', fork_error);
+  if (spawn_error) {
+    report(status_w, 'F', spawn_error);
     _exit(1);
   }
-  int exec_error = 0;
-  ssize_t n;
-  do n = read(exec_pipe[0], &exec_error, sizeof exec_error); while (n < 0 && errno == EINTR);
-  close(exec_pipe[0]);
-  if (n > 0) report(status_w, 'F', exec_error);
-  else report(status_w, 'P', leader);
+  report(status_w, 'P', leader);
 
   // SIGCHLD, SIGTERM, SIGHUP and SIGINT are blocked (inherited from the helper): wait for them synchronously.
   sigset_t wanted;
@@ -148,13 +140,13 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   sigaddset(&wanted, SIGHUP);
   sigaddset(&wanted, SIGINT);
   sigprocmask(SIG_BLOCK, &wanted, NULL);
-  int exec_failed = n > 0, killing = exec_failed;
+  int killing = 0;
   for (;;) {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       if (pid == leader) {
-        if (!exec_failed) report(status_w, 'X', status);
+        report(status_w, 'X', status);
         // The leader is gone: whatever it left behind ends with it (the host's grace is over).
         killing = 1;
       }
