@@ -11,7 +11,7 @@
 //                  i32 signal), DONE (nothing of the call runs any more)
 //
 // Per call the helper forks (no exec) a keeper, a child subreaper with a
-// parent-death signal, which forks and execs the plugin in its own session.
+// parent-death signal, which starts the plugin (posix_spawn) in its own session.
 // Every orphaned descendant of the plugin (setsid, double fork, outliving its
 // parent) is re-parented to the keeper. When the plugin leader exits, or the
 // host sends KILL, or the helper dies, the keeper SIGKILLs the leader's group
