@@ -1,14 +1,17 @@
 // Request bodies of the HTTP API, strict (unknown fields rejected), and the
-// OpenAPI document generated from the same schemas.
+// OpenAPI document generated from these and the response schemas
+// (responses.ts), both with z.toJSONSchema.
 import { z } from 'zod';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import ms from 'ms';
 import { EXPORT_FORMATS } from '../core/batch-export.js';
 import { BATCH_STATES } from '../core/batches.js';
+import { MAX_LIST_LIMIT } from '../core/limits.js';
 import { OPERATION_STATES } from '../core/operations.js';
 import { MAX_PAGE_LIMIT } from '../core/pages.js';
-import { ROLES } from '../core/tokens.js';
+import { MAX_EXPIRY_MS, ROLES } from '../core/tokens.js';
 import { MAX_LIMIT_MS } from '../core/time-limits.js';
+import { problem } from './responses.js';
 
 const json: z.ZodType<unknown> = z.json();
 // The api's own working directory means nothing to a caller: paths must be absolute.
@@ -46,10 +49,23 @@ export const bodies = {
     operateTimeoutMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
   }),
   retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
-  createToken: z.strictObject({ name: z.string().min(1).max(64), role: z.enum(ROLES) }),
+  createToken: z.strictObject({
+    name: z.string().min(1).max(64),
+    role: z.enum(ROLES),
+    expiresInMs: z.number().int().min(60_000).max(MAX_EXPIRY_MS).optional(),
+  }),
+  // The same checks as the store's (schedules.ts) run again there; these name the field.
+  addSchedule: z.strictObject({
+    pluginId: z.string().min(1),
+    projects: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]),
+    everyMs: z.number().int().min(1_000).optional(),
+    cron: z.string().min(1).optional(),
+  }),
 };
 
-export const limitQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(1_000).optional() });
+export const limitQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+});
 
 // ---- lists that scale: filters and cursor pagination (pages.ts) ----
 const pageQuery = z.strictObject({
@@ -91,8 +107,27 @@ export interface RouteDoc {
   role: string;
   summary: string;
   body?: z.ZodType;
+  response?: z.ZodType;
+  /** Media types of a streamed (non-JSON) body; none and no response: Server-Sent Events. */
+  streams?: string[];
   status: number;
+  alsoStatus?: number;
 }
+
+/** JSON Schema (2020-12) of a zod schema, as the response or the request body is sent. */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  return z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+}
+
+const problemContent = { 'application/problem+json': { schema: jsonSchemaOf(problem, 'output') } };
+const ERRORS: Record<string, string> = {
+  '400': 'invalid request',
+  '401': 'no token, or an unknown, revoked or expired one',
+  '403': 'the role lacks the permission (requiredRole names the one needed)',
+  '404': 'unknown id',
+  '409': 'conflict with the current state',
+  '503': 'Redis cannot be reached',
+};
 
 export function openApiDocument(routes: RouteDoc[]) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -113,17 +148,33 @@ export function openApiDocument(routes: RouteDoc[]) {
         ? {
             requestBody: {
               required: true,
-              content: { 'application/json': { schema: z.toJSONSchema(route.body) } },
+              content: { 'application/json': { schema: jsonSchemaOf(route.body, 'input') } },
             },
           }
         : {}),
       responses: {
-        [String(route.status)]: { description: 'OK' },
-        '400': { description: 'invalid request (problem+json)' },
-        '401': { description: 'no or unknown token' },
-        '403': { description: 'role too low' },
-        '404': { description: 'unknown id' },
-        '503': { description: 'Redis cannot be reached (problem+json, at once)' },
+        ...Object.fromEntries(
+          [route.status, ...(route.alsoStatus ? [route.alsoStatus] : [])].map((status) => [
+            String(status),
+            {
+              description: 'OK',
+              content: route.response
+                ? { 'application/json': { schema: jsonSchemaOf(route.response, 'output') } }
+                : Object.fromEntries(
+                    (route.streams ?? ['text/event-stream']).map((type) => [
+                      type,
+                      { schema: { type: 'string' } },
+                    ]),
+                  ),
+            },
+          ]),
+        ),
+        ...Object.fromEntries(
+          Object.entries(ERRORS).map(([status, description]) => [
+            status,
+            { description, content: problemContent },
+          ]),
+        ),
       },
       security: [{ bearer: [] }],
     };

@@ -19,8 +19,10 @@ import { isTerminal } from '../core/operations.js';
 import { redact, redactDeep } from '../core/redact.js';
 import { isRedisUnavailable } from '../core/redis.js';
 import type { Runtime } from '../core/runtime.js';
+import { addSchedule, removeSchedule } from '../core/schedule-service.js';
 import { TokenStore, roleAllows, type Role, type TokenView } from '../core/tokens.js';
 import { renderMetrics } from './metrics.js';
+import * as responses from './responses.js';
 import {
   auditQuery,
   batchesQuery,
@@ -65,8 +67,14 @@ export class ProblemError extends Error {
     readonly status: number,
     message: string,
     readonly errors?: { field: string; message: string }[],
-    /** Server errors carry the request id under which the api logged them. */
-    readonly requestId?: string,
+    /** Server errors carry the request id under which the api logged them, and more. */
+    readonly extra: {
+      requestId?: string;
+      /** The stable machine name (the core error's code; UNAUTHENTICATED, FORBIDDEN, …). */
+      code?: string;
+      /** 403: the role the request needs. */
+      requiredRole?: Role;
+    } = {},
   ) {
     super(message);
   }
@@ -105,7 +113,10 @@ export async function buildApi(
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(new ProblemError(400, 'the request body is not valid JSON'), undefined);
+      done(
+        new ProblemError(400, 'the request body is not valid JSON', undefined, { code: 'INVALID_INPUT' }),
+        undefined,
+      );
     }
   });
 
@@ -131,12 +142,28 @@ export async function buildApi(
     if (!match)
       throw new ProblemError(
         401,
-        'send Authorization: Bearer <token> (the first admin token is in <data-dir>/api-token)',
+        'no token: send Authorization: Bearer <token> (the first admin token is in <data-dir>/api-token)',
+        undefined,
+        { code: 'UNAUTHENTICATED' },
       );
-    const token = await tokens.verify(match[1]!);
-    if (!token) throw new ProblemError(401, 'unknown or revoked token');
+    const check = await tokens.check(match[1]!);
+    if (!check.ok && check.reason === 'expired')
+      throw new ProblemError(
+        401,
+        `token ${check.token.name} expired at ${check.token.expiresAt}; ask an admin for a new one`,
+        undefined,
+        { code: 'TOKEN_EXPIRED' },
+      );
+    if (!check.ok)
+      throw new ProblemError(401, 'unknown or revoked token', undefined, { code: 'UNAUTHENTICATED' });
+    const token = check.token;
     if (!roleAllows(token.role, needed)) {
-      throw new ProblemError(403, `this needs the ${needed} role; token ${token.name} has ${token.role}`);
+      throw new ProblemError(
+        403,
+        `this needs the ${needed} role; token ${token.name} has ${token.role}`,
+        undefined,
+        { code: 'FORBIDDEN', requiredRole: needed },
+      );
     }
     request.token = token;
   };
@@ -149,7 +176,17 @@ export async function buildApi(
     role: Role,
     summary: string,
     handler: Handler,
-    options: { body?: z.ZodType; status?: number; raw?: boolean } = {},
+    options: {
+      body?: z.ZodType;
+      status?: number;
+      raw?: boolean;
+      /** The response body's schema (none: a Server-Sent Events stream). */
+      response?: z.ZodType;
+      /** Other success statuses with the same body (an idempotent replay: 200). */
+      alsoStatus?: number;
+      /** Media types of a streamed body other than Server-Sent Events. */
+      streams?: string[];
+    } = {},
   ) => {
     docs.push({
       method,
@@ -157,7 +194,10 @@ export async function buildApi(
       role,
       summary,
       status: options.status ?? 200,
+      ...(options.alsoStatus ? { alsoStatus: options.alsoStatus } : {}),
       ...(options.body ? { body: options.body } : {}),
+      ...(options.response ? { response: options.response } : {}),
+      ...(options.streams ? { streams: options.streams } : {}),
     });
     app.route({
       method,
@@ -177,12 +217,21 @@ export async function buildApi(
   const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name]!;
 
   // ---- plugins ----
-  route('GET', '/plugins', 'viewer', 'list plugins', () => core.plugins.list());
-  route('GET', '/plugins/:id', 'viewer', 'everything a reviewer needs', async (request) => ({
-    ...(await core.plugins.show(param(request, 'id'))),
-    osTrustBoundary: OS_TRUST_BOUNDARY_STATEMENT,
-    scopeDescriptions: SCOPE_DESCRIPTIONS,
-  }));
+  route('GET', '/plugins', 'viewer', 'list plugins', () => core.plugins.list(), {
+    response: z.array(responses.pluginView),
+  });
+  route(
+    'GET',
+    '/plugins/:id',
+    'viewer',
+    'everything a reviewer needs',
+    async (request) => ({
+      ...(await core.plugins.show(param(request, 'id'))),
+      osTrustBoundary: OS_TRUST_BOUNDARY_STATEMENT,
+      scopeDescriptions: SCOPE_DESCRIPTIONS,
+    }),
+    { response: responses.pluginDetail },
+  );
   route(
     'POST',
     '/plugins/refresh',
@@ -192,7 +241,7 @@ export async function buildApi(
       body(bodies.empty, request);
       return core.plugins.refresh(actorOf(request));
     },
-    { body: bodies.empty },
+    { body: bodies.empty, response: z.array(responses.pluginView) },
   );
   route(
     'POST',
@@ -201,7 +250,7 @@ export async function buildApi(
     'trust the exact reviewed fingerprint',
     async (request) =>
       core.plugins.trust(param(request, 'id'), body(bodies.trust, request).fingerprint, actorOf(request)),
-    { body: bodies.trust },
+    { body: bodies.trust, response: responses.pluginView },
   );
   route(
     'POST',
@@ -210,7 +259,7 @@ export async function buildApi(
     'grant a subset of the requested scopes',
     async (request) =>
       core.plugins.enable(param(request, 'id'), body(bodies.enable, request).scopes, actorOf(request)),
-    { body: bodies.enable },
+    { body: bodies.enable, response: responses.pluginView },
   );
   route(
     'POST',
@@ -221,7 +270,7 @@ export async function buildApi(
       body(bodies.empty, request);
       return core.plugins.disable(param(request, 'id'), actorOf(request));
     },
-    { body: bodies.empty },
+    { body: bodies.empty, response: responses.pluginView },
   );
   route(
     'POST',
@@ -232,10 +281,8 @@ export async function buildApi(
       body(bodies.empty, request);
       return core.plugins.health(param(request, 'id'));
     },
-    { body: bodies.empty },
+    { body: bodies.empty, response: responses.healthResult },
   );
-  // Redacted again as they are read: entries stored before a pattern existed, and
-  // tokens this api knows (registered as it verified them), never reach a viewer.
   route(
     'POST',
     '/plugins/:id/limits',
@@ -252,14 +299,24 @@ export async function buildApi(
         actorOf(request),
       );
     },
-    { body: bodies.timeLimits },
+    { body: bodies.timeLimits, response: responses.pluginDetailCore },
   );
-  route('GET', '/plugins/:id/logs', 'viewer', 'newest redacted log entries', async (request) =>
-    redactDeep(await core.plugins.logs(param(request, 'id'), query(limitQuery, request).limit ?? 100)),
+  // Redacted again as they are read: entries stored before a pattern existed, and
+  // tokens this api knows (registered as it verified them), never reach a viewer.
+  route(
+    'GET',
+    '/plugins/:id/logs',
+    'viewer',
+    'newest redacted log entries',
+    async (request) =>
+      redactDeep(await core.plugins.logs(param(request, 'id'), query(limitQuery, request).limit ?? 100)),
+    { response: z.array(responses.logEntry) },
   );
 
   // ---- projects ----
-  route('GET', '/projects', 'viewer', 'list projects', () => core.projects.list());
+  route('GET', '/projects', 'viewer', 'list projects', () => core.projects.list(), {
+    response: z.array(responses.project),
+  });
   route(
     'POST',
     '/projects',
@@ -269,7 +326,7 @@ export async function buildApi(
       const input = body(bodies.addProject, request);
       return core.projects.add(input.path, input, actorOf(request));
     },
-    { body: bodies.addProject, status: 201 },
+    { body: bodies.addProject, status: 201, response: responses.project },
   );
   route(
     'POST',
@@ -280,7 +337,7 @@ export async function buildApi(
       const input = body(bodies.scanProjects, request);
       return core.projects.scan(input.dir, input, actorOf(request));
     },
-    { body: bodies.scanProjects, status: 201 },
+    { body: bodies.scanProjects, status: 201, response: z.array(responses.project) },
   );
   for (const [name, trusted] of [
     ['trust', true],
@@ -295,11 +352,16 @@ export async function buildApi(
         body(bodies.empty, request);
         return core.projects.setTrusted(param(request, 'id'), trusted, actorOf(request));
       },
-      { body: bodies.empty },
+      { body: bodies.empty, response: responses.project },
     );
   }
-  route('DELETE', '/projects/:id', 'admin', 'forget a project', async (request) =>
-    core.projects.remove(param(request, 'id'), actorOf(request)),
+  route(
+    'DELETE',
+    '/projects/:id',
+    'admin',
+    'forget a project',
+    async (request) => core.projects.remove(param(request, 'id'), actorOf(request)),
+    { response: responses.project },
   );
 
   // ---- batches ----
@@ -312,7 +374,7 @@ export async function buildApi(
       const input = body(bodies.createBatch, request);
       return work.createBatch(input.pluginId, input.projects, actorOf(request));
     },
-    { body: bodies.createBatch, status: 202 },
+    { body: bodies.createBatch, status: 202, response: responses.batchView },
   );
   route(
     'GET',
@@ -323,9 +385,15 @@ export async function buildApi(
       const page = await work.listBatches(query(batchesQuery, request));
       return { ...page, items: page.items.map(({ results: _results, ...rest }) => rest) };
     },
+    { response: responses.page(responses.batchSummary) },
   );
-  route('GET', '/batches/:id', 'viewer', 'a batch with its results', (request) =>
-    work.getBatch(param(request, 'id')),
+  route(
+    'GET',
+    '/batches/:id',
+    'viewer',
+    'a batch with its results',
+    (request) => work.getBatch(param(request, 'id')),
+    { response: responses.batchView },
   );
   route(
     'GET',
@@ -356,7 +424,7 @@ export async function buildApi(
       body(bodies.empty, request);
       return withoutResults(await work.control.cancel(param(request, 'id'), actorOf(request)));
     },
-    { body: bodies.empty },
+    { body: bodies.empty, response: responses.batchSummary },
   );
   route(
     'POST',
@@ -371,7 +439,7 @@ export async function buildApi(
         actorOf(request),
       );
     },
-    { body: bodies.retryBatch, status: 202 },
+    { body: bodies.retryBatch, status: 202, response: responses.batchView },
   );
   route(
     'GET',
@@ -382,6 +450,7 @@ export async function buildApi(
       const previous = await work.control.previous(param(request, 'id'));
       return { previous: previous ? withoutResults(previous) : null };
     },
+    { response: responses.previousBatch },
   );
   route(
     'GET',
@@ -389,6 +458,7 @@ export async function buildApi(
     'viewer',
     'what changed from batch ?from=<id> to this one (facts added/removed/changed, status)',
     async (request) => work.control.diff(query(diffQuery, request).from, param(request, 'id')),
+    { response: responses.batchDiff },
   );
   route(
     'GET',
@@ -402,7 +472,7 @@ export async function buildApi(
         .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .send(Readable.from(chunks));
     },
-    { raw: true },
+    { raw: true, streams: ['application/x-ndjson', 'text/csv'] },
   );
 
   // ---- operations ----
@@ -427,7 +497,13 @@ export async function buildApi(
       );
       return reply.code(created ? 202 : 200).send(operation);
     },
-    { body: bodies.createOperation, status: 202, raw: true },
+    {
+      body: bodies.createOperation,
+      status: 202,
+      alsoStatus: 200,
+      raw: true,
+      response: responses.operationView,
+    },
   );
   route(
     'GET',
@@ -435,9 +511,15 @@ export async function buildApi(
     'viewer',
     'newest operations, filtered (projectId, pluginId, state), paginated',
     async (request) => work.listOperations(withoutUndefined(query(operationsQuery, request))),
+    { response: responses.page(responses.operationView) },
   );
-  route('GET', '/operations/:id', 'viewer', 'one operation', (request) =>
-    work.getOperation(param(request, 'id')),
+  route(
+    'GET',
+    '/operations/:id',
+    'viewer',
+    'one operation',
+    (request) => work.getOperation(param(request, 'id')),
+    { response: responses.operationView },
   );
   route(
     'GET',
@@ -445,6 +527,7 @@ export async function buildApi(
     'viewer',
     "the operation's redacted stderr so far, oldest first (written while its call runs)",
     (request) => work.operationLogs(param(request, 'id')),
+    { response: z.array(responses.logEntry) },
   );
   route(
     'POST',
@@ -455,7 +538,7 @@ export async function buildApi(
       body(bodies.empty, request);
       return work.cancelOperation(param(request, 'id'), actorOf(request));
     },
-    { body: bodies.empty },
+    { body: bodies.empty, response: responses.operationView },
   );
   route(
     'GET',
@@ -480,6 +563,27 @@ export async function buildApi(
     { raw: true },
   );
 
+  // ---- schedules ----
+  route('GET', '/schedules', 'viewer', 'recurring inspections', () => runtime.schedules.list(), {
+    response: z.array(responses.schedule),
+  });
+  route(
+    'POST',
+    '/schedules',
+    'admin',
+    'add a recurring inspection (an interval or a cron pattern)',
+    async (request) => addSchedule(runtime, body(bodies.addSchedule, request), actorOf(request)),
+    { body: bodies.addSchedule, status: 201, response: responses.schedule },
+  );
+  route(
+    'DELETE',
+    '/schedules/:id',
+    'admin',
+    'stop a recurring inspection',
+    async (request) => removeSchedule(runtime, param(request, 'id'), actorOf(request)),
+    { response: responses.removedSchedule },
+  );
+
   // ---- audit and tokens ----
   route(
     'GET',
@@ -496,31 +600,49 @@ export async function buildApi(
       // actors (`token:<name>`) are names, not secrets.
       return { ...page, items: page.items.map((entry) => ({ ...entry, detail: redactDeep(entry.detail) })) };
     },
+    { response: responses.page(responses.auditEntry) },
   );
-  route('GET', '/tokens', 'admin', 'list tokens', () => tokens.list());
+  route('GET', '/tokens', 'admin', 'list tokens (with expiry and last use)', () => tokens.list(), {
+    response: z.array(responses.tokenView),
+  });
   route(
     'POST',
     '/tokens',
     'admin',
-    'create a token (shown once)',
+    'create a token (its secret is shown once)',
     async (request) => {
       const input = body(bodies.createToken, request);
-      return tokens.create(input.name, input.role, actorOf(request));
+      return tokens.create(input.name, input.role, actorOf(request), {
+        ...(input.expiresInMs !== undefined ? { expiresInMs: input.expiresInMs } : {}),
+      });
     },
-    { body: bodies.createToken, status: 201 },
+    { body: bodies.createToken, status: 201, response: responses.createdToken },
   );
-  route('DELETE', '/tokens/:id', 'admin', 'revoke a token', async (request) => {
-    const revoked = await tokens.revoke(param(request, 'id'), actorOf(request));
-    return { id: revoked.id, revoked: true };
-  });
+  route(
+    'DELETE',
+    '/tokens/:id',
+    'admin',
+    'revoke a token',
+    async (request) => {
+      const revoked = await tokens.revoke(param(request, 'id'), actorOf(request));
+      return { id: revoked.id, revoked: true };
+    },
+    { response: responses.revokedToken },
+  );
   route(
     'GET',
     '/me',
     'viewer',
-    'the token making this request (name and role)',
-    async (request) => request.token,
+    'the token making this request: its name, role and expiry',
+    async (request) => {
+      const { id, name, role, expiresAt } = request.token!;
+      return { id, name, role, ...(expiresAt ? { expiresAt } : {}) };
+    },
+    { response: responses.me },
   );
-  route('GET', '/openapi.json', 'viewer', 'this document', async () => openApiDocument(docs));
+  route('GET', '/openapi.json', 'viewer', 'this document', async () => openApiDocument(docs), {
+    response: responses.openApi,
+  });
 
   // ---- unauthenticated ----
   app.get('/healthz', async (_request, reply) => {
@@ -564,25 +686,29 @@ function parseOrProblem<T>(schema: z.ZodType<T>, value: unknown, where: string):
     400,
     `invalid ${where}: ${errors.map((error) => `${error.field}: ${error.message}`).join('; ')}`,
     errors,
+    { code: 'INVALID_INPUT' },
   );
 }
 
 function toProblem(error: unknown, request: FastifyRequest, logger: Logger): ProblemError {
   if (error instanceof ProblemError) return error;
   if (isRedisUnavailable(error))
-    return new ProblemError(503, 'Redis cannot be reached; try again shortly', undefined, request.id);
-  if (error instanceof NotFoundError) return new ProblemError(404, error.message);
-  if (error instanceof IdempotencyConflictError) return new ProblemError(409, error.message);
+    return new ProblemError(503, 'Redis cannot be reached; try again shortly', undefined, {
+      requestId: request.id,
+      code: 'REDIS_UNAVAILABLE',
+    });
+  if (error instanceof NotFoundError)
+    return new ProblemError(404, error.message, undefined, { code: error.code });
+  if (error instanceof IdempotencyConflictError)
+    return new ProblemError(409, error.message, undefined, { code: error.code });
   if (error instanceof ReplicaAckTimeoutError)
-    return new ProblemError(
-      503,
-      `${error.message}; retry with the same Idempotency-Key`,
-      undefined,
-      request.id,
-    );
+    return new ProblemError(503, `${error.message}; retry with the same Idempotency-Key`, undefined, {
+      requestId: request.id,
+      code: 'REPLICA_ACK_TIMEOUT',
+    });
   if (error instanceof SwitchyardError) {
-    if (error.badInput) return new ProblemError(400, error.message);
-    return new ProblemError(error.callFailure ? 502 : 409, error.message);
+    if (error.badInput) return new ProblemError(400, error.message, undefined, { code: error.code });
+    return new ProblemError(error.callFailure ? 502 : 409, error.message, undefined, { code: error.code });
   }
   const code = (error as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
@@ -606,7 +732,7 @@ function toProblem(error: unknown, request: FastifyRequest, logger: Logger): Pro
     500,
     `internal error (request ${request.id}); the api log has the details under this request id`,
     undefined,
-    request.id,
+    { requestId: request.id, code: 'INTERNAL' },
   );
 }
 
@@ -627,7 +753,7 @@ const TITLES: Record<number, string> = {
 function sendProblem(reply: FastifyReply, problem: ProblemError) {
   if (problem.status === 401) reply.header('www-authenticate', 'Bearer');
   if (problem.status === 503) reply.header('retry-after', '1');
-  if (problem.requestId) reply.header('x-request-id', problem.requestId);
+  if (problem.extra.requestId) reply.header('x-request-id', problem.extra.requestId);
   return reply
     .code(problem.status)
     .type('application/problem+json')
@@ -636,8 +762,10 @@ function sendProblem(reply: FastifyReply, problem: ProblemError) {
       title: TITLES[problem.status] ?? 'Error',
       status: problem.status,
       detail: redact(problem.message),
+      ...(problem.extra.code ? { code: problem.extra.code } : {}),
+      ...(problem.extra.requiredRole ? { requiredRole: problem.extra.requiredRole } : {}),
       ...(problem.errors ? { errors: redactDeep(problem.errors) } : {}),
-      ...(problem.requestId ? { requestId: problem.requestId } : {}),
+      ...(problem.extra.requestId ? { requestId: problem.extra.requestId } : {}),
     });
 }
 

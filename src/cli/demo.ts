@@ -11,6 +11,7 @@ import { packPlugin } from '@switchyard/plugin-sdk/pack';
 import { localUser } from '../core/context.js';
 import { createLogger } from '../core/log.js';
 import { createRuntime } from '../core/runtime.js';
+import { localBackend } from './backend.js';
 import { printBatchResults, followWithProgress } from './commands/work.js';
 import { printPluginTable } from './commands/plugins.js';
 import { resolveConfig } from './config.js';
@@ -134,7 +135,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     say('\n6. One batch inspection over every project, each call a fresh supervised process');
     const batch = await runtime.work.createBatch('fixture-inspector', 'all', actor);
     const started = Date.now();
-    const final = await followWithProgress(runtime.work, batch, false);
+    const final = await followWithProgress(localBackend(runtime, actor).work, batch, false);
     say('');
     printBatchResults(final);
     say(`   finished in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -9,10 +9,13 @@ import { registerPluginCommands } from './commands/plugins.js';
 import { registerProcessCommands } from './commands/processes.js';
 import { registerProjectCommands } from './commands/projects.js';
 import { registerScheduleCommands } from './commands/schedules.js';
+import { registerSessionCommands } from './commands/session.js';
+import { registerCompletionCommand } from './commands/completion.js';
 import { registerTokenCommands } from './commands/tokens.js';
 import { WorkFailed, registerWorkCommands } from './commands/work.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up.js';
-import { escapeControlKeepingLines } from './output.js';
+import { ApiUnreachableError, NotAllowedError } from './errors.js';
+import { escapeControlKeepingLines, printJson } from './output.js';
 
 /** The package's version (package.json sits two levels above src/cli and dist/cli). */
 export function version(): string {
@@ -46,6 +49,15 @@ export function buildProgram(): Command {
       'Redis key prefix, so installations can share a Redis (env SWITCHYARD_PREFIX)',
     )
     .option('--json', 'print exactly one JSON document on stdout')
+    .option(
+      '--url <url>',
+      "remote mode: the HTTP API to talk to (env SWITCHYARD_URL; default: the profile's)",
+    )
+    .option(
+      '--token <token>',
+      'remote mode: a token (env SWITCHYARD_TOKEN; prefer `login --token-stdin`: this lands in shell history)',
+    )
+    .option('--profile <name>', 'remote mode: a profile `switchyard login` saved (env SWITCHYARD_PROFILE)')
     .addOption(
       new Option(
         '--log-format <format>',
@@ -74,6 +86,8 @@ export function buildProgram(): Command {
   registerTokenCommands(program);
   registerScheduleCommands(program);
   registerLongOpCommands(program);
+  registerSessionCommands(program);
+  registerCompletionCommand(program);
   for (const command of allCommands(program)) command.exitOverride();
   return program;
 }
@@ -82,19 +96,44 @@ function allCommands(command: Command): Command[] {
   return command.commands.flatMap((child) => [child, ...allCommands(child)]);
 }
 
-/** Exit status per docs/CLI.md: 0 success, 1 the work failed, 2 bad usage or input. */
+/** Exit status per docs/CLI.md: 0 success, 1 the work failed, 2 bad usage or input, 4 not allowed. */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
     return 0;
   } catch (error) {
-    return report(error);
+    const status = report(error);
+    // --json: errors are one JSON document on stdout too (a failed batch already printed its own).
+    if (status !== 0 && argv.includes('--json') && !(error instanceof WorkFailed))
+      printJson({ error: { code: errorCodeOf(error), message: messageOf(error) } });
+    return status;
   }
+}
+
+function errorCodeOf(error: unknown): string {
+  if (error instanceof CommanderError) return 'USAGE';
+  if (error instanceof RedisUnreachableError) return 'REDIS_UNREACHABLE';
+  if (error instanceof NotAllowedError || error instanceof ApiUnreachableError) return error.code;
+  if (error instanceof SwitchyardError) return error.code;
+  return 'INTERNAL';
+}
+
+function messageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^error: /, '').trim();
 }
 
 function report(error: unknown): number {
   if (isClosedStdout(error)) return 0;
+  if (error instanceof NotAllowedError) {
+    writeError(error.message);
+    return 4;
+  }
+  if (error instanceof ApiUnreachableError) {
+    writeError(error.message);
+    return 2;
+  }
   if (error instanceof CommanderError) {
     if (
       error.code === 'commander.helpDisplayed' ||

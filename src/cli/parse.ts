@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import ms from 'ms';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { InvalidInputError } from '../core/errors.js';
+import { MAX_LIST_LIMIT } from '../core/limits.js';
 import { cronProblem } from '../core/schedules.js';
 
 /** An integer option from `min` to `max`; anything else fails with `problem`. */
@@ -16,6 +17,11 @@ function integerIn(min: number, max: number, problem: string) {
 
 export function positiveInt(name: string) {
   return integerIn(1, Infinity, `${name} must be a positive integer`);
+}
+
+/** How many entries a list shows: 1 to MAX_LIST_LIMIT, as the api accepts. */
+export function listLimit(name: string) {
+  return integerIn(1, MAX_LIST_LIMIT, `${name} must be an integer from 1 to ${MAX_LIST_LIMIT}`);
 }
 
 /** Node's timers take at most 2^31 - 1 ms; a longer one fires at once (with only a warning). */

@@ -47,10 +47,14 @@ const DOCUMENTED: [string, string][] = [
   ['get', '/api/v1/operations/{id}'],
   ['post', '/api/v1/operations/{id}/cancel'],
   ['get', '/api/v1/operations/{id}/events'],
+  ['get', '/api/v1/schedules'],
+  ['post', '/api/v1/schedules'],
+  ['delete', '/api/v1/schedules/{id}'],
   ['get', '/api/v1/audit'],
   ['get', '/api/v1/tokens'],
   ['post', '/api/v1/tokens'],
   ['delete', '/api/v1/tokens/{id}'],
+  ['get', '/api/v1/me'],
   ['get', '/api/v1/openapi.json'],
 ];
 

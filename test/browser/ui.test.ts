@@ -406,6 +406,38 @@ describe('review web UI in Chromium', () => {
     await shot(page, '15-audit', true);
   });
 
+  it('admin pages: creates a token (secret shown once) and adds and removes a schedule', async () => {
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByTestId('tokens-table').waitFor();
+    await page.getByTestId('token-name').fill('ui-person');
+    await page.getByTestId('token-role').selectOption('viewer');
+    await page.getByTestId('token-expires').selectOption({ label: '30 days' });
+    await page.getByTestId('token-create').click();
+    const secret = await page.getByTestId('token-secret').innerText();
+    expect(secret).toMatch(/^sy_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+    await shot(page, '15a-token-created');
+    // Listed with its expiry once the page is shown again, and the secret is gone.
+    await page.reload();
+    const row = page.locator('[data-testid="tokens-table"] tr', { hasText: 'ui-person' });
+    await row.waitFor();
+    expect(await row.innerText()).toMatch(/viewer/);
+    expect(await row.innerText()).not.toMatch(/never\s+never/);
+    expect(await page.getByTestId('token-secret').count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByTestId('schedules-table').waitFor();
+    await page.getByTestId('schedule-cron').fill('0 3 * * *');
+    await page.getByTestId('schedule-add').click();
+    await page.getByTestId('flash').waitFor();
+    const scheduled = page.locator('[data-testid="schedules-table"] tr', { hasText: '0 3 * * *' });
+    await scheduled.waitFor();
+    await shot(page, '15b-schedules');
+    await scheduled.getByRole('button', { name: 'Remove' }).click();
+    // The page is drawn again without the row (the add's flash is still there until then).
+    await scheduled.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('flash').innerText()).toMatch(/Removed schedule sched_/);
+  });
+
   it('flags a changed package with both fingerprints and asks for a new review', async () => {
     const before =
       (await page.evaluate(() => globalThis.sessionStorage.getItem('switchyard.token'))) !== null;

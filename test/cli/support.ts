@@ -164,7 +164,11 @@ export function onlyJson<T = unknown>(result: CliResult): T {
 export function expectUsageError(result: CliResult, message: RegExp): string {
   const context = `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
   expect(result.code, context).toBe(2);
-  expect(result.stdout, context).toBe('');
+  // CLI.md: with --json an error is one JSON document on stdout; without, stdout stays empty.
+  if (result.stdout !== '')
+    expect(JSON.parse(result.stdout), context).toEqual({
+      error: { code: expect.any(String), message: expect.stringMatching(message) },
+    });
   const lines = result.stderr.split('\n').filter((line) => line.trim() !== '');
   expect(
     lines.filter((line) => /^\s{4}at /.test(line)),

@@ -7,6 +7,9 @@ import { operationView, operationsView } from './operations.js';
 import { pluginView, pluginsView } from './plugins.js';
 import { projectsView } from './projects.js';
 import { navigate, setRenderer, takeFlash } from './router.js';
+import { schedulesView } from './schedules.js';
+import { currentUser, forgetUser } from './session.js';
+import { tokensView } from './tokens.js';
 
 const ROUTES = [
   [/^\/plugins$/, pluginsView],
@@ -17,6 +20,8 @@ const ROUTES = [
   [/^\/operations$/, operationsView],
   [/^\/operations\/([^/]+)$/, operationView],
   [/^\/audit$/, auditView],
+  [/^\/schedules$/, schedulesView],
+  [/^\/tokens$/, tokensView],
 ];
 
 const main = document.getElementById('main');
@@ -27,6 +32,7 @@ let signInMessage;
 
 function signOut(message) {
   setToken(null);
+  forgetUser();
   signInMessage = message;
   render();
 }
@@ -52,6 +58,12 @@ function render() {
   }
   nav.hidden = false;
   signOutButton.hidden = false;
+  // Admin-only links (Schedules, Tokens) appear once the token's role is known.
+  currentUser(controller.signal)
+    .then((user) => {
+      for (const link of nav.querySelectorAll('[data-admin]')) link.hidden = user.role !== 'admin';
+    })
+    .catch(() => {});
 
   const path = decodeURIComponent(location.hash.replace(/^#/, '')) || '/plugins';
   for (const link of nav.querySelectorAll('a')) {

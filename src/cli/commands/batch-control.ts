@@ -6,7 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import { EXPORT_FORMATS, isExportFormat, type ExportFormat } from '../../core/batch-export.js';
 import { hasDifferences, type BatchDiff } from '../../core/batch-diff.js';
 import { KEEP_PER_PLUGIN } from '../../core/batches.js';
-import { withRuntime } from '../context.js';
+import { withBackend } from '../context.js';
 import { emit, say } from '../output.js';
 import { WorkFailed, finishBatch, withoutResults } from './work.js';
 
@@ -16,8 +16,8 @@ export function registerBatchControlCommands(batch: Command): void {
     .description('cancel: queued inspections never start, running ones are killed; idempotent')
     .addHelpText('after', '\nExample:\n  switchyard batch cancel batch_1f2e…')
     .action(async (batchId: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const view = await runtime.work.control.cancel(batchId, actor);
+      withBackend(command, async ({ config, backend }) => {
+        const view = await backend.work.cancelBatch(batchId);
         emit(config.json, withoutResults(view), () =>
           say(
             `${view.batchId}: ${view.state} (${view.succeeded} succeeded, ${view.failed} failed, ${view.cancelled} cancelled of ${view.total})`,
@@ -33,13 +33,9 @@ export function registerBatchControlCommands(batch: Command): void {
     .option('--no-wait', 'print the new batch at once instead of following it')
     .addHelpText('after', '\nExample:\n  switchyard batch retry batch_1f2e… --failed')
     .action(async (batchId: string, options: { failed?: boolean; wait: boolean }, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const retry = await runtime.work.control.retry(
-          batchId,
-          { failedOnly: options.failed === true },
-          actor,
-        );
-        await finishBatch(runtime.work, retry, config.json, options.wait);
+      withBackend(command, async ({ config, backend }) => {
+        const retry = await backend.work.retryBatch(batchId, { failedOnly: options.failed === true });
+        await finishBatch(backend.work, retry, config.json, options.wait);
       }),
     );
 
@@ -52,8 +48,8 @@ export function registerBatchControlCommands(batch: Command): void {
       `\nOnly projects with a difference are listed. Retention keeps the newest ${KEEP_PER_PLUGIN} finished batches of each plugin however old, so there is always one to compare with.\n\nExample:\n  switchyard batch diff batch_last_week… batch_today… --exit-code`,
     )
     .action(async (from: string, to: string, options: { exitCode?: boolean }, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const diff = await runtime.work.control.diff(from, to);
+      withBackend(command, async ({ config, backend }) => {
+        const diff = await backend.work.diffBatches(from, to);
         emit(config.json, diff, () => printDiff(diff));
         if (options.exitCode && hasDifferences(diff)) throw new WorkFailed('');
       }),
@@ -65,8 +61,8 @@ export function registerBatchControlCommands(batch: Command): void {
     .requiredOption('--format <format>', EXPORT_FORMATS.join(' or '), exportFormat)
     .addHelpText('after', '\nExample:\n  switchyard batch export batch_1f2e… --format csv > results.csv')
     .action(async (batchId: string, options: { format: ExportFormat }, command: Command) =>
-      withRuntime(command, async ({ runtime }) => {
-        for await (const chunk of await runtime.work.control.export(batchId, options.format)) {
+      withBackend(command, async ({ backend }) => {
+        for await (const chunk of await backend.work.exportBatch(batchId, options.format)) {
           if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
         }
       }),

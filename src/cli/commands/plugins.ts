@@ -3,9 +3,9 @@ import type { Command } from 'commander';
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@switchyard/plugin-sdk/protocol';
 import { InvalidInputError } from '../../core/errors.js';
 import type { PluginDetail, PluginView } from '../../core/plugins.js';
-import { withRuntime } from '../context.js';
+import { withBackend, withLocalOnly } from '../context.js';
 import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
-import { positiveInt, requireYes } from '../parse.js';
+import { listLimit, requireYes } from '../parse.js';
 import { containmentText, limitsText, printLogEntries, untilInterrupted } from './long-ops.js';
 
 export function registerPluginCommands(program: Command): void {
@@ -22,8 +22,8 @@ export function registerPluginCommands(program: Command): void {
     .description('rediscover plugin packages in <data-dir>/plugins (never runs them)')
     .addHelpText('after', '\nExample:\n  switchyard plugin refresh')
     .action(async (_options, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const plugins = await runtime.core.plugins.refresh(actor);
+      withBackend(command, async ({ config, backend }) => {
+        const plugins = await backend.plugins.refresh();
         emit(config.json, plugins, () => printPluginTable(plugins));
       }),
     );
@@ -33,8 +33,8 @@ export function registerPluginCommands(program: Command): void {
     .description('one row per plugin: id, version, trust, enabled, health, grants')
     .addHelpText('after', '\nExample:\n  switchyard plugin list --json')
     .action(async (_options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const plugins = await runtime.core.plugins.list();
+      withBackend(command, async ({ config, backend }) => {
+        const plugins = await backend.plugins.list();
         emit(config.json, plugins, () => printPluginTable(plugins));
       }),
     );
@@ -44,8 +44,8 @@ export function registerPluginCommands(program: Command): void {
     .description('everything a reviewer needs, with the full SHA-256 fingerprint')
     .addHelpText('after', '\nExample:\n  switchyard plugin show fixture-inspector')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const detail = await runtime.core.plugins.show(id);
+      withBackend(command, async ({ config, backend }) => {
+        const detail = await backend.plugins.show(id);
         if (config.json) return printJson({ ...detail, osTrustBoundary: OS_TRUST_BOUNDARY_STATEMENT });
         printDetail(detail);
       }),
@@ -61,7 +61,7 @@ export function registerPluginCommands(program: Command): void {
       '\nExample:\n  switchyard plugin trust fixture-inspector --fingerprint 3f5a…e1 --yes',
     )
     .action(async (id: string, options: { fingerprint: string; yes?: boolean }, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
+      withBackend(command, async ({ config, backend }) => {
         requireYes(options.yes, `plugin trust ${id} --fingerprint ${options.fingerprint}`);
         if (!/^[0-9a-f]{64}$/.test(options.fingerprint)) {
           throw new InvalidInputError(
@@ -69,7 +69,7 @@ export function registerPluginCommands(program: Command): void {
           );
         }
         if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
-        const view = await runtime.core.plugins.trust(id, options.fingerprint, actor);
+        const view = await backend.plugins.trust(id, options.fingerprint);
         emit(config.json, view, () =>
           say(`trusted ${id} at ${options.fingerprint}; it stays disabled until you enable it`),
         );
@@ -86,12 +86,12 @@ export function registerPluginCommands(program: Command): void {
       '\nExample:\n  switchyard plugin enable fixture-inspector --scope project.metadata.read --scope project.files.read --yes',
     )
     .action(async (id: string, options: { scope: string[]; yes?: boolean }, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
+      withBackend(command, async ({ config, backend }) => {
         requireYes(
           options.yes,
           `plugin enable ${id} ${options.scope.map((scope) => `--scope ${scope}`).join(' ')}`,
         );
-        const view = await runtime.core.plugins.enable(id, options.scope, actor);
+        const view = await backend.plugins.enable(id, options.scope);
         emit(config.json, view, () =>
           say(`enabled ${id} with ${view.grantedScopes.join(', ')} (health: ${view.health})`),
         );
@@ -103,8 +103,8 @@ export function registerPluginCommands(program: Command): void {
     .description('revoke every grant, without running plugin code')
     .addHelpText('after', '\nExample:\n  switchyard plugin disable fixture-inspector')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const view = await runtime.core.plugins.disable(id, actor);
+      withBackend(command, async ({ config, backend }) => {
+        const view = await backend.plugins.disable(id);
         emit(config.json, view, () => say(`disabled ${id}; all grants revoked`));
       }),
     );
@@ -114,8 +114,8 @@ export function registerPluginCommands(program: Command): void {
     .description('one supervised health check now')
     .addHelpText('after', '\nExample:\n  switchyard plugin health fixture-inspector')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const health = await runtime.core.plugins.health(id);
+      withBackend(command, async ({ config, backend }) => {
+        const health = await backend.plugins.health(id);
         emit(config.json, health, () =>
           say(`${id}: ${health.status}${health.message ? ` — ${health.message}` : ''}`),
         );
@@ -125,8 +125,8 @@ export function registerPluginCommands(program: Command): void {
   plugin
     .command('logs <id>')
     .description('newest redacted log entries (plugin stderr, written while calls run, and call failures)')
-    .option('--limit <n>', 'how many entries', positiveInt('--limit'), 50)
-    .option('--follow', 'keep printing new entries as calls write them (Ctrl-C ends it)')
+    .option('--limit <n>', 'how many entries', listLimit('--limit'), 50)
+    .option('--follow', 'keep printing new entries as calls write them (Ctrl-C ends it; local mode)')
     .option('--operation <opId>', "only that operation's entries (as `op logs`)")
     .addHelpText(
       'after',
@@ -137,16 +137,16 @@ export function registerPluginCommands(program: Command): void {
         id: string,
         options: { limit: number; follow?: boolean; operation?: string },
         command: Command,
-      ) =>
-        withRuntime(command, async ({ config, runtime }) => {
-          const { plugins } = runtime.core;
-          if (options.operation) {
-            const operation = await runtime.work.getOperation(options.operation);
-            if (operation.pluginId !== id)
-              throw new InvalidInputError(
-                `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
-              );
-            if (options.follow)
+      ) => {
+        if (options.follow)
+          // Following reads Redis as calls write it: local mode only (it says so in remote mode).
+          return withLocalOnly(command, 'plugin logs --follow', async ({ config, runtime }) => {
+            if (options.operation) {
+              const operation = await runtime.work.getOperation(options.operation);
+              if (operation.pluginId !== id)
+                throw new InvalidInputError(
+                  `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
+                );
               return untilInterrupted((signal) =>
                 runtime.work.followOperationLogs(
                   operation.id,
@@ -156,21 +156,30 @@ export function registerPluginCommands(program: Command): void {
                   },
                 ),
               );
-            const entries = (await runtime.work.operationLogs(operation.id)).slice(-options.limit);
-            return config.json ? printJson(entries) : printLogEntries(entries, false);
-          }
-          if (options.follow)
+            }
             return untilInterrupted((signal) =>
-              plugins.followLogs(id, (entries) => printLogEntries(entries, config.json), {
+              runtime.core.plugins.followLogs(id, (entries) => printLogEntries(entries, config.json), {
                 limit: options.limit,
                 signal,
               }),
             );
-          const logs = await plugins.logs(id, options.limit);
+          });
+        return withBackend(command, async ({ config, backend }) => {
+          if (options.operation) {
+            const operation = await backend.work.getOperation(options.operation);
+            if (operation.pluginId !== id)
+              throw new InvalidInputError(
+                `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
+              );
+            const entries = (await backend.work.operationLogs(operation.id)).slice(-options.limit);
+            return config.json ? printJson(entries) : printLogEntries(entries, false);
+          }
+          const logs = await backend.plugins.logs(id, options.limit);
           if (config.json) return printJson(logs);
           if (logs.length === 0) return say(`no log entries for ${id}`);
           printLogEntries([...logs].reverse(), false);
-        }),
+        });
+      },
     );
 }
 

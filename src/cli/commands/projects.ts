@@ -1,7 +1,7 @@
 // switchyard project …: the projects plugins may look at (docs/CLI.md "Projects").
 import type { Command } from 'commander';
 import type { Project } from '../../core/projects.js';
-import { withRuntime } from '../context.js';
+import { withBackend } from '../context.js';
 import { emit, printTable, say } from '../output.js';
 
 export function registerProjectCommands(program: Command): void {
@@ -19,8 +19,8 @@ export function registerProjectCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard project add ~/src/shop --trust')
     .action(
       async (path: string, options: { id?: string; name?: string; trust?: boolean }, command: Command) =>
-        withRuntime(command, async ({ config, runtime, actor }) => {
-          const added = await runtime.core.projects.add(path, options, actor);
+        withBackend(command, async ({ config, backend }) => {
+          const added = await backend.projects.add(path, options);
           emit(config.json, added, () => printProjects([added]));
         }),
     );
@@ -31,8 +31,8 @@ export function registerProjectCommands(program: Command): void {
     .option('--trust', 'trust them now')
     .addHelpText('after', '\nExample:\n  switchyard project scan ~/src --trust')
     .action(async (dir: string, options: { trust?: boolean }, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const added = await runtime.core.projects.scan(dir, options, actor);
+      withBackend(command, async ({ config, backend }) => {
+        const added = await backend.projects.scan(dir, options);
         emit(config.json, added, () => printProjects(added));
       }),
     );
@@ -42,8 +42,8 @@ export function registerProjectCommands(program: Command): void {
     .description('all registered projects')
     .addHelpText('after', '\nExample:\n  switchyard project list --json')
     .action(async (_options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const projects = await runtime.core.projects.list();
+      withBackend(command, async ({ config, backend }) => {
+        const projects = await backend.projects.list();
         emit(config.json, projects, () => printProjects(projects));
       }),
     );
@@ -59,8 +59,8 @@ export function registerProjectCommands(program: Command): void {
       )
       .addHelpText('after', `\nExample:\n  switchyard project ${name} shop`)
       .action(async (id: string, _options, command: Command) =>
-        withRuntime(command, async ({ config, runtime, actor }) => {
-          const updated = await runtime.core.projects.setTrusted(id, trusted, actor);
+        withBackend(command, async ({ config, backend }) => {
+          const updated = await backend.projects.setTrusted(id, trusted);
           emit(config.json, updated, () => printProjects([updated]));
         }),
       );
@@ -71,8 +71,8 @@ export function registerProjectCommands(program: Command): void {
     .description('forget a project (its files are not touched)')
     .addHelpText('after', '\nExample:\n  switchyard project remove shop')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const removed = await runtime.core.projects.remove(id, actor);
+      withBackend(command, async ({ config, backend }) => {
+        const removed = await backend.projects.remove(id);
         emit(config.json, removed, () => say(`removed project ${id} (${removed.root})`));
       }),
     );

@@ -2,7 +2,7 @@
 // interval or a cron pattern), kept by the scheduler as BullMQ job schedulers.
 import type { Command } from 'commander';
 import ms from 'ms';
-import { withRuntime } from '../context.js';
+import { withBackend } from '../context.js';
 import { ago, emit, printTable, say } from '../output.js';
 import { cronPattern, durationFrom } from '../parse.js';
 
@@ -35,18 +35,13 @@ export function registerScheduleCommands(program: Command): void {
         options: { all?: boolean; every?: number; cron?: string },
         command: Command,
       ) =>
-        withRuntime(command, async ({ config, runtime, actor }) => {
-          await runtime.core.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
-          const created = await runtime.schedules.add(
-            {
-              pluginId,
-              projects: options.all ? 'all' : projects,
-              ...(options.every ? { everyMs: options.every } : {}),
-              ...(options.cron ? { cron: options.cron } : {}),
-            },
-            actor,
-            runtime.queues,
-          );
+        withBackend(command, async ({ config, backend }) => {
+          const created = await backend.schedules.add({
+            pluginId,
+            projects: options.all ? 'all' : projects,
+            ...(options.every ? { everyMs: options.every } : {}),
+            ...(options.cron ? { cron: options.cron } : {}),
+          });
           emit(config.json, created, () => say(`schedule ${created.id} added`));
         }),
     );
@@ -55,8 +50,8 @@ export function registerScheduleCommands(program: Command): void {
     .description('all recurring inspections')
     .addHelpText('after', '\nExample:\n  switchyard schedule list')
     .action(async (_options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const schedules = await runtime.schedules.list();
+      withBackend(command, async ({ config, backend }) => {
+        const schedules = await backend.schedules.list();
         emit(config.json, schedules, () =>
           printTable(
             ['ID', 'PLUGIN', 'PROJECTS', 'WHEN', 'BY', 'CREATED'],
@@ -77,8 +72,8 @@ export function registerScheduleCommands(program: Command): void {
     .description('stop a recurring inspection')
     .addHelpText('after', '\nExample:\n  switchyard schedule remove sched_1a2b3c4d')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const removed = await runtime.schedules.remove(id, runtime.queues);
+      withBackend(command, async ({ config, backend }) => {
+        const { removed } = await backend.schedules.remove(id);
         emit(config.json, { id, removed }, () => say(removed ? `removed ${id}` : `no schedule ${id}`));
       }),
     );

@@ -3,12 +3,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import ms from 'ms';
 import { BATCH_STATES, isBatchOver, type BatchState, type BatchView } from '../../core/batches.js';
-import { queryAudit } from '../../core/audit.js';
 import { MAX_PAGE_LIMIT } from '../../core/pages.js';
 import { InvalidInputError } from '../../core/errors.js';
 import { OPERATION_STATES, type OperationState, type OperationView } from '../../core/operations.js';
-import type { WorkService } from '../../core/work.js';
-import { withRuntime } from '../context.js';
+import type { Backend } from '../backend.js';
+import { withBackend } from '../context.js';
 import { ago, emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { durationFrom, milliseconds, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 import { registerBatchControlCommands } from './batch-control.js';
@@ -42,13 +41,13 @@ export function registerWorkCommands(program: Command): void {
         options: { all?: boolean; wait: boolean },
         command: Command,
       ) =>
-        withRuntime(command, async ({ config, runtime, actor }) => {
+        withBackend(command, async ({ config, backend }) => {
           if (options.all && projects.length > 0)
             throw new InvalidInputError('name projects or use --all, not both');
           if (!options.all && projects.length === 0)
             throw new InvalidInputError('name at least one project, or use --all');
-          const batch = await runtime.work.createBatch(pluginId, options.all ? 'all' : projects, actor);
-          await finishBatch(runtime.work, batch, config.json, options.wait);
+          const batch = await backend.work.createBatch(pluginId, options.all ? 'all' : projects);
+          await finishBatch(backend.work, batch, config.json, options.wait);
         }),
     );
 
@@ -65,10 +64,10 @@ export function registerWorkCommands(program: Command): void {
       '\nExamples:\n  switchyard batch show batch_1f2e… --json\n  switchyard batch show batch_1f2e… --watch',
     )
     .action(async (batchId: string, options: { watch?: boolean }, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        let view = await runtime.work.getBatch(batchId);
+      withBackend(command, async ({ config, backend }) => {
+        let view = await backend.work.getBatch(batchId);
         if (options.watch && !isBatchOver(view))
-          view = await followWithProgress(runtime.work, view, config.json);
+          view = await followWithProgress(backend.work, view, config.json);
         emit(config.json, batchDocument(view), () => printBatchResults(view));
       }),
     );
@@ -84,9 +83,9 @@ export function registerWorkCommands(program: Command): void {
     .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
     .addHelpText('after', '\nExample:\n  switchyard batch list --state failed --plugin fixture-inspector')
     .action(async (options: { state?: BatchState; plugin?: string; limit: number }, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const { items: batches } = await runtime.work.listBatches({
-          limit: options.limit,
+      withBackend(command, async ({ config, backend }) => {
+        const { items: batches } = await backend.work.listBatches({
+          limit: Math.min(options.limit, MAX_PAGE_LIMIT),
           ...(options.state ? { state: options.state } : {}),
           ...(options.plugin ? { pluginId: options.plugin } : {}),
         });
@@ -133,25 +132,22 @@ export function registerWorkCommands(program: Command): void {
         options: { input?: string; yes?: boolean; idempotencyKey?: string; wait?: boolean; timeout?: number },
         command: Command,
       ) =>
-        withRuntime(command, async ({ config, runtime, actor }) => {
+        withBackend(command, async ({ config, backend }) => {
           const input = parseJsonInput(options.input);
           requireYes(options.yes, `run ${pluginId} ${projectId} ${action}`);
-          const { operation, created } = await runtime.work.createOperation(
-            {
-              pluginId,
-              projectId,
-              action,
-              input,
-              ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
-              ...(options.timeout !== undefined ? { timeoutMs: options.timeout } : {}),
-            },
-            actor,
-          );
+          const { operation, created } = await backend.work.createOperation({
+            pluginId,
+            projectId,
+            action,
+            input,
+            ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+            ...(options.timeout !== undefined ? { timeoutMs: options.timeout } : {}),
+          });
           if (!options.wait) {
             if (config.json) return printJson(operation);
             return say(`${operation.id}${created ? '' : ' (existing operation for this idempotency key)'}`);
           }
-          await finishOperation(runtime.work, operation, config.json);
+          await finishOperation(backend.work, operation, config.json);
         }),
     );
 
@@ -178,9 +174,9 @@ export function registerWorkCommands(program: Command): void {
         options: { project?: string; plugin?: string; state?: OperationState; limit: number },
         command: Command,
       ) =>
-        withRuntime(command, async ({ config, runtime }) => {
-          const { items: operations } = await runtime.work.listOperations({
-            limit: options.limit,
+        withBackend(command, async ({ config, backend }) => {
+          const { items: operations } = await backend.work.listOperations({
+            limit: Math.min(options.limit, MAX_PAGE_LIMIT),
             ...(options.project ? { projectId: options.project } : {}),
             ...(options.plugin ? { pluginId: options.plugin } : {}),
             ...(options.state ? { state: options.state } : {}),
@@ -204,8 +200,8 @@ export function registerWorkCommands(program: Command): void {
     .description('one operation with its result or error')
     .addHelpText('after', '\nExample:\n  switchyard op show op_5c1d…')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        const operation = await runtime.work.getOperation(id);
+      withBackend(command, async ({ config, backend }) => {
+        const operation = await backend.work.getOperation(id);
         emit(config.json, operation, () => printOperation(operation));
       }),
     );
@@ -213,8 +209,8 @@ export function registerWorkCommands(program: Command): void {
     .description('cancel: a queued operation never starts; a running one is killed')
     .addHelpText('after', '\nExample:\n  switchyard op cancel op_5c1d…')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime, actor }) => {
-        const operation = await runtime.work.cancelOperation(id, actor);
+      withBackend(command, async ({ config, backend }) => {
+        const operation = await backend.work.cancelOperation(id);
         emit(config.json, operation, () => say(`${id}: ${operation.state}`));
       }),
     );
@@ -222,8 +218,8 @@ export function registerWorkCommands(program: Command): void {
     .description('follow an operation to a terminal state (exit 1 unless it succeeded)')
     .addHelpText('after', '\nExample:\n  switchyard op wait op_5c1d…')
     .action(async (id: string, _options, command: Command) =>
-      withRuntime(command, async ({ config, runtime }) => {
-        await finishOperation(runtime.work, await runtime.work.getOperation(id), config.json);
+      withBackend(command, async ({ config, backend }) => {
+        await finishOperation(backend.work, await backend.work.getOperation(id), config.json);
       }),
     );
 
@@ -245,8 +241,8 @@ export function registerWorkCommands(program: Command): void {
         options: { limit: number; actor?: string; action?: string; target?: string; since?: number },
         command: Command,
       ) =>
-        withRuntime(command, async ({ config, runtime }) => {
-          const { items: entries } = await queryAudit(runtime.core.redis, runtime.core.keys, {
+        withBackend(command, async ({ config, backend }) => {
+          const { items: entries } = await backend.audit({
             limit: Math.min(options.limit, MAX_PAGE_LIMIT),
             ...(options.actor ? { actor: options.actor } : {}),
             ...(options.action ? { action: options.action } : {}),
@@ -268,7 +264,11 @@ export function registerWorkCommands(program: Command): void {
     );
 }
 
-async function finishOperation(work: WorkService, operation: OperationView, json: boolean): Promise<void> {
+async function finishOperation(
+  work: Backend['work'],
+  operation: OperationView,
+  json: boolean,
+): Promise<void> {
   const warning = warnWithoutWorkers(work, 'operate', () => operation.state === 'queued');
   const final = await work.waitOperation(operation.id).finally(() => clearTimeout(warning));
   emit(json, final, () => printOperation(final));
@@ -276,7 +276,7 @@ async function finishOperation(work: WorkService, operation: OperationView, json
 }
 
 export async function followWithProgress(
-  work: WorkService,
+  work: Backend['work'],
   batch: BatchView,
   json: boolean,
 ): Promise<BatchView> {
@@ -336,7 +336,7 @@ export async function followWithProgress(
 
 /** inspect and batch retry: print the batch at once (no wait) or follow it and print its results; exit 1 unless all succeeded. */
 export async function finishBatch(
-  work: WorkService,
+  work: Backend['work'],
   batch: BatchView,
   json: boolean,
   wait: boolean,
@@ -373,7 +373,7 @@ export function etaText(done: number, total: number, elapsedMs: number): string 
 
 /** Says so when queued work has no worker consuming its queue, instead of waiting in silence. */
 function warnWithoutWorkers(
-  work: WorkService,
+  work: Backend['work'],
   queue: 'inspect' | 'operate',
   stillWaiting: () => boolean,
 ): NodeJS.Timeout {

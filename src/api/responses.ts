@@ -1,0 +1,240 @@
+// Response bodies of the HTTP API as zod schemas: the OpenAPI document's
+// response schemas are generated from these (z.toJSONSchema), as the request
+// schemas are, and the views they describe are typed against the core's own
+// types so that a field added in the core without one here fails to compile.
+import { z } from 'zod';
+import {
+  CAPABILITIES,
+  HEALTH_STATUSES,
+  OPERATE_STATUSES,
+  SCOPES,
+  type InspectResult,
+  type OperateResult,
+} from '@switchyard/plugin-sdk/protocol';
+import type { AuditEntry } from '../core/audit.js';
+import type { BatchDiff } from '../core/batch-diff.js';
+import { BATCH_STATES, type BatchView } from '../core/batches.js';
+import { OPERATION_STATES, type OperationView } from '../core/operations.js';
+import type { PluginDetail, PluginView } from '../core/plugins.js';
+import type { Project } from '../core/projects.js';
+import type { Schedule } from '../core/schedules.js';
+import { ROLES, type TokenView } from '../core/tokens.js';
+
+const time = z.string().describe('RFC 3339 time');
+const json = z.json();
+
+const fact = z.strictObject({
+  id: z.string(),
+  label: z.string(),
+  value: z.string(),
+  source: z.string(),
+  warning: z.string().optional(),
+});
+const inspectResult: z.ZodType<InspectResult> = z.strictObject({
+  summary: z.string(),
+  facts: z.array(fact),
+  actions: z.array(
+    z.strictObject({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() }),
+  ),
+  warnings: z.array(z.string()),
+  observedAt: time,
+});
+const operateResult: z.ZodType<OperateResult> = z.strictObject({
+  status: z.enum(OPERATE_STATUSES),
+  summary: z.string(),
+  output: json,
+});
+
+const pluginShape = {
+  id: z.string(),
+  name: z.string(),
+  version: z.string(),
+  protocolVersion: z.string(),
+  fingerprint: z.string().nullable(),
+  capabilities: z.array(z.enum(CAPABILITIES)),
+  requestedScopes: z.array(z.enum(SCOPES)),
+  grantedScopes: z.array(z.enum(SCOPES)),
+  trust: z.enum(['untrusted', 'trusted', 'changed']),
+  enabled: z.boolean(),
+  health: z.enum(['unknown', 'healthy', 'degraded', 'unhealthy']),
+  available: z.boolean(),
+  error: z.string().optional(),
+};
+export const pluginView: z.ZodType<PluginView> = z.strictObject(pluginShape);
+const pluginDetailShape = {
+  ...pluginShape,
+  trustedFingerprint: z.string().optional(),
+  trustedBy: z.string().optional(),
+  trustedAt: time.optional(),
+  lastError: z.string().optional(),
+  healthCheckedAt: time.optional(),
+  manifestPath: z.string(),
+  packageDir: z.string(),
+  executable: z.string(),
+  timeLimits: z.strictObject({
+    inspectMs: z.number().int(),
+    operateMs: z.number().int(),
+    healthMs: z.number().int(),
+  }),
+  containment: z.strictObject({
+    mechanism: z.enum(['subreaper', 'process-group']),
+    detail: z.string(),
+    seenBy: z.string().describe('the process whose view this is (the api, for this route)'),
+  }),
+};
+/** What `plugin set` returns: the detail without the reviewer texts GET adds. */
+export const pluginDetailCore: z.ZodType<PluginDetail> = z.strictObject(pluginDetailShape);
+export const pluginDetail = z.strictObject({
+  ...pluginDetailShape,
+  osTrustBoundary: z.string(),
+  scopeDescriptions: z.record(z.string(), z.string()),
+});
+export const healthResult = z.strictObject({
+  status: z.enum(HEALTH_STATUSES),
+  message: z.string().optional(),
+  checkedAt: time,
+});
+export const logEntry = z.strictObject({
+  at: time,
+  source: z.enum(['stderr', 'host']),
+  line: z.string(),
+  id: z.string().optional(),
+  operationId: z.string().optional(),
+});
+
+export const project: z.ZodType<Project> = z.strictObject({
+  id: z.string(),
+  displayName: z.string(),
+  root: z.string(),
+  trusted: z.boolean(),
+});
+
+const batchShape = {
+  batchId: z.string(),
+  pluginId: z.string(),
+  state: z.enum(BATCH_STATES),
+  total: z.number().int(),
+  pending: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  cancelled: z.number().int(),
+  createdAt: time,
+  createdBy: z.string(),
+  finishedAt: time.optional(),
+  cancelledAt: time.optional(),
+  cancelledBy: z.string().optional(),
+  retryOf: z.string().optional(),
+};
+export const batchSummary = z.strictObject(batchShape);
+export const batchView: z.ZodType<BatchView> = z.strictObject({
+  ...batchShape,
+  results: z
+    .array(
+      z.strictObject({
+        projectId: z.string(),
+        status: z.enum(['succeeded', 'failed', 'cancelled']),
+        result: inspectResult.optional(),
+        error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+      }),
+    )
+    .optional(),
+});
+
+export const previousBatch = z.strictObject({ previous: batchSummary.nullable() });
+
+const diffStatus = z.enum(['succeeded', 'failed', 'cancelled', 'pending', 'absent']);
+export const batchDiff: z.ZodType<BatchDiff> = z.strictObject({
+  from: z.string(),
+  to: z.string(),
+  projects: z.array(
+    z.strictObject({
+      projectId: z.string(),
+      added: z.array(fact),
+      removed: z.array(fact),
+      changed: z.array(
+        z.strictObject({
+          id: z.string(),
+          from: z.string(),
+          to: z.string(),
+          warning: z.strictObject({ from: z.string().nullable(), to: z.string().nullable() }).optional(),
+        }),
+      ),
+      status: z.strictObject({ from: diffStatus, to: diffStatus }),
+    }),
+  ),
+});
+
+export const operationView: z.ZodType<OperationView> = z.strictObject({
+  id: z.string(),
+  pluginId: z.string(),
+  projectId: z.string(),
+  action: z.string(),
+  state: z.enum(OPERATION_STATES),
+  errorCode: z.string().optional(),
+  errorMessage: z.string().optional(),
+  result: operateResult.optional(),
+  requestedAt: time,
+  startedAt: time.optional(),
+  finishedAt: time.optional(),
+  timeoutMs: z.number().int().optional(),
+});
+
+export const auditEntry: z.ZodType<AuditEntry> = z.strictObject({
+  id: z.string(),
+  at: time,
+  actor: z.string(),
+  action: z.string(),
+  target: z.string(),
+  detail: z.record(z.string(), json),
+});
+
+const tokenShape = {
+  id: z.string(),
+  name: z.string(),
+  role: z.enum(ROLES),
+  createdAt: time,
+  createdBy: z.string(),
+  expiresAt: time.optional(),
+  lastUsedAt: time.optional(),
+};
+export const tokenView: z.ZodType<TokenView> = z.strictObject(tokenShape);
+export const createdToken = z.strictObject({ ...tokenShape, token: z.string().describe('shown once') });
+export const revokedToken = z.strictObject({ id: z.string(), revoked: z.literal(true) });
+export const me = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  role: z.enum(ROLES),
+  expiresAt: time.optional(),
+});
+
+export const schedule: z.ZodType<Schedule> = z.strictObject({
+  id: z.string(),
+  pluginId: z.string(),
+  projects: z.union([z.literal('all'), z.array(z.string())]),
+  everyMs: z.number().int().optional(),
+  cron: z.string().optional(),
+  createdBy: z.string(),
+  createdAt: time,
+});
+export const removedSchedule = z.strictObject({ id: z.string(), removed: z.boolean() });
+
+/** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */
+export function page<T extends z.ZodType>(item: T) {
+  return z.strictObject({ items: z.array(item), nextCursor: z.string().optional() });
+}
+
+export const openApi = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({}),
+  paths: z.record(z.string(), z.looseObject({})),
+});
+
+export const problem = z.strictObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: z.string().optional().describe('stable machine name of the error, as the CLI prints with --json'),
+  requiredRole: z.enum(ROLES).optional().describe('403: the role the request needs'),
+  errors: z.array(z.strictObject({ field: z.string(), message: z.string() })).optional(),
+});

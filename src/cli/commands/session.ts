@@ -1,0 +1,130 @@
+// switchyard login / logout / whoami: remote profiles (CLI.md "two modes").
+// A token is read from a file or stdin, never from the command line, checked
+// against GET /api/v1/me, and stored with the URL in a 0600 config file.
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { localUser } from '../../core/context.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { targetOf } from '../context.js';
+import { ApiClient } from '../http.js';
+import { emit, say } from '../output.js';
+import { DEFAULT_PROFILE, checkProfileName, configPath, removeProfile, saveProfile } from '../profiles.js';
+
+interface Me {
+  id: string;
+  name: string;
+  role: string;
+  expiresAt?: string;
+}
+
+export function registerSessionCommands(program: Command): void {
+  program
+    .command('login')
+    .description('check a token against the API and keep it, with the URL, as a profile')
+    // --url and --profile are the global options (switchyard login --url … [--profile …]).
+    .option('--token-file <file>', 'read the token from this file')
+    .option('--token-stdin', 'read the token from standard input')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard login --url http://127.0.0.1:7317 --token-file ~/.switchyard-token\n  pass show switchyard | switchyard login --url https://sy.example --token-stdin --profile work',
+    )
+    .action(async (options: { tokenFile?: string; tokenStdin?: boolean }, command: Command) => {
+      const globals = command.optsWithGlobals() as { json?: boolean; url?: string; profile?: string };
+      const json = globals.json === true;
+      const profile = checkProfileName(globals.profile ?? DEFAULT_PROFILE);
+      if (globals.url === undefined)
+        throw new InvalidInputError('login needs the API: switchyard login --url <url> --token-stdin');
+      const url = parseUrl(globals.url);
+      const token = await readToken(options);
+      const me = (await new ApiClient(url, token).request<Me>('GET', '/me')).body;
+      await saveProfile(profile, { url, token, name: me.name, role: me.role });
+      emit(
+        json,
+        {
+          profile,
+          url,
+          name: me.name,
+          role: me.role,
+          ...(me.expiresAt ? { expiresAt: me.expiresAt } : {}),
+        },
+        () =>
+          say(`logged in to ${url} as ${me.name} (${me.role}); profile ${profile} saved in ${configPath()}`),
+      );
+    });
+
+  program
+    .command('logout')
+    .description('forget a profile (the token stays valid until an admin revokes it)')
+    .addHelpText('after', '\nExample:\n  switchyard logout --profile work')
+    .action(async (_options, command: Command) => {
+      const globals = command.optsWithGlobals() as { json?: boolean; profile?: string };
+      const profile = checkProfileName(globals.profile ?? DEFAULT_PROFILE);
+      const removed = await removeProfile(profile);
+      emit(globals.json === true, { profile, removed }, () =>
+        say(removed ? `logged out: profile ${profile} removed` : `no profile ${profile}`),
+      );
+    });
+
+  program
+    .command('whoami')
+    .description('the token name, role and API URL in use (local mode: the OS user, as admin)')
+    .addHelpText('after', '\nExample:\n  switchyard whoami --profile work')
+    .action(async (_options, command: Command) => {
+      const json = (command.optsWithGlobals() as { json?: boolean }).json === true;
+      const target = await targetOf(command);
+      if (target.mode === 'local') {
+        const name = localUser();
+        return emit(json, { mode: 'local', name, role: 'admin' }, () =>
+          say(`${name} (admin: local mode, talking to Redis directly)`),
+        );
+      }
+      const me = (await new ApiClient(target.url, target.token).request<Me>('GET', '/me')).body;
+      emit(
+        json,
+        {
+          mode: 'remote',
+          name: me.name,
+          role: me.role,
+          url: target.url,
+          ...(target.profile ? { profile: target.profile } : {}),
+          ...(me.expiresAt ? { expiresAt: me.expiresAt } : {}),
+        },
+        () =>
+          say(
+            `${me.name} (${me.role}) at ${target.url}${target.profile ? ` [profile ${target.profile}]` : ''}${me.expiresAt ? `; expires ${me.expiresAt}` : ''}`,
+          ),
+      );
+    });
+}
+
+function parseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidInputError(
+      `--url ${JSON.stringify(text)} is not a URL; example: --url http://127.0.0.1:7317`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidInputError('--url must be an http:// or https:// URL');
+  return url.origin + url.pathname.replace(/\/+$/, '');
+}
+
+async function readToken(options: { tokenFile?: string; tokenStdin?: boolean }): Promise<string> {
+  if ((options.tokenFile === undefined) === (options.tokenStdin !== true))
+    throw new InvalidInputError(
+      'give the token with exactly one of --token-file <file> or --token-stdin (never on the command line: it lands in shell history)',
+    );
+  const text =
+    options.tokenFile !== undefined ? await readFile(options.tokenFile, 'utf8') : await readStdin();
+  const token = text.trim();
+  if (token === '') throw new InvalidInputError('the token is empty');
+  return token;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

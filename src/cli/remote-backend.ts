@@ -1,0 +1,172 @@
+// The remote backend: every Backend call as an HTTP API request with the
+// bearer token. It needs no Redis and no data dir; the API's answers are the
+// same view objects the core services return locally.
+import { resolve } from 'node:path';
+import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import { isTerminal } from '../core/operations.js';
+import type { Backend } from './backend.js';
+import type { ApiClient } from './http.js';
+
+const enc = encodeURIComponent;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+export function remoteBackend(api: ApiClient): Backend {
+  const get = async <T>(path: string) => (await api.request<T>('GET', path)).body;
+  const post = async <T>(path: string, body: unknown = {}) =>
+    (await api.request<T>('POST', path, { body })).body;
+  const del = async <T>(path: string) => (await api.request<T>('DELETE', path)).body;
+  const query = (values: Record<string, string | number | undefined>) => {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(values))
+      if (value !== undefined) params.set(key, String(value));
+    const text = params.toString();
+    return text ? `?${text}` : '';
+  };
+
+  const backend: Backend = {
+    mode: 'remote',
+    plugins: {
+      refresh: () => post('/plugins/refresh'),
+      list: () => get('/plugins'),
+      show: async (id) => {
+        // The API adds what a browser needs to explain scopes; the CLI prints its own.
+        const {
+          scopeDescriptions: _descriptions,
+          osTrustBoundary: _boundary,
+          ...detail
+        } = await get<
+          Awaited<ReturnType<Backend['plugins']['show']>> & {
+            scopeDescriptions?: unknown;
+            osTrustBoundary?: unknown;
+          }
+        >(`/plugins/${enc(id)}`);
+        return detail;
+      },
+      trust: (id, fingerprint) => post(`/plugins/${enc(id)}/trust`, { fingerprint }),
+      enable: (id, scopes) => post(`/plugins/${enc(id)}/enable`, { scopes }),
+      disable: (id) => post(`/plugins/${enc(id)}/disable`),
+      health: (id) => post(`/plugins/${enc(id)}/health`),
+      logs: (id, limit) => get(`/plugins/${enc(id)}/logs${query({ limit })}`),
+      setTimeLimits: (id, settings) =>
+        post(`/plugins/${enc(id)}/limits`, {
+          ...(settings.inspectMs !== undefined ? { inspectTimeoutMs: settings.inspectMs } : {}),
+          ...(settings.operateMs !== undefined ? { operateTimeoutMs: settings.operateMs } : {}),
+        }),
+    },
+    projects: {
+      list: () => get('/projects'),
+      // The API host resolves no relative path: send where it is from here.
+      add: (path, options) =>
+        post('/projects', {
+          path: resolve(path),
+          ...(options.id !== undefined ? { id: options.id } : {}),
+          ...(options.name !== undefined ? { name: options.name } : {}),
+          ...(options.trust !== undefined ? { trust: options.trust } : {}),
+        }),
+      scan: (dir, options) =>
+        post('/projects/scan', {
+          dir: resolve(dir),
+          ...(options.trust !== undefined ? { trust: options.trust } : {}),
+        }),
+      setTrusted: (id, trusted) => post(`/projects/${enc(id)}/${trusted ? 'trust' : 'untrust'}`),
+      remove: (id) => del(`/projects/${enc(id)}`),
+    },
+    work: {
+      createBatch: (pluginId, selection) => post('/batches', { pluginId, projects: selection }),
+      getBatch: (batchId) => get(`/batches/${enc(batchId)}`),
+      listBatches: (filters) =>
+        get(
+          `/batches${query({ limit: filters.limit, cursor: filters.cursor, state: filters.state, pluginId: filters.pluginId })}`,
+        ),
+      followBatch: async (batchId, onProgress, options) => {
+        for (;;) {
+          const batch = await backend.work.getBatch(batchId);
+          if (batch.state !== 'running' || options.signal?.aborted) return batch;
+          onProgress(batch);
+          await sleep(options.pollMs ?? 500);
+        }
+      },
+      cancelBatch: (batchId) => post(`/batches/${enc(batchId)}/cancel`),
+      retryBatch: (batchId, options) =>
+        post(`/batches/${enc(batchId)}/retry`, options.failedOnly ? { failedOnly: true } : {}),
+      diffBatches: (fromId, toId) => get(`/batches/${enc(toId)}/diff${query({ from: fromId })}`),
+      exportBatch: () =>
+        Promise.reject(
+          new InvalidInputError(
+            `batch export needs local mode (it streams the results from Redis); against ${api.url} read GET /api/v1/batches/<id>/export instead`,
+          ),
+        ),
+      createOperation: async (request) => {
+        const { status, body } = await api.request<Awaited<ReturnType<Backend['work']['getOperation']>>>(
+          'POST',
+          '/operations',
+          {
+            body: {
+              pluginId: request.pluginId,
+              projectId: request.projectId,
+              action: request.action,
+              ...(request.input !== null ? { input: request.input } : {}),
+              ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+            },
+            ...(request.idempotencyKey !== undefined
+              ? { headers: { 'idempotency-key': request.idempotencyKey } }
+              : {}),
+          },
+        );
+        // 202: queued now; 200: the operation this idempotency key already names.
+        return { operation: body, created: status === 202 };
+      },
+      getOperation: (id) => get(`/operations/${enc(id)}`),
+      operationLogs: (id) => get(`/operations/${enc(id)}/logs`),
+      listOperations: (filters) =>
+        get(
+          `/operations${query({ limit: filters.limit, cursor: filters.cursor, projectId: filters.projectId, pluginId: filters.pluginId, state: filters.state })}`,
+        ),
+      cancelOperation: (id) => post(`/operations/${enc(id)}/cancel`),
+      waitOperation: async (id) => {
+        for (;;) {
+          const operation = await backend.work.getOperation(id);
+          if (isTerminal(operation.state)) return operation;
+          await sleep(300);
+        }
+      },
+      workersConsuming: async () => (await api.health())?.workers,
+    },
+    audit: (filters) =>
+      get(
+        `/audit${query({
+          limit: filters.limit,
+          cursor: filters.cursor,
+          actor: filters.actor,
+          action: filters.action,
+          excludeAction: filters.excludeAction,
+          target: filters.target,
+          // The api takes a duration; a bare number is milliseconds.
+          since: filters.withinMs,
+        })}`,
+      ),
+    schedules: {
+      list: () => get('/schedules'),
+      add: (input) => post('/schedules', input),
+      remove: (id) => del(`/schedules/${enc(id)}`),
+    },
+    tokens: {
+      list: () => get('/tokens'),
+      create: (name, role, options) =>
+        post('/tokens', {
+          name,
+          role,
+          ...(options.expiresInMs !== undefined ? { expiresInMs: options.expiresInMs } : {}),
+        }),
+      revoke: async (idOrName) => {
+        const tokens = await backend.tokens.list();
+        const token = tokens.find((item) => item.id === idOrName || item.name === idOrName);
+        if (!token)
+          throw new NotFoundError(`unknown token ${JSON.stringify(idOrName)} (token list shows them)`);
+        await del(`/tokens/${enc(token.id)}`);
+        return token;
+      },
+    },
+  };
+  return backend;
+}

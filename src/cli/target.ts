@@ -1,0 +1,53 @@
+// Which mode a command runs in (CLI.md "two modes"): remote with --url /
+// SWITCHYARD_URL / a profile, local (Redis directly) otherwise. A profile's
+// token is only ever sent to that profile's URL.
+import { InvalidInputError } from '../core/errors.js';
+import { note } from './output.js';
+import { DEFAULT_PROFILE, readProfiles, type Profile } from './profiles.js';
+
+export interface RemoteOptions {
+  url?: string;
+  token?: string;
+  profile?: string;
+  redisUrl?: string;
+}
+
+export type Target =
+  { mode: 'local' } | { mode: 'remote'; url: string; token: string | undefined; profile: string | undefined };
+
+export async function resolveTarget(
+  options: RemoteOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Target> {
+  const explicitProfile = options.profile ?? env.SWITCHYARD_PROFILE;
+  const explicitUrl = options.url ?? env.SWITCHYARD_URL;
+  const explicitRedis = options.redisUrl ?? env.SWITCHYARD_REDIS_URL;
+  if (options.token !== undefined)
+    note(
+      'warning: a token given with --token lands in your shell history and is visible in `ps`; use `switchyard login --token-stdin` or SWITCHYARD_TOKEN',
+    );
+  // The default profile applies on its own only when nothing asks for local mode.
+  if (explicitUrl === undefined && explicitProfile === undefined && explicitRedis !== undefined)
+    return { mode: 'local' };
+  const profiles = (await readProfiles()).profiles;
+  const profileName = explicitProfile ?? DEFAULT_PROFILE;
+  const profile: Profile | undefined = profiles[profileName];
+  if (explicitProfile !== undefined && !profile)
+    throw new InvalidInputError(
+      `no profile ${JSON.stringify(explicitProfile)}; create it with switchyard login --url <url> --token-stdin --profile ${explicitProfile}`,
+    );
+  const url = explicitUrl ?? profile?.url;
+  if (url === undefined) return { mode: 'local' };
+  const sameServer = profile !== undefined && sameUrl(profile.url, url);
+  const token = options.token ?? env.SWITCHYARD_TOKEN ?? (sameServer ? profile.token : undefined);
+  return {
+    mode: 'remote',
+    url: url.replace(/\/+$/, ''),
+    token,
+    profile: sameServer ? profileName : undefined,
+  };
+}
+
+function sameUrl(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+}

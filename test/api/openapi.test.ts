@@ -1,0 +1,221 @@
+// The OpenAPI document documents responses: every route of a real api process
+// is called (with real plugin work done by a real worker), and each answer —
+// successes and problem documents alike — is validated with ajv against the
+// schema the served /api/v1/openapi.json gives for that route and status.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ALL_SCOPES,
+  PLUGIN_ID,
+  call,
+  readEvents,
+  setUpApi,
+  startWorker,
+  waitFor,
+  type Answer,
+  type Api,
+  type ApiSetup,
+} from './support.js';
+
+interface Doc {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema?: object }> }> }>
+  >;
+}
+
+let setup: ApiSetup | undefined;
+let api: Api;
+let root = '';
+let doc: Doc;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+/** "get /api/v1/plugins/{id}" → statuses seen. */
+const covered = new Map<string, Set<number>>();
+
+beforeAll(async () => {
+  setup = await setUpApi('api-openapi', async (base) => {
+    await mkdir(join(base, 'projects', 'shop'), { recursive: true });
+    await mkdir(join(base, 'projects', 'blog'), { recursive: true });
+  });
+  ({ api, root } = setup);
+  await startWorker(setup.installation);
+  doc = (await call<Doc>(api, 'GET', '/api/v1/openapi.json', { token: api.adminToken })).json;
+}, 60_000);
+
+afterAll(async () => {
+  await setup?.close();
+});
+
+/** Calls a route and validates the answer against the document; `template` is the OpenAPI path. */
+async function checked<T = unknown>(
+  method: string,
+  template: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Answer<T>> {
+  const answer = await call<T>(api, method, path, { token: api.adminToken, ...options });
+  validate(method, template, answer);
+  return answer;
+}
+
+function validate(method: string, template: string, answer: Answer<unknown>): void {
+  const operation = doc.paths[template]?.[method.toLowerCase()];
+  expect(operation, `${method} ${template} is documented`).toBeDefined();
+  const response = operation!.responses[String(answer.status)];
+  expect(response, `${method} ${template} documents status ${answer.status}: ${answer.text}`).toBeDefined();
+  const type = (answer.headers.get('content-type') ?? '').split(';')[0]!;
+  const schema = response!.content?.[type]?.schema;
+  expect(schema, `${method} ${template} ${answer.status} documents ${type}`).toBeDefined();
+  const validateBody = ajv.compile(schema!);
+  const ok = validateBody(answer.json);
+  expect(
+    ok,
+    `${method} ${template} ${answer.status}: ${ajv.errorsText(validateBody.errors)}\n${answer.text.slice(0, 600)}`,
+  ).toBe(true);
+  const key = `${method.toLowerCase()} ${template}`;
+  covered.set(key, (covered.get(key) ?? new Set()).add(answer.status));
+}
+
+/** A streamed (non-JSON) answer: its status and media type are the documented ones. */
+async function streamed(template: string, path: string): Promise<void> {
+  const answer = await call(api, 'GET', path, { token: api.adminToken });
+  expect(answer.status, answer.text).toBe(200);
+  expect(answer.text.length).toBeGreaterThan(0);
+  const type = (answer.headers.get('content-type') ?? '').split(';')[0]!;
+  const content = doc.paths[template]?.get?.responses['200']?.content;
+  expect(content?.[type], `GET ${template} documents ${type}`).toBeDefined();
+  const key = `get ${template}`;
+  covered.set(key, (covered.get(key) ?? new Set()).add(answer.status));
+}
+
+describe('every route answers what /api/v1/openapi.json says', () => {
+  it('plugins, projects, batches, operations, schedules, audit, tokens, me, and their problem documents', async () => {
+    const P = '/api/v1';
+    await checked('GET', `${P}/openapi.json`, `${P}/openapi.json`);
+    await checked('POST', `${P}/plugins/refresh`, `${P}/plugins/refresh`);
+    await checked('GET', `${P}/plugins`, `${P}/plugins`);
+    const shown = await checked<{ fingerprint: string }>(
+      'GET',
+      `${P}/plugins/{id}`,
+      `${P}/plugins/${PLUGIN_ID}`,
+    );
+    await checked('GET', `${P}/plugins/{id}`, `${P}/plugins/nope`); // 404 problem
+    await checked('POST', `${P}/plugins/{id}/trust`, `${P}/plugins/${PLUGIN_ID}/trust`, {
+      body: { fingerprint: 'x' },
+    }); // 400 problem with errors[]
+    await checked('POST', `${P}/plugins/{id}/trust`, `${P}/plugins/${PLUGIN_ID}/trust`, {
+      body: { fingerprint: shown.json.fingerprint },
+    });
+    await checked('POST', `${P}/plugins/{id}/enable`, `${P}/plugins/${PLUGIN_ID}/enable`, {
+      body: { scopes: ALL_SCOPES },
+    });
+    await checked('POST', `${P}/plugins/{id}/health`, `${P}/plugins/${PLUGIN_ID}/health`);
+    await checked('POST', `${P}/plugins/{id}/limits`, `${P}/plugins/${PLUGIN_ID}/limits`, {
+      body: { operateTimeoutMs: 60_000 },
+    });
+    await checked('GET', `${P}/plugins/{id}/logs`, `${P}/plugins/${PLUGIN_ID}/logs`);
+
+    await checked('POST', `${P}/projects`, `${P}/projects`, {
+      body: { path: join(root, 'projects', 'shop'), trust: true },
+    });
+    await checked('POST', `${P}/projects/scan`, `${P}/projects/scan`, {
+      body: { dir: join(root, 'projects'), trust: true },
+    });
+    await checked('GET', `${P}/projects`, `${P}/projects`);
+    await checked('POST', `${P}/projects/{id}/untrust`, `${P}/projects/blog/untrust`);
+    await checked('POST', `${P}/projects/{id}/trust`, `${P}/projects/blog/trust`);
+
+    const batch = await checked<{ batchId: string }>('POST', `${P}/batches`, `${P}/batches`, {
+      body: { pluginId: PLUGIN_ID, projects: ['shop', 'blog'] },
+    });
+    const events = await readEvents(api, `${P}/batches/${batch.json.batchId}/events`, api.adminToken, 30_000);
+    expect(events.events.map((event) => event.event)).toContain('done');
+    covered.set(`get ${P}/batches/{id}/events`, new Set([events.status]));
+    await checked('GET', `${P}/batches/{id}`, `${P}/batches/${batch.json.batchId}`);
+    await checked('GET', `${P}/batches`, `${P}/batches`);
+    await checked('GET', `${P}/batches`, `${P}/batches?state=succeeded&pluginId=${PLUGIN_ID}&limit=1`);
+    // Batch control: previous (none yet), retry, diff, cancel (idempotent on a finished batch), export.
+    await checked('GET', `${P}/batches/{id}/previous`, `${P}/batches/${batch.json.batchId}/previous`);
+    const retry = await checked<{ batchId: string }>(
+      'POST',
+      `${P}/batches/{id}/retry`,
+      `${P}/batches/${batch.json.batchId}/retry`,
+      { body: {} },
+    );
+    await readEvents(api, `${P}/batches/${retry.json.batchId}/events`, api.adminToken, 30_000);
+    await checked('GET', `${P}/batches/{id}/previous`, `${P}/batches/${retry.json.batchId}/previous`);
+    await checked(
+      'GET',
+      `${P}/batches/{id}/diff`,
+      `${P}/batches/${retry.json.batchId}/diff?from=${batch.json.batchId}`,
+    );
+    await checked('GET', `${P}/batches/{id}/diff`, `${P}/batches/${retry.json.batchId}/diff`); // 400 problem
+    await checked('POST', `${P}/batches/{id}/cancel`, `${P}/batches/${retry.json.batchId}/cancel`, {
+      body: {},
+    });
+    for (const format of ['jsonl', 'csv'])
+      await streamed(
+        `${P}/batches/{id}/export`,
+        `${P}/batches/${batch.json.batchId}/export?format=${format}`,
+      );
+
+    const operation = await checked<{ id: string }>('POST', `${P}/operations`, `${P}/operations`, {
+      body: { pluginId: PLUGIN_ID, projectId: 'shop', action: 'fixture.echo', input: { hello: 'world' } },
+      headers: { 'idempotency-key': 'openapi-1' },
+    });
+    const opEvents = await readEvents(api, `${P}/operations/${operation.json.id}/events`, api.adminToken);
+    covered.set(`get ${P}/operations/{id}/events`, new Set([opEvents.status]));
+    const replay = await checked('POST', `${P}/operations`, `${P}/operations`, {
+      body: { pluginId: PLUGIN_ID, projectId: 'shop', action: 'fixture.echo', input: { hello: 'world' } },
+      headers: { 'idempotency-key': 'openapi-1' },
+    });
+    expect(replay.status).toBe(200);
+    const done = await waitFor('the operation to finish', async () => {
+      const answer = await call<{ state: string }>(api, 'GET', `${P}/operations/${operation.json.id}`, {
+        token: api.adminToken,
+      });
+      return answer.json.state === 'succeeded' ? answer : undefined;
+    });
+    validate('GET', `${P}/operations/{id}`, done);
+    await checked('GET', `${P}/operations`, `${P}/operations?projectId=shop`);
+    await checked('GET', `${P}/operations`, `${P}/operations?pluginId=${PLUGIN_ID}&state=succeeded&limit=1`);
+    await checked('GET', `${P}/operations/{id}/logs`, `${P}/operations/${operation.json.id}/logs`);
+    await checked('POST', `${P}/operations/{id}/cancel`, `${P}/operations/${operation.json.id}/cancel`);
+
+    const schedule = await checked<{ id: string }>('POST', `${P}/schedules`, `${P}/schedules`, {
+      body: { pluginId: PLUGIN_ID, projects: 'all', cron: '0 3 * * *' },
+    });
+    await checked('GET', `${P}/schedules`, `${P}/schedules`);
+    await checked('DELETE', `${P}/schedules/{id}`, `${P}/schedules/${schedule.json.id}`);
+
+    const viewer = await checked<{ id: string; token: string }>('POST', `${P}/tokens`, `${P}/tokens`, {
+      body: { name: 'openapi-viewer', role: 'viewer', expiresInMs: 86_400_000 },
+    });
+    await checked('GET', `${P}/me`, `${P}/me`, { token: viewer.json.token });
+    await checked('POST', `${P}/tokens`, `${P}/tokens`, {
+      token: viewer.json.token,
+      body: { name: 'x', role: 'viewer' },
+    }); // 403 problem naming the role
+    await checked('GET', `${P}/me`, `${P}/me`, { token: 'sy_nope' }); // 401 problem
+    await checked('GET', `${P}/tokens`, `${P}/tokens`);
+    await checked('GET', `${P}/audit`, `${P}/audit`);
+    await checked('GET', `${P}/audit`, `${P}/audit?action=batch.&since=1h&limit=2`);
+    await checked('DELETE', `${P}/tokens/{id}`, `${P}/tokens/${viewer.json.id}`);
+    await checked('DELETE', `${P}/projects/{id}`, `${P}/projects/blog`);
+    await checked('POST', `${P}/plugins/{id}/disable`, `${P}/plugins/${PLUGIN_ID}/disable`);
+
+    // Every documented route was called at least once.
+    const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method} ${path}`),
+    );
+    expect(documented.filter((route) => !covered.has(route))).toEqual([]);
+    // Success bodies are described, not just "OK".
+    for (const [path, methods] of Object.entries(doc.paths))
+      for (const [method, operation] of Object.entries(methods)) {
+        const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'));
+        expect(success?.[1].content, `${method} ${path}`).toBeDefined();
+      }
+  }, 120_000);
+});

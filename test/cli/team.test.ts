@@ -1,0 +1,361 @@
+// Team mode end to end: an api with its own Redis; the CLI under test gets no
+// Redis URL and no data dir, only `login` with a viewer, an operator and an
+// admin token. The viewer reads and is refused a trust (exit 4, naming admin);
+// the operator inspects, runs and cancels, and is refused an enable; the admin
+// does the README journey remotely; the audit names each token. Then the
+// remote and local outputs of the same commands are compared.
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ALL_SCOPES,
+  CLI,
+  PLUGIN_ID,
+  call,
+  globalArgs,
+  setUpApi,
+  startWorker,
+  type Api,
+  type ApiSetup,
+} from '../api/support.js';
+
+const RELATIVE_TIME = /\b(\d+(ms|s|m|h|d|y) ago|just now|in \d+(ms|s|m|h|d|y))\b/g;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let setup: ApiSetup | undefined;
+let api: Api;
+let home = '';
+let projectsDir = '';
+const tokens: Record<'viewer' | 'operator' | 'admin', { name: string; token: string }> = {} as never;
+
+/** The CLI as a team member runs it: own HOME and config, no SWITCHYARD_* and no Redis. */
+function as(who: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: join(home, who),
+    XDG_CONFIG_HOME: join(home, who, 'config'),
+    XDG_DATA_HOME: join(home, who, 'no-data-here'),
+    NO_COLOR: '1',
+    COLUMNS: '200',
+    ...options.env,
+  };
+  return new Promise<Run>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(options.input ?? '');
+  });
+}
+
+function json<T>(run: Run): T {
+  expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+  return JSON.parse(run.stdout) as T;
+}
+
+beforeAll(async () => {
+  setup = await setUpApi('cli-team', async (root) => {
+    for (const name of ['shop', 'blog']) await mkdir(join(root, 'projects', name), { recursive: true });
+  });
+  api = setup.api;
+  projectsDir = join(setup.root, 'projects');
+  home = await mkdtemp(join(tmpdir(), 'switchyard-team-homes-'));
+  await startWorker(setup.installation);
+  for (const role of ['viewer', 'operator', 'admin'] as const) {
+    const created = await call<{ token: string }>(api, 'POST', '/api/v1/tokens', {
+      token: api.adminToken,
+      body: { name: `${role}-person`, role },
+    });
+    expect(created.status, created.text).toBe(201);
+    tokens[role] = { name: `${role}-person`, token: created.json.token };
+  }
+}, 90_000);
+
+afterAll(async () => {
+  await setup?.close();
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+describe('login, whoami, logout', () => {
+  it('each person logs in (token file or stdin), the config is 0600, whoami names token, role and URL', async () => {
+    await mkdir(join(home, 'viewer'), { recursive: true });
+    const tokenFile = join(home, 'viewer', 'token');
+    await writeFile(tokenFile, `${tokens.viewer.token}\n`, { mode: 0o600 });
+    const viewer = await as('viewer', ['login', '--url', api.base, '--token-file', tokenFile]);
+    expect(viewer.code, viewer.stderr).toBe(0);
+    expect(viewer.stdout).toMatch(/logged in to .* as viewer-person \(viewer\)/);
+    for (const role of ['operator', 'admin'] as const) {
+      const run = await as(role, ['login', '--url', api.base, '--token-stdin'], {
+        input: tokens[role].token,
+      });
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const config = join(home, 'admin', 'config', 'switchyard', 'config.json');
+    expect((await stat(config)).mode & 0o777).toBe(0o600);
+    const whoami = json<Record<string, string>>(await as('operator', ['--json', 'whoami']));
+    expect(whoami).toMatchObject({
+      mode: 'remote',
+      name: 'operator-person',
+      role: 'operator',
+      url: api.base,
+    });
+    expect((await as('admin', ['whoami'])).stdout).toMatch(
+      /admin-person \(admin\) at http:\/\/127\.0\.0\.1:\d+/,
+    );
+  });
+
+  it('a wrong token is refused at login (exit 4) and nothing is saved', async () => {
+    const run = await as('stranger', ['login', '--url', api.base, '--token-stdin'], { input: 'sy_nope' });
+    expect(run.code, run.stderr).toBe(4);
+    expect(run.stderr).toMatch(/unknown or revoked token/);
+    await expect(stat(join(home, 'stranger', 'config', 'switchyard', 'config.json'))).rejects.toThrow();
+  });
+
+  it('no token at all: exit 4 saying how to log in; --json gives an error document', async () => {
+    const run = await as('nobody', ['--url', api.base, '--json', 'plugin', 'list']);
+    expect(run.code).toBe(4);
+    expect(JSON.parse(run.stdout)).toEqual({
+      error: { code: 'UNAUTHENTICATED', message: expect.stringMatching(/no token .*switchyard login/) },
+    });
+  });
+
+  it('--token on the command line works but warns that it lands in shell history', async () => {
+    const run = await as('nobody', ['--url', api.base, '--token', tokens.viewer.token, 'plugin', 'list']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/shell history/);
+  });
+
+  it('a config file others can read is refused, naming chmod 600', async () => {
+    await as('loose', ['login', '--url', api.base, '--token-stdin'], { input: tokens.viewer.token });
+    const config = join(home, 'loose', 'config', 'switchyard', 'config.json');
+    await chmod(config, 0o644);
+    const run = await as('loose', ['plugin', 'list']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`chmod 600 ${config}`);
+    await chmod(config, 0o600);
+    const logout = await as('loose', ['logout']);
+    expect(logout.stdout).toMatch(/profile default removed/);
+    // Without a profile the CLI is local again (and finds no Redis: exit 2, not a token refusal).
+    expect((await as('loose', ['plugin', 'list'])).code).toBe(2);
+  });
+});
+
+describe('three identities, remotely', () => {
+  let fingerprint = '';
+
+  it('admin: the README journey (refresh, show, trust, enable, scan, inspect, run, schedule, token)', async () => {
+    expect((await as('admin', ['plugin', 'refresh'])).code).toBe(0);
+    fingerprint = json<{ fingerprint: string }>(
+      await as('admin', ['--json', 'plugin', 'show', PLUGIN_ID]),
+    ).fingerprint;
+    const trust = await as('admin', ['plugin', 'trust', PLUGIN_ID, '--fingerprint', fingerprint, '--yes']);
+    expect(trust.code, trust.stderr).toBe(0);
+    expect(trust.stdout).toMatch(/trusted fixture-inspector/);
+    const enable = await as('admin', [
+      'plugin',
+      'enable',
+      PLUGIN_ID,
+      ...ALL_SCOPES.flatMap((scope) => ['--scope', scope]),
+      '--yes',
+    ]);
+    expect(enable.code, enable.stderr).toBe(0);
+    const scanned = json<{ id: string }[]>(
+      await as('admin', ['--json', 'project', 'scan', projectsDir, '--trust']),
+    );
+    expect(scanned.map((project) => project.id).sort()).toEqual(['blog', 'shop']);
+    const batch = json<{ total: number; succeeded: number; results: unknown[] }>(
+      await as('admin', ['--json', 'inspect', PLUGIN_ID, '--all']),
+    );
+    expect(batch).toMatchObject({ total: 2, succeeded: 2 });
+    const run = json<{ state: string; result: { output: unknown } }>(
+      await as('admin', [
+        '--json',
+        'run',
+        PLUGIN_ID,
+        'shop',
+        'fixture.echo',
+        '--input',
+        '{"hello":"team"}',
+        '--yes',
+        '--wait',
+      ]),
+    );
+    expect(run).toMatchObject({ state: 'succeeded', result: { output: { hello: 'team' } } });
+    const schedule = await as('admin', ['schedule', 'add', PLUGIN_ID, '--all', '--cron', '0 3 * * *']);
+    expect(schedule.code, schedule.stderr).toBe(0);
+    expect(schedule.stdout).toMatch(/schedule sched_\w+ added/);
+    const created = json<{ token: string; expiresAt: string }>(
+      await as('admin', [
+        '--json',
+        'token',
+        'create',
+        '--name',
+        'newcomer',
+        '--role',
+        'viewer',
+        '--expires-in',
+        '30d',
+      ]),
+    );
+    expect(created.token).toMatch(/^sy_/);
+    expect(Date.parse(created.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+    const list = await as('admin', ['token', 'list']);
+    expect(list.stdout).toMatch(/EXPIRES\s+LAST USED/);
+    expect(list.stdout).toMatch(/newcomer\s+viewer.*in 30d\s+never/);
+    expect(list.stdout).toMatch(/admin-person\s+admin.*never\s+(just now|\d+(ms|s) ago)/);
+  }, 120_000);
+
+  it('viewer: lists plugins, projects, batches and audit; plugin trust exits 4 naming admin', async () => {
+    for (const args of [['plugin', 'list'], ['project', 'list'], ['batch', 'list'], ['audit']]) {
+      const run = await as('viewer', args);
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(0);
+    }
+    expect((await as('viewer', ['project', 'list'])).stdout).toMatch(/shop/);
+    const refused = await as('viewer', ['plugin', 'trust', PLUGIN_ID, '--fingerprint', fingerprint, '--yes']);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/needs the admin role; token viewer-person has viewer/);
+    const refusedJson = await as('viewer', [
+      '--json',
+      'plugin',
+      'trust',
+      PLUGIN_ID,
+      '--fingerprint',
+      fingerprint,
+      '--yes',
+    ]);
+    expect(refusedJson.code).toBe(4);
+    expect(JSON.parse(refusedJson.stdout)).toMatchObject({
+      error: { code: 'FORBIDDEN', message: expect.stringMatching(/admin/) },
+    });
+  });
+
+  it('operator: an inspection batch, an operation, a cancel; plugin enable exits 4', async () => {
+    const batch = json<{ succeeded: number }>(await as('operator', ['--json', 'inspect', PLUGIN_ID, 'shop']));
+    expect(batch.succeeded).toBe(1);
+    const run = await as('operator', [
+      'run',
+      PLUGIN_ID,
+      'blog',
+      'fixture.echo',
+      '--input',
+      '{"n":1}',
+      '--yes',
+      '--wait',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/state\s+succeeded/);
+    const queued = json<{ id: string }>(
+      await as('operator', [
+        '--json',
+        'run',
+        PLUGIN_ID,
+        'shop',
+        'fixture.echo',
+        '--yes',
+        '--idempotency-key',
+        'op-cancel-1',
+      ]),
+    );
+    const cancelled = await as('operator', ['op', 'cancel', queued.id]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toMatch(new RegExp(`^${queued.id}: (cancelled|succeeded)`));
+    const refused = await as('operator', [
+      'plugin',
+      'enable',
+      PLUGIN_ID,
+      '--scope',
+      'project.metadata.read',
+      '--yes',
+    ]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/needs the admin role/);
+  }, 60_000);
+
+  it('the audit names each token as the actor', async () => {
+    const entries = json<{ actor: string; action: string }[]>(
+      await as('viewer', ['--json', 'audit', '--limit', '200']),
+    );
+    const actorOf = (action: string) =>
+      new Set(entries.filter((entry) => entry.action === action).map((entry) => entry.actor));
+    expect(actorOf('plugin.trust')).toEqual(new Set(['token:admin-person']));
+    expect(actorOf('schedule.add')).toEqual(new Set(['token:admin-person']));
+    expect(actorOf('token.create')).toContain('token:admin-person');
+    expect(actorOf('batch.create')).toEqual(new Set(['token:admin-person', 'token:operator-person']));
+    expect(actorOf('operation.cancel')).toEqual(new Set(['token:operator-person']));
+    expect(entries.some((entry) => entry.actor.startsWith('user:'))).toBe(false);
+  });
+});
+
+describe('remote and local print the same', () => {
+  /** The same command locally (Redis directly, as the admin on the api host does). */
+  const local = (args: string[]) => as('local-admin', [...globalArgs(setup!.installation), ...args]);
+  const remote = (args: string[]) => as('admin', args);
+
+  it('the same JSON documents, human output and exit codes', async () => {
+    const batchId = json<{ batchId: string }[]>(await remote(['--json', 'batch', 'list']))[0]!.batchId;
+    const opId = json<{ id: string }[]>(await remote(['--json', 'op', 'list']))[0]!.id;
+    for (const args of [
+      ['--json', 'plugin', 'list'],
+      ['--json', 'plugin', 'show', PLUGIN_ID],
+      ['--json', 'plugin', 'logs', PLUGIN_ID],
+      ['--json', 'project', 'list'],
+      ['--json', 'batch', 'list'],
+      ['--json', 'batch', 'show', batchId],
+      ['--json', 'op', 'list'],
+      ['--json', 'op', 'show', opId],
+      ['--json', 'schedule', 'list'],
+      ['plugin', 'list'],
+      ['plugin', 'show', PLUGIN_ID],
+      ['project', 'list'],
+      ['--json', 'plugin', 'show', 'no-such-plugin'],
+      ['plugin', 'show', 'no-such-plugin'],
+      ['--json', 'op', 'show', 'op_nope'],
+      ['--json', 'inspect', PLUGIN_ID],
+      ['--json', 'batch', 'list', '--limit', '5000'], // the api's bound holds in both modes
+    ]) {
+      const [a, b] = [await remote(args), await local(args)];
+      // Relative times ("32s ago") may tick between the two runs; everything else is the same text.
+      // plugin show names the process whose containment it reports (the api, or this CLI).
+      const same = (run: Run) => ({
+        code: run.code,
+        // (and a label holding that name pads its column differently: compare words, not padding).
+        stdout: run.stdout
+          .replace(RELATIVE_TIME, '<ago>')
+          .replace(/\b(api|cli):[^\s:"]+:\d+/g, '<process>')
+          .replace(/ +/g, ' '),
+      });
+      expect(same(a), args.join(' ')).toEqual(same(b));
+      expect(a.stderr.replace(/^warning.*\n/, ''), args.join(' ')).toBe(b.stderr);
+    }
+    // Writes: the same documents, ids and actors aside.
+    const strip = ({ id: _id, createdAt: _at, createdBy: _by, ...rest }: Record<string, unknown>) => rest;
+    const add = ['--json', 'schedule', 'add', PLUGIN_ID, 'shop', '--every', '1h'];
+    expect(strip(json(await remote(add)))).toEqual(strip(json(await local(add))));
+    const disable = ['--json', 'plugin', 'disable', PLUGIN_ID];
+    expect(json(await remote(disable))).toEqual(json(await local(disable)));
+    const limits = ['--json', 'plugin', 'set', PLUGIN_ID, '--operate-timeout', '2h'];
+    expect(json<{ timeLimits: unknown }>(await remote(limits)).timeLimits).toEqual(
+      json<{ timeLimits: unknown }>(await local(limits)).timeLimits,
+    );
+    const opLogs = ['--json', 'op', 'logs', opId];
+    expect(json(await remote(opLogs))).toEqual(json(await local(opLogs)));
+    // A live follow reads Redis: remotely it says so (exit 2) instead of pretending.
+    const follow = await remote(['op', 'logs', opId, '--follow']);
+    expect(follow.code).toBe(2);
+    expect(follow.stderr).toMatch(/needs local mode/);
+    const badCron = ['--json', 'schedule', 'add', PLUGIN_ID, '--all', '--cron', 'not a cron'];
+    const [a, b] = [await remote(badCron), await local(badCron)];
+    expect([a.code, a.stdout]).toEqual([b.code, b.stdout]);
+    expect(a.code).toBe(2);
+  }, 120_000);
+});
