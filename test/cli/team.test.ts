@@ -322,6 +322,16 @@ describe('remote and local print the same', () => {
       ['--json', 'op', 'show', 'op_nope'],
       ['--json', 'inspect', PLUGIN_ID],
       ['--json', 'batch', 'list', '--limit', '5000'], // the api's bound holds in both modes
+      // Batch control's filters and commands (the new routes, remotely).
+      ['--json', 'batch', 'list', '--state', 'succeeded', '--plugin', PLUGIN_ID, '--limit', '2'],
+      ['batch', 'list', '--state', 'failed'],
+      ['--json', 'op', 'list', '--plugin', PLUGIN_ID, '--state', 'succeeded'],
+      ['--json', 'audit', '--action', 'plugin.', '--since', '1h', '--limit', '5'],
+      ['audit', '--actor', 'token:admin-person', '--target', PLUGIN_ID],
+      ['--json', 'batch', 'diff', batchId, batchId],
+      ['batch', 'diff', batchId, batchId, '--exit-code'],
+      ['batch', 'show', batchId, '--watch'],
+      ['batch', 'cancel', batchId], // a finished batch: idempotent, nothing changes
     ]) {
       const [a, b] = [await remote(args), await local(args)];
       // Relative times ("32s ago") may tick between the two runs; everything else is the same text.
@@ -353,6 +363,11 @@ describe('remote and local print the same', () => {
     const follow = await remote(['op', 'logs', opId, '--follow']);
     expect(follow.code).toBe(2);
     expect(follow.stderr).toMatch(/needs local mode/);
+    // Exporting streams from Redis: remotely it says so (exit 2).
+    const exported = await remote(['batch', 'export', batchId, '--format', 'csv']);
+    expect(exported.code).toBe(2);
+    expect(exported.stderr).toMatch(/needs local mode/);
+    expect((await local(['batch', 'export', batchId, '--format', 'csv'])).code).toBe(0);
     const badCron = ['--json', 'schedule', 'add', PLUGIN_ID, '--all', '--cron', 'not a cron'];
     const [a, b] = [await remote(badCron), await local(badCron)];
     expect([a.code, a.stdout]).toEqual([b.code, b.stdout]);
