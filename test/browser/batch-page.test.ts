@@ -51,7 +51,7 @@ describe('batch page in Chromium', () => {
       const id = `p${String(index).padStart(3, '0')}`;
       const root = await installation.addProject(id);
       if (FAILING.includes(id)) await writeFile(join(root, 'inspect-error'), '');
-      else await writeFile(join(root, 'inspect-sleep-ms'), '1500');
+      else await writeFile(join(root, 'inspect-sleep-ms'), '6000'); // long enough to still run on a loaded machine
     }
     await startWorker(installation, { concurrency: 2 });
     const port = await freePort();
