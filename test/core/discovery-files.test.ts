@@ -10,6 +10,7 @@ import { createCore, type Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
 import { PackageInvalidError } from '../../src/core/errors.js';
 import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
+import { testManifest as manifest } from '../support/manifest.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   RUNS_AS_ROOT,
@@ -19,19 +20,6 @@ import {
   unixSocket,
   within,
 } from '../support/special-files.js';
-
-const manifest = (id: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    schemaVersion: 'switchyard.plugin-manifest/v1',
-    id,
-    name: `Plugin ${id}`,
-    version: '1.0.0',
-    protocolVersion: 'switchyard.plugin/v1',
-    executable: 'run',
-    capabilities: ['project.inspect'],
-    requestedScopes: ['project.metadata.read'],
-    ...extra,
-  });
 
 async function writePackage(pluginsDir: string, dir: string, manifestText?: string): Promise<string> {
   const packageDir = join(pluginsDir, dir);

@@ -7,20 +7,8 @@ import { readAudit } from '../../src/core/audit.js';
 import type { Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
 import { useCoreSuite } from '../support/core-suite.js';
+import { testManifest as manifest } from '../support/manifest.js';
 import { NATIVE_FIXTURE_DIST, makeDataDir } from '../support/data-dir.js';
-
-const manifest = (id: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    schemaVersion: 'switchyard.plugin-manifest/v1',
-    id,
-    name: `Plugin ${id}`,
-    version: '1.0.0',
-    protocolVersion: 'switchyard.plugin/v1',
-    executable: 'run',
-    capabilities: ['project.inspect'],
-    requestedScopes: ['project.metadata.read'],
-    ...extra,
-  });
 
 /** A package whose executable would leave a marker if anything ever ran it. */
 async function writePackage(pluginsDir: string, dir: string, manifestText: string): Promise<string> {

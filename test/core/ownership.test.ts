@@ -10,20 +10,9 @@ import { createCore, type Core } from '../../src/core/context.js';
 import { discoverPackages } from '../../src/core/discovery.js';
 import { PackageInvalidError } from '../../src/core/errors.js';
 import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
+import { testManifest as manifest } from '../support/manifest.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { NOT_ROOT_REASON, OTHER_UID, RUNS_AS_ROOT, chownToOther } from '../support/special-files.js';
-
-const manifest = (id: string) =>
-  JSON.stringify({
-    schemaVersion: 'switchyard.plugin-manifest/v1',
-    id,
-    name: `Plugin ${id}`,
-    version: '1.0.0',
-    protocolVersion: 'switchyard.plugin/v1',
-    executable: 'run',
-    capabilities: ['project.inspect'],
-    requestedScopes: ['project.metadata.read'],
-  });
 
 async function writePackage(pluginsDir: string, id: string): Promise<string> {
   const packageDir = join(pluginsDir, id);
