@@ -1,0 +1,46 @@
+// Every /api/v1 route needs a bearer token whose role allows the route's role;
+// the token found is kept on the request (its name is the audit actor).
+import type { FastifyRequest } from 'fastify';
+import { roleAllows, type Role, type TokenStore, type TokenView } from '../core/tokens.js';
+import { ProblemError } from './problems.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    token?: TokenView;
+  }
+}
+
+/** Checks the request's bearer token against `needed`: a 401 or 403 problem otherwise. */
+export function authenticator(tokens: TokenStore) {
+  return async (request: FastifyRequest, needed: Role): Promise<void> => {
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match)
+      throw new ProblemError(
+        401,
+        'no token: send Authorization: Bearer <token> (the first admin token is in <data-dir>/api-token)',
+        undefined,
+        { code: 'UNAUTHENTICATED' },
+      );
+    const check = await tokens.check(match[1]!);
+    if (!check.ok && check.reason === 'expired')
+      throw new ProblemError(
+        401,
+        `token ${check.token.name} expired at ${check.token.expiresAt}; ask an admin for a new one`,
+        undefined,
+        { code: 'TOKEN_EXPIRED' },
+      );
+    if (!check.ok)
+      throw new ProblemError(401, 'unknown or revoked token', undefined, { code: 'UNAUTHENTICATED' });
+    const token = check.token;
+    if (!roleAllows(token.role, needed)) {
+      throw new ProblemError(
+        403,
+        `this needs the ${needed} role; token ${token.name} has ${token.role}`,
+        undefined,
+        { code: 'FORBIDDEN', requiredRole: needed },
+      );
+    }
+    request.token = token;
+  };
+}

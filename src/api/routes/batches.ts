@@ -1,0 +1,128 @@
+// /api/v1/batches: start and read batch inspections, follow their progress
+// (Server-Sent Events), and batch control (issue 13): cancel, retry, the
+// previous batch, diff and export.
+import { Readable } from 'node:stream';
+import { followBatchLive } from '../../core/batch-follow.js';
+import type { BatchView } from '../../core/batches.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
+import * as responses from '../responses.js';
+import { batchesQuery, bodies, diffQuery, exportQuery } from '../schemas.js';
+import { stream } from '../sse.js';
+
+export function registerBatchRoutes({ route, body, query, param, actorOf }: RouteKit, { runtime }: ApiDeps) {
+  const { work } = runtime;
+  route(
+    'POST',
+    '/batches',
+    'operator',
+    'start a batch inspection',
+    async (request) => {
+      const input = body(bodies.createBatch, request);
+      return work.createBatch(input.pluginId, input.projects, actorOf(request));
+    },
+    { body: bodies.createBatch, status: 202, response: responses.batchView },
+  );
+  route(
+    'GET',
+    '/batches',
+    'viewer',
+    'newest batches, filtered (state, pluginId), paginated',
+    async (request) => {
+      const page = await work.listBatches(query(batchesQuery, request));
+      return { ...page, items: page.items.map(({ results: _results, ...rest }) => rest) };
+    },
+    { response: responses.page(responses.batchSummary) },
+  );
+  route(
+    'GET',
+    '/batches/:id',
+    'viewer',
+    'a batch with its results',
+    (request) => work.getBatch(param(request, 'id')),
+    { response: responses.batchView },
+  );
+  route(
+    'GET',
+    '/batches/:id/events',
+    'viewer',
+    'live progress (Server-Sent Events)',
+    async (request, reply) => {
+      const id = param(request, 'id');
+      await work.getBatch(id);
+      await stream(request, reply, async (send, signal) => {
+        const finished = await followBatchLive(work, id, (batch) => send('progress', batch), {
+          signal,
+          onOutcomes: (outcomes) => send('outcomes', outcomes),
+        });
+        if (finished) send('done', finished);
+      });
+    },
+    { raw: true },
+  );
+
+  // ---- batch control: cancel, retry, diff, export (issue 13) ----
+  route(
+    'POST',
+    '/batches/:id/cancel',
+    'operator',
+    'cancel a batch: queued inspections never start, running ones are killed (idempotent)',
+    async (request) => {
+      body(bodies.empty, request);
+      return withoutResults(await work.control.cancel(param(request, 'id'), actorOf(request)));
+    },
+    { body: bodies.empty, response: responses.batchSummary },
+  );
+  route(
+    'POST',
+    '/batches/:id/retry',
+    'operator',
+    'a new batch over the same plugin and projects ({failedOnly: true}: only failed and cancelled ones)',
+    async (request) => {
+      const input = body(bodies.retryBatch, request);
+      return work.control.retry(
+        param(request, 'id'),
+        { failedOnly: input.failedOnly === true },
+        actorOf(request),
+      );
+    },
+    { body: bodies.retryBatch, status: 202, response: responses.batchView },
+  );
+  route(
+    'GET',
+    '/batches/:id/previous',
+    'viewer',
+    'the newest earlier batch of the same plugin: {previous: batch | null}',
+    async (request) => {
+      const previous = await work.control.previous(param(request, 'id'));
+      return { previous: previous ? withoutResults(previous) : null };
+    },
+    { response: responses.previousBatch },
+  );
+  route(
+    'GET',
+    '/batches/:id/diff',
+    'viewer',
+    'what changed from batch ?from=<id> to this one (facts added/removed/changed, status)',
+    async (request) => work.control.diff(query(diffQuery, request).from, param(request, 'id')),
+    { response: responses.batchDiff },
+  );
+  route(
+    'GET',
+    '/batches/:id/export',
+    'viewer',
+    'the results, streamed: ?format=jsonl (one line per project) or csv (one row per fact)',
+    async (request, reply) => {
+      const { format } = query(exportQuery, request);
+      const chunks = await work.control.export(param(request, 'id'), format);
+      return reply
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .send(Readable.from(chunks));
+    },
+    { raw: true, streams: ['application/x-ndjson', 'text/csv'] },
+  );
+}
+
+/** A batch summary: the batch without its per-project results. */
+function withoutResults({ results: _results, ...batch }: BatchView): Omit<BatchView, 'results'> {
+  return batch;
+}

@@ -1,0 +1,102 @@
+// /api/v1/operations: queue durable operations (idempotent with an
+// Idempotency-Key), read them, their stderr, cancel them, follow their states.
+import { z } from 'zod';
+import { isTerminal } from '../../core/operations.js';
+import { sleep } from '../../core/sleep.js';
+import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import * as responses from '../responses.js';
+import { bodies, operationsQuery } from '../schemas.js';
+import { stream } from '../sse.js';
+
+export function registerOperationRoutes(
+  { route, body, query, param, actorOf }: RouteKit,
+  { runtime }: ApiDeps,
+) {
+  const { work } = runtime;
+  route(
+    'POST',
+    '/operations',
+    'operator',
+    'queue one durable operation',
+    async (request, reply) => {
+      const input = body(bodies.createOperation, request);
+      const key = request.headers['idempotency-key'];
+      const { operation, created } = await work.createOperation(
+        {
+          pluginId: input.pluginId,
+          projectId: input.projectId,
+          action: input.action,
+          input: (input.input ?? null) as never,
+          ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
+          ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+        },
+        actorOf(request),
+      );
+      return reply.code(created ? 202 : 200).send(operation);
+    },
+    {
+      body: bodies.createOperation,
+      status: 202,
+      alsoStatus: 200,
+      raw: true,
+      response: responses.operationView,
+    },
+  );
+  route(
+    'GET',
+    '/operations',
+    'viewer',
+    'newest operations, filtered (projectId, pluginId, state), paginated',
+    async (request) => work.listOperations(withoutUndefined(query(operationsQuery, request))),
+    { response: responses.page(responses.operationView) },
+  );
+  route(
+    'GET',
+    '/operations/:id',
+    'viewer',
+    'one operation',
+    (request) => work.getOperation(param(request, 'id')),
+    { response: responses.operationView },
+  );
+  route(
+    'GET',
+    '/operations/:id/logs',
+    'viewer',
+    "the operation's redacted stderr so far, oldest first (written while its call runs)",
+    (request) => work.operationLogs(param(request, 'id')),
+    { response: z.array(responses.logEntry) },
+  );
+  route(
+    'POST',
+    '/operations/:id/cancel',
+    'operator',
+    'cancel an operation',
+    async (request) => {
+      body(bodies.empty, request);
+      return work.cancelOperation(param(request, 'id'), actorOf(request));
+    },
+    { body: bodies.empty, response: responses.operationView },
+  );
+  route(
+    'GET',
+    '/operations/:id/events',
+    'viewer',
+    'state changes (Server-Sent Events)',
+    async (request, reply) => {
+      const id = param(request, 'id');
+      await work.getOperation(id);
+      // Operations publish no state changes yet (only cancel requests): polled.
+      await stream(request, reply, async (send, signal) => {
+        let last = '';
+        while (!signal.aborted) {
+          const operation = await work.getOperation(id);
+          if (operation.state !== last) send('state', operation);
+          last = operation.state;
+          if (isTerminal(operation.state)) return send('done', operation);
+          await sleep(250);
+        }
+      });
+    },
+    { raw: true },
+  );
+}
