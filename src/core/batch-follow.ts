@@ -6,6 +6,7 @@
 import { isBatchOver, type BatchProgress, type BatchView, type ProjectOutcome } from './batches.js';
 import { NotFoundError } from './errors.js';
 import { duplicateRedis } from './redis.js';
+import { sleepUntilWoken } from './sleep.js';
 import type { WorkService } from './work.js';
 
 export const FALLBACK_READ_MS = 5_000;
@@ -60,7 +61,12 @@ export async function followBatchLive(
       if (key !== shown) onChange(view);
       shown = key;
       if (isBatchOver(view)) return await work.getBatch(batchId);
-      if (!latest) await untilWoken(options, (resolve) => (wake = resolve));
+      if (!latest)
+        await sleepUntilWoken(
+          options.fallbackReadMs ?? FALLBACK_READ_MS,
+          options.signal,
+          (resolve) => (wake = resolve),
+        );
       if (options.signal?.aborted) return undefined;
       const progress = latest;
       latest = undefined;
@@ -85,18 +91,4 @@ function withProgress(view: BatchView, progress: BatchProgress): BatchView {
     cancelled,
     pending: Math.max(0, progress.total - done),
   };
-}
-
-/** Resolves on a wake-up, on abort, or after the fallback interval. */
-function untilWoken(options: FollowOptions, register: (resolve: () => void) => void): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, options.fallbackReadMs ?? FALLBACK_READ_MS);
-    options.signal?.addEventListener('abort', done, { once: true });
-    register(done);
-  });
 }

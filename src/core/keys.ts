@@ -34,6 +34,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
     // pub/sub channels
     batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
+    /** An operation's new state, each time one is written (operation-follow.ts listens). */
+    operationEvents: (id: string) => `${prefix}:operation-events:${id}`,
     operationCancelChannel: `${prefix}:operation-cancel`,
     operationActivityChannel: `${prefix}:operation-activity`,
     /** A batch id, when `batch cancel` asks workers to stop its running calls. */

@@ -1,7 +1,8 @@
 // Durable operations and their state machine (docs/ARCHITECTURE.md "Operation
 // lifecycle"), in one place. Every transition is one Lua script (./lua), so it
-// is atomic and a terminal state can never change. The lifecycle that drives
-// these transitions is operation-runner.ts.
+// is atomic and a terminal state can never change; each publishes the new state
+// on the operation's events channel (operation-follow.ts). The lifecycle that
+// drives these transitions is operation-runner.ts.
 //
 //   queued → running → succeeded | partially_succeeded | failed | cancelled
 //   queued → cancelled | failed
@@ -96,6 +97,11 @@ export class OperationStore {
     return this.keys.operationCancelChannel;
   }
 
+  /** Where every state written to the operation is published (transition and cancel scripts). */
+  eventsChannel(id: string): string {
+    return this.keys.operationEvents(id);
+  }
+
   /** The operation an idempotency key names, if any. */
   async byIdempotencyKey(key: string): Promise<OperationRecord | undefined> {
     const id = await this.redis.get(this.keys.idempotency(key));
@@ -178,6 +184,7 @@ export class OperationStore {
       from.join(','),
       to,
       options.refuseIfCancelRequested ? '1' : '0',
+      this.eventsChannel(id),
       ...Object.entries(extra).flat(),
     );
     return { outcome: outcome as TransitionOutcome, previous };
@@ -201,6 +208,7 @@ export class OperationStore {
       new Date().toISOString(),
       this.cancelChannel,
       TERMINAL_CSV,
+      this.eventsChannel(id),
     );
     return { outcome: outcome as 'missing' | 'terminal' | 'cancelled' | 'requested', state };
   }

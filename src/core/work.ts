@@ -34,6 +34,7 @@ import type { ProjectService } from './projects.js';
 import { sleep } from './sleep.js';
 import { checkOperationTimeout, timeLimitsOf } from './time-limits.js';
 import { followEntries } from './log-follow.js';
+import { followOperation, type OperationFollowOptions } from './operation-follow.js';
 import type { LogEntry } from './plugin-store.js';
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
@@ -289,16 +290,32 @@ export class WorkService {
     return this.getOperation(id);
   }
 
-  /** Polls until the operation is terminal (or the signal aborts). */
+  /**
+   * Calls onState at once and on each state change (published by the
+   * operation's scripts; operation-follow.ts); resolves with the terminal view,
+   * or the latest one when the signal aborts first.
+   */
+  followOperation(
+    id: string,
+    onState: (operation: OperationView) => void,
+    options: OperationFollowOptions = {},
+  ): Promise<OperationView> {
+    return followOperation(this, id, onState, options);
+  }
+
+  /**
+   * Resolves when the operation is terminal (or the signal aborts) with its
+   * view; hears the end over pub/sub, re-reading every `pollMs` (default 5 s)
+   * only in case a message was lost.
+   */
   async waitOperation(
     id: string,
     options: { pollMs?: number; signal?: AbortSignal } = {},
   ): Promise<OperationView> {
-    for (;;) {
-      const operation = await this.getOperation(id);
-      if (isTerminal(operation.state) || options.signal?.aborted) return operation;
-      await sleep(options.pollMs ?? 200);
-    }
+    return this.followOperation(id, () => {}, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.pollMs !== undefined ? { fallbackReadMs: options.pollMs } : {}),
+    });
   }
 
   /** How many workers consume a queue now (0: queued work would wait forever). */

@@ -2,7 +2,6 @@
 // Idempotency-Key), read them, their stderr, cancel them, follow their states.
 import { z } from 'zod';
 import { isTerminal } from '../../core/operations.js';
-import { sleep } from '../../core/sleep.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 import * as responses from '../responses.js';
 import { bodies, operationsQuery } from '../schemas.js';
@@ -85,16 +84,9 @@ export function registerOperationRoutes(
     async (request, reply) => {
       const id = param(request, 'id');
       await work.getOperation(id);
-      // Operations publish no state changes yet (only cancel requests): polled.
       await stream(request, reply, async (send, signal) => {
-        let last = '';
-        while (!signal.aborted) {
-          const operation = await work.getOperation(id);
-          if (operation.state !== last) send('state', operation);
-          last = operation.state;
-          if (isTerminal(operation.state)) return send('done', operation);
-          await sleep(250);
-        }
+        const final = await work.followOperation(id, (operation) => send('state', operation), { signal });
+        if (isTerminal(final.state)) send('done', final);
       });
     },
     { raw: true },

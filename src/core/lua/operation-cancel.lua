@@ -1,12 +1,14 @@
 --[[
-  Cancels an operation: a queued one ends at once; a running one is marked and
-  announced so the worker holding it kills its call.
+  Cancels an operation: a queued one ends at once (its new state published on
+  its events channel); a running one is marked and announced so the worker
+  holding it kills its call.
 
   KEYS[1] operation hash
 
   ARGV[1] now (ISO time)
   ARGV[2] cancel channel
   ARGV[3] terminal states, comma-separated
+  ARGV[4] the operation's events channel
 
   Returns {outcome, state before}: outcome is 'missing', 'terminal', 'cancelled'
   or 'requested'.
@@ -17,6 +19,7 @@ if string.find(',' .. ARGV[3] .. ',', ',' .. state .. ',', 1, true) then return 
 if state == 'queued' then
   redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', 'CANCELLED',
     'errorMessage', 'cancelled before it started')
+  redis.call('PUBLISH', ARGV[4], 'cancelled')
   return {'cancelled', state}
 end
 redis.call('HSET', KEYS[1], 'cancelRequested', '1')

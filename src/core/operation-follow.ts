@@ -1,0 +1,60 @@
+// Follows one operation's state through the pub/sub channel its transition and
+// cancel scripts publish on (keys.operationEvents), for the api's Server-Sent
+// Events and for WorkService.waitOperation. No steady polling: the record is
+// read again when a message arrives; a slow re-read only covers a message lost
+// while the subscriber reconnected (pub/sub keeps nothing for the absent).
+import { FALLBACK_READ_MS } from './batch-follow.js';
+import { isTerminal, type OperationView } from './operations.js';
+import { duplicateRedis } from './redis.js';
+import { sleepUntilWoken } from './sleep.js';
+import type { WorkService } from './work.js';
+
+export interface OperationFollowOptions {
+  signal?: AbortSignal;
+  /** The safety re-read's interval (default 5 s). */
+  fallbackReadMs?: number;
+}
+
+/**
+ * Calls onState with the operation whenever its state changes, the first time
+ * at once; resolves with the terminal view, or with the latest one when the
+ * signal aborted first. NotFoundError when the operation is unknown (or was
+ * deleted meanwhile).
+ */
+export async function followOperation(
+  work: WorkService,
+  id: string,
+  onState: (operation: OperationView) => void,
+  options: OperationFollowOptions = {},
+): Promise<OperationView> {
+  // One connection per follower, as batch-follow.ts: a subscribed connection
+  // serves nothing else, and it is closed when the follow ends.
+  const subscriber = duplicateRedis(work.redis);
+  let changed = false;
+  let wake = () => {};
+  subscriber.on('message', () => {
+    changed = true;
+    wake();
+  });
+  try {
+    // Subscribe before the first read, so no state falls between the two.
+    await subscriber.subscribe(work.operations.eventsChannel(id));
+    let shown = '';
+    for (;;) {
+      changed = false;
+      const operation = await work.getOperation(id);
+      if (operation.state !== shown) onState(operation);
+      shown = operation.state;
+      if (isTerminal(operation.state) || options.signal?.aborted) return operation;
+      // A message that came during the read: read again at once.
+      if (!changed)
+        await sleepUntilWoken(
+          options.fallbackReadMs ?? FALLBACK_READ_MS,
+          options.signal,
+          (resolve) => (wake = resolve),
+        );
+    }
+  } finally {
+    subscriber.disconnect();
+  }
+}
