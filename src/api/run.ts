@@ -5,13 +5,11 @@ import { readFile, writeFile, chmod, mkdir } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { processIdentity } from '../core/context.js';
 import { InvalidInputError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
+import { runProcess } from '../core/process-runtime.js';
 import { redact } from '../core/redact.js';
-import { createRuntime } from '../core/runtime.js';
-import { runUntilSignalled } from '../core/run-until-signalled.js';
-import type { TokenStore } from '../core/tokens.js';
+import type { Runtime } from '../core/runtime.js';
 import { BODY_LIMIT, buildApi, newRequestId } from './server.js';
 
 export interface ApiOptions {
@@ -51,15 +49,11 @@ export async function runApiProcess(config: {
       'serving plain HTTP on a non-loopback address',
     );
   }
-  await runUntilSignalled(
-    async () => {
-      const runtime = await createRuntime({
-        dataDir: config.dataDir,
-        redisUrl: config.redisUrl,
-        prefix: config.prefix,
-        processActor: processIdentity('api'),
-        answersRequests: true,
-      });
+  await runProcess(
+    'api',
+    config,
+    { deadlineMs: 10_000, logger, runtime: { answersRequests: true } },
+    async (runtime) => {
       // BullMQ re-emits every failed reconnect; without a listener it prints each
       // stack. One line per 10 s says it instead (requests answer 503 meanwhile).
       let warnedAt = 0;
@@ -74,11 +68,10 @@ export async function runApiProcess(config: {
           );
         });
       }
-      const tokens = runtime.tokens;
-      await ensureFirstToken(tokens, config.dataDir, logger);
+      await ensureFirstToken(runtime, config.dataDir, logger);
       const app = await buildApi(
         runtime,
-        tokens,
+        runtime.tokens,
         tls
           ? Fastify({
               bodyLimit: BODY_LIMIT,
@@ -92,7 +85,7 @@ export async function runApiProcess(config: {
       try {
         address = await app.listen({ host: config.api.host, port: config.api.port });
       } catch (error) {
-        await runtime.close();
+        // runProcess closes the runtime when the start fails.
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE') {
           throw new InvalidInputError(
@@ -106,21 +99,20 @@ export async function runApiProcess(config: {
       const bound = app.server.address();
       return {
         ready: { address, port: typeof bound === 'object' && bound ? bound.port : config.api.port },
-        stop: () => app.close().finally(() => runtime.close()),
+        stop: () => app.close(),
       };
     },
-    { logger, deadlineMs: 10_000 },
   );
 }
 
 /** With no token at all, create an admin token and write it to <data-dir>/api-token (0600). */
 async function ensureFirstToken(
-  tokens: TokenStore,
+  { tokens, identity }: Runtime,
   dataDir: string,
   logger: ReturnType<typeof createLogger>,
 ) {
   if ((await tokens.count()) > 0) return;
-  const created = await tokens.create('initial-admin', 'admin', processIdentity('api'));
+  const created = await tokens.create('initial-admin', 'admin', identity);
   await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, 'api-token');
   await writeFile(path, `${created.token}\n`, { mode: 0o600 });

@@ -4,7 +4,8 @@
 import type { Command } from 'commander';
 import { localUser } from '../core/context.js';
 import { InvalidInputError } from '../core/errors.js';
-import { createRuntime, type Runtime } from '../core/runtime.js';
+import { runtimeFor } from '../core/process-runtime.js';
+import type { Runtime } from '../core/runtime.js';
 import { localBackend, type Backend } from './backend.js';
 import { resolveConfig, type GlobalOptions, type ResolvedConfig } from './config.js';
 import { ApiClient } from './http.js';
@@ -37,12 +38,7 @@ export async function withRuntime<T>(
   body: (context: CommandContext) => Promise<T>,
 ): Promise<T> {
   const config = globalsOf(command);
-  const runtime = await createRuntime({
-    dataDir: config.dataDir,
-    redisUrl: config.redisUrl,
-    prefix: config.prefix,
-    failFast: true,
-  });
+  const runtime = await runtimeFor(config, 'cli', { failFast: true });
   try {
     return await body({ config, runtime, actor: localUser() });
   } finally {

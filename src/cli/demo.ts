@@ -10,7 +10,7 @@ import { OS_TRUST_BOUNDARY_STATEMENT } from '@switchyard/plugin-sdk/protocol';
 import { packPlugin } from '@switchyard/plugin-sdk/pack';
 import { localUser } from '../core/context.js';
 import { createLogger } from '../core/log.js';
-import { createRuntime } from '../core/runtime.js';
+import { runtimeFor } from '../core/process-runtime.js';
 import { localBackend } from './backend.js';
 import { printBatchResults, followWithProgress } from './commands/work.js';
 import { printPluginTable } from './commands/plugins.js';
@@ -107,12 +107,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   }
   say(`   up at ${up.url}/\n`);
 
-  const runtime = await createRuntime({
-    dataDir,
-    redisUrl: config.redisUrl,
-    prefix: config.prefix,
-    failFast: true,
-  });
+  const runtime = await runtimeFor(config, 'cli', { failFast: true });
   try {
     const actor = localUser();
     say('3. Discovering plugins (nothing is executed)');

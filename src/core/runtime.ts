@@ -1,8 +1,8 @@
 // The composition root: builds everything a process needs from its
 // configuration — the core, the BullMQ queues, the work services, the token
 // and schedule stores, and the identity the process acts as. Each process
-// shell (CLI command, api, worker, scheduler) calls this once and constructs
-// no store of its own.
+// shell (CLI command, api, worker, scheduler) calls this once, through
+// process-runtime.ts, and constructs no store of its own.
 import type { Redis } from 'ioredis';
 import { createCore, type Core, type CoreConfig } from './context.js';
 import { createQueues, retentionFromEnv, type Queues, type RetentionConfig } from './jobs.js';
@@ -25,7 +25,9 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: CoreConfig & { retention?: RetentionConfig }): Promise<Runtime> {
+export type RuntimeConfig = CoreConfig & { retention?: RetentionConfig };
+
+export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   const core = await createCore(config);
   const bullConnection = createRedis(config.redisUrl, {
     forBullmq: true,

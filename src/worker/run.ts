@@ -1,10 +1,8 @@
 // `switchyard worker`: one worker process. SIGTERM/SIGINT: take no new jobs,
 // let running calls finish up to the deadline, then cancel them (killing their
 // process groups), then exit. Also when the `up` that started it is gone.
-import { processIdentity } from '../core/context.js';
-import { createLogger, eventLogger } from '../core/log.js';
-import { createRuntime } from '../core/runtime.js';
-import { runUntilSignalled } from '../core/run-until-signalled.js';
+import { eventLogger } from '../core/log.js';
+import { runProcess } from '../core/process-runtime.js';
 import { startWorkers, type WorkerOptions } from './worker.js';
 
 /** For the CLI's --operation-priority default: the CLI reaches the worker through this entry point only. */
@@ -22,26 +20,22 @@ export interface WorkerProcessConfig {
 }
 
 export async function runWorkerProcess(config: WorkerProcessConfig): Promise<void> {
-  const logger = createLogger('worker', config.logLevel);
-  const identity = processIdentity('worker');
-  await runUntilSignalled(
-    async () => {
-      const runtime = await createRuntime({
-        dataDir: config.dataDir,
-        redisUrl: config.redisUrl,
-        prefix: config.prefix,
-        processActor: identity,
-        ...(config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {}),
-      });
+  await runProcess(
+    'worker',
+    config,
+    {
+      // Running calls get the shutdown deadline; closing the queues and Redis a little more.
+      deadlineMs: config.shutdownDeadlineMs + 5_000,
+      runtime: config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {},
+    },
+    async (runtime, logger) => {
       const workers = await startWorkers(runtime, {
         concurrency: config.concurrency,
         log: eventLogger(logger),
         retention: runtime.retention,
         ...config.worker,
       });
-      return { stop: () => workers.shutdown(config.shutdownDeadlineMs).finally(() => runtime.close()) };
+      return { stop: () => workers.shutdown(config.shutdownDeadlineMs) };
     },
-    // Running calls get the shutdown deadline; closing the queues and Redis a little more.
-    { logger, deadlineMs: config.shutdownDeadlineMs + 5_000 },
   );
 }
