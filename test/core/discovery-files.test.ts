@@ -3,15 +3,15 @@
 // refused with their own error without being read; more than 100 packages is
 // refused before anything is read or hashed; an error about a file that is
 // not a manifest never quotes it; a world-writable directory gets a valid hint.
-import { chmod, cp, mkdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCore, type Core } from '../../src/core/context.js';
+import type { Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
 import { PackageInvalidError } from '../../src/core/errors.js';
-import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
-import { testManifest as manifest } from '../support/manifest.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
+import { testManifest as manifest, writeScriptPackage as writePackage } from '../support/manifest.js';
 import {
   RUNS_AS_ROOT,
   mkfifo,
@@ -21,28 +21,17 @@ import {
   within,
 } from '../support/special-files.js';
 
-async function writePackage(pluginsDir: string, dir: string, manifestText?: string): Promise<string> {
-  const packageDir = join(pluginsDir, dir);
-  await mkdir(packageDir, { recursive: true });
-  if (manifestText !== undefined) await writeFile(join(packageDir, 'plugin.json'), manifestText);
-  await writeFile(join(packageDir, 'run'), '#!/bin/sh\nexit 0\n');
-  await chmod(join(packageDir, 'run'), 0o755);
-  return packageDir;
-}
-
 const SECRET = 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY';
 
 describe('discovery of package files that are not regular files', () => {
+  const suite = useDataDir();
   let dataDir: string;
-  let cleanup: () => Promise<void>;
   let plugins: string;
 
   beforeAll(async () => {
-    ({ dataDir, cleanup } = await makeDataDir());
-    plugins = join(dataDir, 'plugins');
+    ({ dataDir, plugins } = suite);
     await writePackage(plugins, 'good', manifest('good'));
   });
-  afterAll(async () => cleanup?.());
 
   it('a FIFO as the executable is refused as a FIFO, and the other packages are discovered', async () => {
     const dir = await writePackage(plugins, 'fifo-exec', manifest('fifo-exec'));
@@ -176,23 +165,17 @@ describe('discovery of package files that are not regular files', () => {
 });
 
 describe('refresh and calls with a FIFO where plugin.json should be', () => {
-  let redis: OwnedRedis;
+  const suite = useCoreSuite('discovery-files', {
+    prepare: (dataDir) => installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'),
+  });
   let core: Core;
   let dataDir: string;
-  let cleanup: () => Promise<void>;
   const fifos: string[] = [];
 
-  beforeAll(async () => {
-    redis = await startOwnedRedis();
-    ({ dataDir, cleanup } = await makeDataDir());
-    await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
-    core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('discovery-files') });
-  });
+  beforeAll(() => void ({ core, dataDir } = suite));
+  // Registered after the suite's hooks, so it runs before the core is closed.
   afterAll(async () => {
     for (const fifo of fifos) await releaseFifo(fifo);
-    await core?.close();
-    await redis?.stop();
-    await cleanup?.();
   });
 
   it('refresh returns promptly: that package unavailable with its own error, the others available', async () => {

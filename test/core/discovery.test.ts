@@ -2,34 +2,24 @@
 // ids, refuses more than 100 packages; refresh reconciles the registry.
 import { chmod, cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
 import type { Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
-import { useCoreSuite } from '../support/core-suite.js';
-import { testManifest as manifest } from '../support/manifest.js';
-import { NATIVE_FIXTURE_DIST, makeDataDir } from '../support/data-dir.js';
+import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { testManifest as manifest, writeScriptPackage } from '../support/manifest.js';
+import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
 
 /** A package whose executable would leave a marker if anything ever ran it. */
-async function writePackage(pluginsDir: string, dir: string, manifestText: string): Promise<string> {
-  const packageDir = join(pluginsDir, dir);
-  await mkdir(packageDir, { recursive: true });
-  await writeFile(join(packageDir, 'plugin.json'), manifestText);
-  await writeFile(join(packageDir, 'run'), `#!/bin/sh\ntouch "${join(packageDir, 'RAN')}"\n`);
-  await chmod(join(packageDir, 'run'), 0o755);
-  return packageDir;
-}
+const writePackage = (pluginsDir: string, dir: string, manifestText: string) =>
+  writeScriptPackage(pluginsDir, dir, manifestText, `#!/bin/sh\ntouch "${join(pluginsDir, dir, 'RAN')}"\n`);
 
 describe('discoverPackages', () => {
+  const suite = useDataDir();
   let dataDir: string;
-  let cleanup: () => Promise<void>;
   let pluginsDir: string;
 
-  beforeAll(async () => {
-    ({ dataDir, cleanup } = await makeDataDir());
-    pluginsDir = join(dataDir, 'plugins');
-  });
-  afterAll(async () => cleanup?.());
+  beforeAll(() => void ({ dataDir, plugins: pluginsDir } = suite));
 
   it('sorts by id, ignores files and directories without plugin.json, and runs nothing', async () => {
     await writePackage(pluginsDir, 'zz-dir', manifest('alpha'));
@@ -116,8 +106,7 @@ describe('discoverPackages', () => {
 
 describe('refresh reconciles the registry', () => {
   const suite = useCoreSuite('discovery', {
-    prepare: (dataDir) =>
-      cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true }),
+    prepare: (dataDir) => installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'),
   });
   let core: Core;
   let dataDir: string;

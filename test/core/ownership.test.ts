@@ -3,25 +3,18 @@
 // one with mode 0755 — could be swapped between verification and start, so it
 // is refused in discovery and before every call, naming the path, the owner
 // and the fix. Files are given away with chown, so these tests need root.
-import { chmod, cp, lchown, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lchown, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCore, type Core } from '../../src/core/context.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../src/core/context.js';
 import { discoverPackages } from '../../src/core/discovery.js';
 import { PackageInvalidError } from '../../src/core/errors.js';
-import { NATIVE_FIXTURE_DIST, makeDataDir, uniquePrefix } from '../support/data-dir.js';
-import { testManifest as manifest } from '../support/manifest.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
+import { testManifest as manifest, writeScriptPackage } from '../support/manifest.js';
 import { NOT_ROOT_REASON, OTHER_UID, RUNS_AS_ROOT, chownToOther } from '../support/special-files.js';
 
-async function writePackage(pluginsDir: string, id: string): Promise<string> {
-  const packageDir = join(pluginsDir, id);
-  await mkdir(packageDir, { recursive: true });
-  await writeFile(join(packageDir, 'plugin.json'), manifest(id));
-  await writeFile(join(packageDir, 'run'), '#!/bin/sh\nexit 0\n');
-  await chmod(join(packageDir, 'run'), 0o755);
-  return packageDir;
-}
+const writePackage = (pluginsDir: string, id: string) => writeScriptPackage(pluginsDir, id, manifest(id));
 
 /** The tail every ownership error carries: who may own it instead, and the fix. */
 const refusal = (path: string) =>
@@ -30,15 +23,11 @@ const refusal = (path: string) =>
 if (!RUNS_AS_ROOT) console.warn(`test/core/ownership.test.ts: ${NOT_ROOT_REASON}`);
 
 describe.skipIf(!RUNS_AS_ROOT)('discovery refuses packages another user could swap', () => {
+  const suite = useDataDir();
   let dataDir: string;
-  let cleanup: () => Promise<void>;
   let plugins: string;
 
-  beforeAll(async () => {
-    ({ dataDir, cleanup } = await makeDataDir());
-    plugins = join(dataDir, 'plugins');
-  });
-  afterAll(async () => cleanup?.());
+  beforeAll(() => void ({ dataDir, plugins } = suite));
 
   const errorOf = async (pluginsDir: string, id: string) =>
     (await discoverPackages(pluginsDir)).find((item) => item.id === id)?.error;
@@ -109,22 +98,13 @@ describe.skipIf(!RUNS_AS_ROOT)('discovery refuses packages another user could sw
 });
 
 describe.skipIf(!RUNS_AS_ROOT)('every call re-checks ownership before it starts anything', () => {
-  let redis: OwnedRedis;
+  const suite = useCoreSuite('ownership', {
+    prepare: (dataDir) => installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'),
+  });
   let core: Core;
   let dataDir: string;
-  let cleanup: () => Promise<void>;
 
-  beforeAll(async () => {
-    redis = await startOwnedRedis();
-    ({ dataDir, cleanup } = await makeDataDir());
-    await cp(NATIVE_FIXTURE_DIST, join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
-    core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix('ownership') });
-  });
-  afterAll(async () => {
-    await core?.close();
-    await redis?.stop();
-    await cleanup?.();
-  });
+  beforeAll(() => void ({ core, dataDir } = suite));
 
   it('a trusted, enabled package whose directory is given to another user: PACKAGE_INVALID, unavailable', async () => {
     const [plugin] = await core.plugins.refresh('user:test');

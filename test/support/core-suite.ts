@@ -1,56 +1,92 @@
-// The set-up every core test file shares: an owned Redis for the file (or the
-// describe block that calls it), a fresh data dir, and a core on its own
-// prefix; all closed afterwards.
+// The set-up every core test file shares: a fresh data dir (with its plugins
+// directory) for the file or the describe block that asks for it, and, for
+// a core suite, an owned Redis and a core on its own prefix; all closed
+// afterwards. Hooks run as a stack (vitest's default): a file's own afterAll,
+// registered after these, runs before the core is closed.
 import { afterAll, beforeAll } from 'vitest';
+import { join } from 'node:path';
 import { createCore, type Core, type CoreConfig } from '../../src/core/context.js';
 import { makeDataDir, uniquePrefix } from './data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from './redis.js';
 
-export interface CoreSuite {
+export interface DataDirSuite {
+  readonly dataDir: string;
+  /** <data dir>/plugins, where discovery looks. */
+  readonly plugins: string;
+}
+
+export interface CoreSuite extends DataDirSuite {
   readonly redis: OwnedRedis;
   readonly core: Core;
-  readonly dataDir: string;
+  readonly prefix: string;
 }
 
 export interface CoreSuiteOptions extends Pick<CoreConfig, 'processActor' | 'limits'> {
   /** Runs on the fresh data dir before the core is created (install packages…). */
   prepare?: (dataDir: string) => Promise<unknown>;
+  /** Another suite's Redis to share (started and stopped by that suite), instead of an own one. */
+  redis?: () => OwnedRedis;
 }
 
-/** Registers the hooks; call at the top of a test file or describe block. */
-export function useCoreSuite(name: string, options: CoreSuiteOptions = {}): CoreSuite {
-  let redis: OwnedRedis | undefined;
-  let core: Core | undefined;
+const started = <T>(value: T | undefined, what: string): T => {
+  if (value === undefined) throw new Error(`the suite's ${what} is not set up yet`);
+  return value;
+};
+
+/** A fresh data dir, removed afterwards; call at the top of a test file or describe block. */
+export function useDataDir(): DataDirSuite {
   let dataDir: string | undefined;
   let cleanup: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    redis = await startOwnedRedis();
     ({ dataDir, cleanup } = await makeDataDir());
-    await options.prepare?.(dataDir);
-    const { prepare: _prepare, ...config } = options;
-    core = await createCore({ dataDir, redisUrl: redis.url, prefix: uniquePrefix(name), ...config });
+  });
+  afterAll(async () => {
+    await cleanup?.();
+  });
+
+  return {
+    get dataDir() {
+      return started(dataDir, 'data dir');
+    },
+    get plugins() {
+      return join(started(dataDir, 'data dir'), 'plugins');
+    },
+  };
+}
+
+/** Registers the hooks; call at the top of a test file or describe block. */
+export function useCoreSuite(name: string, options: CoreSuiteOptions = {}): CoreSuite {
+  const dir = useDataDir();
+  const { prepare, redis: shared, ...config } = options;
+  const prefix = uniquePrefix(name);
+  let redis: OwnedRedis | undefined;
+  let core: Core | undefined;
+
+  beforeAll(async () => {
+    redis = shared ? shared() : await startOwnedRedis();
+    await prepare?.(dir.dataDir);
+    core = await createCore({ dataDir: dir.dataDir, redisUrl: redis.url, prefix, ...config });
   });
 
   afterAll(async () => {
     await core?.close();
-    await redis?.stop();
-    await cleanup?.();
+    if (!shared) await redis?.stop();
   });
 
-  const started = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`the core suite's ${what} is not set up yet`);
-    return value;
-  };
   return {
+    get dataDir() {
+      return dir.dataDir;
+    },
+    get plugins() {
+      return dir.plugins;
+    },
     get redis() {
       return started(redis, 'Redis');
     },
     get core() {
       return started(core, 'core');
     },
-    get dataDir() {
-      return started(dataDir, 'data dir');
-    },
+    prefix,
   };
 }
