@@ -5,13 +5,15 @@
 // kill -9 of a worker process mid-operation. Each case alone and 8 at once.
 // With SWITCHYARD_SPAWNER=process-group (the fallback) the escapes survive:
 // these tests then report the containment in force and are skipped.
-import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { containment } from '../../src/core/containment.js';
 import { PluginCrashedError } from '../../src/core/errors.js';
-import { superviseCall } from '../../src/core/supervisor.js';
-import { REPO, makeDataDir } from '../support/data-dir.js';
+import { superviseCall, type CallSpec } from '../../src/core/supervisor.js';
+import { useDataDir } from '../support/core-suite.js';
+import { REPO } from '../support/data-dir.js';
+import { installFixturePackage } from '../support/manifest.js';
 import { isAlive, killAll, pidFiles, survivors } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { waitFor } from '../support/wait.js';
@@ -21,22 +23,12 @@ const FIXTURE = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
 const SCOPES = ['project.metadata.read'] as const;
 const subreaper = containment().mechanism === 'subreaper';
 
+const files = useDataDir();
 let root: string;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ dataDir: root, cleanup } = await makeDataDir());
-});
-afterAll(async () => {
-  await cleanup?.();
-});
+beforeAll(() => void ({ dataDir: root } = files));
 
 /** An armed fault-plugin package in mode `mode`, in a directory of its own. */
 async function faultPackage(mode: string, name = mode) {
-  const dir = join(root, 'plugins', name);
-  await mkdir(dir, { recursive: true });
-  await copyFile(FIXTURE, join(dir, 'fault-plugin.mjs'));
-  await chmod(join(dir, 'fault-plugin.mjs'), 0o755);
   const identity = {
     id: `fault-${name}`,
     name: `Fault plugin (${mode})`,
@@ -44,24 +36,23 @@ async function faultPackage(mode: string, name = mode) {
     capabilities: ['project.inspect'],
     requestedScopes: [...SCOPES],
   };
-  const manifest = {
-    schemaVersion: 'switchyard.plugin-manifest/v1',
+  const dir = await installFixturePackage(join(root, 'plugins', name), FIXTURE, {
     ...identity,
-    protocolVersion: 'switchyard.plugin/v1',
     executable: 'fault-plugin.mjs',
     arguments: [mode],
-  };
-  await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest)}\n`);
+  });
   await writeFile(join(dir, 'armed'), '');
   return { dir, mode, identity };
 }
 
 type Package = Awaited<ReturnType<typeof faultPackage>>;
 
-/** One inspect call; then every process it started (leader, recorded pids, the leader's group) that still lives. */
-async function callAndLook(pkg: Package): Promise<{ leader: number; pids: number[]; alive: number[] }> {
-  let leader = 0;
-  const outcome = await superviseCall({
+/** The inspect call of `pkg` in its mode, with time for every fault to show; `extra` changes it. */
+function inspectCall(
+  pkg: Package,
+  extra: Partial<CallSpec<'project.inspect'>> = {},
+): CallSpec<'project.inspect'> {
+  return {
     executablePath: join(pkg.dir, 'fault-plugin.mjs'),
     arguments: [pkg.mode],
     packageDir: pkg.dir,
@@ -70,8 +61,14 @@ async function callAndLook(pkg: Package): Promise<{ leader: number; pids: number
     method: 'project.inspect',
     params: { project: { id: 'demo', displayName: 'Demo' } },
     limits: { callTimeoutMs: 20_000, graceMs: 3_000 },
-    onSpawn: (pid) => (leader = pid),
-  });
+    ...extra,
+  };
+}
+
+/** One inspect call; then every process it started (leader, recorded pids, the leader's group) that still lives. */
+async function callAndLook(pkg: Package): Promise<{ leader: number; pids: number[]; alive: number[] }> {
+  let leader = 0;
+  const outcome = await superviseCall(inspectCall(pkg, { onSpawn: (pid) => (leader = pid) }));
   expect(outcome.result.summary).toBe(`fault-plugin (${pkg.mode}) inspected demo`);
   const alive = await survivors([leader], [leader], 0);
   const recorded = await pidFiles(pkg.dir);
@@ -131,17 +128,7 @@ describe.skipIf(!subreaper)('the spawn helper itself', () => {
   it('killed with SIGKILL mid-call: the call fails CRASHED, its processes die, the next call starts a new helper', async () => {
     const pkg = await faultPackage('hang-grandchild', 'helper-killed');
     let leader = 0;
-    const call = superviseCall({
-      executablePath: join(pkg.dir, 'fault-plugin.mjs'),
-      arguments: [pkg.mode],
-      packageDir: pkg.dir,
-      identity: pkg.identity,
-      grants: [...SCOPES],
-      method: 'project.inspect',
-      params: { project: { id: 'demo', displayName: 'Demo' } },
-      limits: { callTimeoutMs: 20_000, graceMs: 3_000 },
-      onSpawn: (pid) => (leader = pid),
-    });
+    const call = superviseCall(inspectCall(pkg, { onSpawn: (pid) => (leader = pid) }));
     const grandchild = await waitFor('the grandchild', async () =>
       (await pidFiles(pkg.dir)).find((file) => file.role === 'grandchild'),
     );
@@ -159,15 +146,9 @@ describe.skipIf(!subreaper)('the spawn helper itself', () => {
   it('an executable that does not exist: SPAWN_FAILED naming the path and the reason', async () => {
     const pkg = await faultPackage('good', 'missing-executable');
     await expect(
-      superviseCall({
-        executablePath: join(pkg.dir, 'no-such-file'),
-        arguments: [],
-        packageDir: pkg.dir,
-        identity: pkg.identity,
-        grants: [...SCOPES],
-        method: 'project.inspect',
-        params: { project: { id: 'demo', displayName: 'Demo' } },
-      }),
+      superviseCall(
+        inspectCall(pkg, { executablePath: join(pkg.dir, 'no-such-file'), arguments: [], limits: undefined }),
+      ),
     ).rejects.toMatchObject({
       code: 'SPAWN_FAILED',
       message: expect.stringMatching(/no-such-file: .*(No such file|ENOENT)/),

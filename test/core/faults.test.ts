@@ -16,7 +16,7 @@ import {
   symlink,
   writeFile,
 } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
 import { createCore, type Core } from '../../src/core/context.js';
@@ -37,9 +37,10 @@ import {
 } from '../../src/core/errors.js';
 import type { CallOptions, PluginDetail } from '../../src/core/plugins.js';
 import { STDERR_LINE_CHARS, STDERR_LINES } from '../../src/core/stderr-tail.js';
-import { REPO, makeDataDir, makeProject, uniquePrefix } from '../support/data-dir.js';
+import { useCoreSuite } from '../support/core-suite.js';
+import { REPO, makeProject } from '../support/data-dir.js';
+import { installFixturePackage } from '../support/manifest.js';
 import { killAll, pidFiles, survivors, type PidFile } from '../support/processes.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
 const LIMITS = { callTimeoutMs: 1_500, graceMs: 3_000 };
@@ -48,12 +49,9 @@ const MiB = 1_048_576;
 const MAX_EXECUTABLE_BYTES = 128 * MiB;
 const ACTOR = 'user:test';
 
-let redis: OwnedRedis;
 let core: Core;
 let dataDir: string;
-let cleanup: () => Promise<void>;
 let projectRoot: string;
-let prefix: string;
 
 // ---- the matrix ---------------------------------------------------------------------
 
@@ -123,22 +121,15 @@ async function installFault(root: string, mode: string, options: InstallOptions 
   const id = options.id ?? `fault-${mode}`;
   const dir = join(root, 'plugins', id);
   const executable = options.executable ?? 'fault-plugin.mjs';
-  await mkdir(dirname(join(dir, executable)), { recursive: true });
-  await copyFile(FIXTURE, join(dir, executable));
-  await chmod(join(dir, executable), 0o755);
-  const manifest = {
-    schemaVersion: 'switchyard.plugin-manifest/v1',
+  await installFixturePackage(dir, FIXTURE, {
     id,
     name: `Fault plugin (${mode})`,
-    version: '1.0.0',
-    protocolVersion: 'switchyard.plugin/v1',
-    executable,
     arguments: [mode],
     capabilities: ['project.inspect', 'project.operate'],
     requestedScopes: ALL_SCOPES,
     ...options.manifest,
-  };
-  await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    executable,
+  });
   return { id, dir, executable };
 }
 
@@ -263,16 +254,10 @@ async function expectRefusedBeforeSpawn(
 
 // ---- set-up -------------------------------------------------------------------------
 
+const suite = useCoreSuite('faults', { processActor: 'test-worker', limits: LIMITS });
+
 beforeAll(async () => {
-  redis = await startOwnedRedis();
-  ({ dataDir, cleanup } = await makeDataDir());
-  core = await createCore({
-    dataDir,
-    redisUrl: redis.url,
-    prefix: (prefix = uniquePrefix('faults')),
-    processActor: 'test-worker',
-    limits: LIMITS,
-  });
+  ({ core, dataDir } = suite);
   projectRoot = (
     await core.projects.add(await makeProject(dataDir, 'demo', ['package.json']), { trust: true }, ACTOR)
   ).root;
@@ -280,11 +265,9 @@ beforeAll(async () => {
   await readyFault('good', { arm: false });
 });
 
+// Registered after the suite's hooks, so it runs before the core is closed.
 afterAll(async () => {
   await writeMatrix();
-  await core?.close();
-  await redis?.stop();
-  await cleanup?.();
 });
 
 // ---- process faults -------------------------------------------------------------------
@@ -448,7 +431,12 @@ describe('bounded, redacted stderr and a minimal environment', () => {
     const logsBefore = (await core.plugins.logs(pkg.id, 1_000)).length;
     // The flood is about bounds, not speed: its call gets the default timeout so a
     // loaded machine cannot turn it into a TIMEOUT. Same Redis keys, same packages.
-    const patient = await createCore({ dataDir, redisUrl: redis.url, prefix, processActor: 'test-worker' });
+    const patient = await createCore({
+      dataDir,
+      redisUrl: suite.redis.url,
+      prefix: suite.prefix,
+      processActor: 'test-worker',
+    });
     const rssBefore = process.memoryUsage().rss;
     let rssPeak = rssBefore;
     const sampler = setInterval(() => {
@@ -663,26 +651,16 @@ describe('the package is re-checked on disk before every call', () => {
 // ---- discovery ------------------------------------------------------------------------
 
 describe('discovery refuses packages it cannot ever run', () => {
+  const discoverySuite = useCoreSuite('faults-discovery', {
+    processActor: 'test-worker',
+    limits: LIMITS,
+    redis: () => suite.redis,
+    prepare: (root) => installFault(root, 'good', { id: 'disc-good' }),
+  });
   let discovery: Core;
   let root: string;
-  let cleanupRoot: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ dataDir: root, cleanup: cleanupRoot } = await makeDataDir());
-    discovery = await createCore({
-      dataDir: root,
-      redisUrl: redis.url,
-      prefix: uniquePrefix('faults-discovery'),
-      processActor: 'test-worker',
-      limits: LIMITS,
-    });
-    await installFault(root, 'good', { id: 'disc-good' });
-  });
-
-  afterAll(async () => {
-    await discovery?.close();
-    await cleanupRoot?.();
-  });
+  beforeAll(() => void ({ core: discovery, dataDir: root } = discoverySuite));
 
   async function expectUnusable(id: string, error: RegExp, code: string, errorClass: ErrorClass) {
     const listed = (await discovery.plugins.refresh(ACTOR)).find((plugin) => plugin.id === id);

@@ -6,14 +6,14 @@
 // its message), never MALFORMED_RESPONSE; through the conformance kit it
 // passes every required check and only warns on the strict ones.
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '@switchyard/plugin-sdk/conformance';
-import { createCore, type Core } from '../../src/core/context.js';
+import type { Core } from '../../src/core/context.js';
 import { MalformedResponseError, PluginCallError } from '../../src/core/errors.js';
-import { REPO, makeDataDir, makeProject, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { REPO, makeProject } from '../support/data-dir.js';
+import { installFixturePackage } from '../support/manifest.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'go-sdk-plugin.mjs');
 const KIT = join(REPO, 'node_modules', '.bin', 'switchyard-plugin-conformance');
@@ -26,28 +26,20 @@ const STRICT_CHECKS = [
   'error responses carry `error` only, no `result` beside it',
 ];
 
+const files = useDataDir();
 let dataDir: string;
-let cleanup: () => Promise<void>;
+beforeAll(() => void ({ dataDir } = files));
 
 /** <parent>/plugins/<id>: the fixture and its plugin.json, started with `mode` as its argument. */
-async function installGoPlugin(parent: string, id: string, mode?: string): Promise<string> {
-  const dir = join(parent, 'plugins', id);
-  await mkdir(dir, { recursive: true });
-  await copyFile(FIXTURE, join(dir, 'go-sdk-plugin.mjs'));
-  await chmod(join(dir, 'go-sdk-plugin.mjs'), 0o755);
-  const manifest = {
-    schemaVersion: 'switchyard.plugin-manifest/v1',
+function installGoPlugin(parent: string, id: string, mode?: string): Promise<string> {
+  return installFixturePackage(join(parent, 'plugins', id), FIXTURE, {
     id,
     name: 'Go SDK plugin',
-    version: '1.0.0',
-    protocolVersion: 'switchyard.plugin/v1',
     executable: 'go-sdk-plugin.mjs',
     ...(mode ? { arguments: [mode] } : {}),
     capabilities: ['project.inspect', 'project.operate'],
     requestedScopes: ALL_SCOPES,
-  };
-  await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o644 });
-  return dir;
+  });
 }
 
 function runKit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -57,13 +49,6 @@ function runKit(args: string[]): Promise<{ code: number; stdout: string; stderr:
     });
   });
 }
-
-beforeAll(async () => {
-  ({ dataDir, cleanup } = await makeDataDir());
-});
-afterAll(async () => {
-  await cleanup?.();
-});
 
 describe('the conformance kit and a Go-SDK plugin', () => {
   it('passes every required check; the strict ones are warnings', async () => {
@@ -109,21 +94,15 @@ describe('the conformance kit and a Go-SDK plugin', () => {
 });
 
 describe('the host and a Go-SDK plugin', () => {
-  let redis: OwnedRedis;
+  const host = useCoreSuite('go-compat', {
+    processActor: 'test-worker',
+    limits: { callTimeoutMs: 5_000, graceMs: 3_000 },
+  });
   let core: Core;
   let hostDir: string;
 
   beforeAll(async () => {
-    redis = await startOwnedRedis();
-    hostDir = join(dataDir, 'host');
-    await mkdir(join(hostDir, 'plugins'), { recursive: true });
-    core = await createCore({
-      dataDir: hostDir,
-      redisUrl: redis.url,
-      prefix: uniquePrefix('go-compat'),
-      processActor: 'test-worker',
-      limits: { callTimeoutMs: 5_000, graceMs: 3_000 },
-    });
+    ({ core, dataDir: hostDir } = host);
     await core.projects.add(await makeProject(hostDir, 'demo', ['package.json']), { trust: true }, ACTOR);
     await installGoPlugin(hostDir, 'go-ok');
     await installGoPlugin(hostDir, 'go-failing', 'fail-inspect');
@@ -136,10 +115,6 @@ describe('the host and a Go-SDK plugin', () => {
         health: 'healthy',
       });
     }
-  });
-  afterAll(async () => {
-    await core?.close();
-    await redis?.stop();
   });
 
   it('a successful inspect of a Go-SDK plugin returns its result', async () => {

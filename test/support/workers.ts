@@ -2,7 +2,7 @@
 // dist/cli/main.js against an owned Redis, each installation under its own
 // prefix with the queue-plugin fixture trusted and enabled. Every process
 // started here is remembered so afterEach can SIGKILL what a failed test left.
-import { chmod, copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BatchView } from '../../src/core/batches.js';
 import type { OperationView } from '../../src/core/operations.js';
@@ -17,6 +17,7 @@ import {
   type CliProcess,
 } from './cli-process.js';
 import { REPO, makeDataDir, uniquePrefix } from './data-dir.js';
+import { installFixturePackage } from './manifest.js';
 import { isAlive, killAll } from './processes.js';
 import { sleep, waitFor } from './wait.js';
 
@@ -40,22 +41,14 @@ export interface Installation {
 /** A data dir with the fixture installed, a fresh prefix, the plugin trusted and enabled with every scope. */
 export async function createInstallation(redisUrl: string, name: string): Promise<Installation> {
   const { dataDir, cleanup } = await makeDataDir();
-  const packageDir = join(dataDir, 'plugins', PLUGIN_ID);
-  await mkdir(packageDir, { recursive: true });
-  await copyFile(QUEUE_PLUGIN, join(packageDir, 'queue-plugin.mjs'));
-  await chmod(join(packageDir, 'queue-plugin.mjs'), 0o755);
-  const manifest = {
-    schemaVersion: 'switchyard.plugin-manifest/v1',
+  const packageDir = await installFixturePackage(join(dataDir, 'plugins', PLUGIN_ID), QUEUE_PLUGIN, {
     id: PLUGIN_ID,
     name: 'Queue fault plugin',
-    version: '1.0.0',
-    protocolVersion: 'switchyard.plugin/v1',
     executable: 'queue-plugin.mjs',
     arguments: [],
     capabilities: ['project.inspect', 'project.operate'],
     requestedScopes: ALL_SCOPES,
-  };
-  await writeFile(join(packageDir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  });
   const projectsDir = join(dataDir, 'projects');
   await mkdir(projectsDir);
   const prefix = uniquePrefix(name);
