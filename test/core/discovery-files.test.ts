@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
 import { PackageInvalidError } from '../../src/core/errors.js';
-import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { trustAndEnable, useCoreSuite, useDataDir } from '../support/core-suite.js';
 import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
 import { testManifest as manifest, writeScriptPackage as writePackage } from '../support/manifest.js';
 import {
@@ -194,9 +194,7 @@ describe('refresh and calls with a FIFO where plugin.json should be', () => {
   });
 
   it('plugin.json replaced by a FIFO after enable: the next call is refused promptly, before any start', async () => {
-    const [plugin] = (await core.plugins.refresh('user:test')).filter((item) => item.id === 'native-fixture');
-    await core.plugins.trust('native-fixture', plugin!.fingerprint!, 'user:test');
-    await core.plugins.enable('native-fixture', ['project.metadata.read'], 'user:test');
+    await trustAndEnable(core, 'native-fixture', ['project.metadata.read']);
     const manifestPath = join(dataDir, 'plugins', 'native-fixture', 'plugin.json');
     await rm(manifestPath);
     mkfifo(manifestPath);

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/audit.js';
 import type { Core } from '../../src/core/context.js';
 import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
-import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { trustAndEnable, useCoreSuite, useDataDir } from '../support/core-suite.js';
 import { testManifest as manifest, writeScriptPackage } from '../support/manifest.js';
 import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
 
@@ -113,9 +113,7 @@ describe('refresh reconciles the registry', () => {
   beforeAll(() => void ({ core, dataDir } = suite));
 
   it('keeps a removed package listed as unavailable with its trust decision, inert', async () => {
-    const [plugin] = await core.plugins.refresh('user:test');
-    await core.plugins.trust('native-fixture', plugin!.fingerprint!, 'user:test');
-    await core.plugins.enable('native-fixture', ['project.metadata.read'], 'user:test');
+    await trustAndEnable(core, 'native-fixture', ['project.metadata.read']);
     await rm(join(dataDir, 'plugins', 'native-fixture'), { recursive: true });
     const [after] = await core.plugins.refresh('user:test');
     expect(after).toMatchObject({ id: 'native-fixture', available: false, trust: 'trusted', enabled: true });

@@ -37,7 +37,7 @@ import {
 } from '../../src/core/errors.js';
 import type { CallOptions, PluginDetail } from '../../src/core/plugins.js';
 import { STDERR_LINE_CHARS, STDERR_LINES } from '../../src/core/stderr-tail.js';
-import { useCoreSuite } from '../support/core-suite.js';
+import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO, makeProject } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';
 import { killAll, pidFiles, survivors, type PidFile } from '../support/processes.js';
@@ -139,10 +139,7 @@ async function readyFault(
   options: InstallOptions & { scopes?: string[]; arm?: boolean } = {},
 ): Promise<Pkg> {
   const pkg = await installFault(dataDir, mode, options);
-  await core.plugins.refresh(ACTOR);
-  const { fingerprint } = await core.plugins.show(pkg.id);
-  await core.plugins.trust(pkg.id, fingerprint!, ACTOR);
-  const enabled = await core.plugins.enable(pkg.id, options.scopes ?? ALL_SCOPES, ACTOR);
+  const enabled = await trustAndEnable(core, pkg.id, options.scopes ?? ALL_SCOPES, ACTOR);
   expect(enabled).toMatchObject({ enabled: true, health: 'healthy' });
   if (options.arm !== false) await arm(pkg);
   return pkg;

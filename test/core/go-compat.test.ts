@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runConformance } from '@switchyard/plugin-sdk/conformance';
 import type { Core } from '../../src/core/context.js';
 import { MalformedResponseError, PluginCallError } from '../../src/core/errors.js';
-import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { trustAndEnable, useCoreSuite, useDataDir } from '../support/core-suite.js';
 import { REPO, makeProject } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';
 
@@ -42,6 +42,14 @@ function installGoPlugin(parent: string, id: string, mode?: string): Promise<str
   });
 }
 
+/** The names of the checks the kit's output lines mark with `marker` ("warn  ", "FAIL  "), sorted. */
+function checksMarked(lines: string[], marker: string): string[] {
+  return lines
+    .filter((line) => line.startsWith(marker))
+    .map((line) => line.slice(marker.length).split(': ')[0]!)
+    .sort();
+}
+
 function runKit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(KIT, args, { timeout: 60_000 }, (error, stdout, stderr) => {
@@ -70,12 +78,7 @@ describe('the conformance kit and a Go-SDK plugin', () => {
     expect(relaxed.code, relaxed.stdout + relaxed.stderr).toBe(0);
     const lines = relaxed.stdout.trimEnd().split('\n');
     const summary = lines.pop();
-    expect(
-      lines
-        .filter((line) => line.startsWith('warn  '))
-        .map((line) => line.slice(6).split(': ')[0])
-        .sort(),
-    ).toEqual([...STRICT_CHECKS].sort());
+    expect(checksMarked(lines, 'warn  ')).toEqual([...STRICT_CHECKS].sort());
     expect(lines.some((line) => line.startsWith('FAIL'))).toBe(false);
     expect(summary).toMatch(/^PASS {2}go-kit-cli 1\.0\.0: \d+ passed, 0 failed, \d+ skipped, 4 warnings$/);
 
@@ -83,12 +86,7 @@ describe('the conformance kit and a Go-SDK plugin', () => {
     expect(strict.code, strict.stdout + strict.stderr).toBe(1);
     const strictLines = strict.stdout.trimEnd().split('\n');
     const strictSummary = strictLines.pop();
-    expect(
-      strictLines
-        .filter((line) => line.startsWith('FAIL  '))
-        .map((line) => line.slice(6).split(': ')[0])
-        .sort(),
-    ).toEqual([...STRICT_CHECKS].sort());
+    expect(checksMarked(strictLines, 'FAIL  ')).toEqual([...STRICT_CHECKS].sort());
     expect(strictSummary).toMatch(/^FAIL {2}go-kit-cli 1\.0\.0: \d+ passed, 4 failed, \d+ skipped$/);
   });
 });
@@ -106,11 +104,8 @@ describe('the host and a Go-SDK plugin', () => {
     await core.projects.add(await makeProject(hostDir, 'demo', ['package.json']), { trust: true }, ACTOR);
     await installGoPlugin(hostDir, 'go-ok');
     await installGoPlugin(hostDir, 'go-failing', 'fail-inspect');
-    await core.plugins.refresh(ACTOR);
     for (const id of ['go-ok', 'go-failing']) {
-      const { fingerprint } = await core.plugins.show(id);
-      await core.plugins.trust(id, fingerprint!, ACTOR);
-      expect(await core.plugins.enable(id, ALL_SCOPES, ACTOR)).toMatchObject({
+      expect(await trustAndEnable(core, id, ALL_SCOPES, ACTOR)).toMatchObject({
         enabled: true,
         health: 'healthy',
       });

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/context.js';
 import { discoverPackages } from '../../src/core/discovery.js';
 import { PackageInvalidError } from '../../src/core/errors.js';
-import { useCoreSuite, useDataDir } from '../support/core-suite.js';
+import { trustAndEnable, useCoreSuite, useDataDir } from '../support/core-suite.js';
 import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
 import { testManifest as manifest, writeScriptPackage } from '../support/manifest.js';
 import { NOT_ROOT_REASON, OTHER_UID, RUNS_AS_ROOT, chownToOther } from '../support/special-files.js';
@@ -107,9 +107,7 @@ describe.skipIf(!RUNS_AS_ROOT)('every call re-checks ownership before it starts 
   beforeAll(() => void ({ core, dataDir } = suite));
 
   it('a trusted, enabled package whose directory is given to another user: PACKAGE_INVALID, unavailable', async () => {
-    const [plugin] = await core.plugins.refresh('user:test');
-    await core.plugins.trust('native-fixture', plugin!.fingerprint!, 'user:test');
-    await core.plugins.enable('native-fixture', ['project.metadata.read'], 'user:test');
+    await trustAndEnable(core, 'native-fixture', ['project.metadata.read']);
     expect((await core.plugins.health('native-fixture')).status).toBe('healthy');
 
     const dir = join(dataDir, 'plugins', 'native-fixture');

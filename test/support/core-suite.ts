@@ -6,6 +6,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
 import { createCore, type Core, type CoreConfig } from '../../src/core/context.js';
+import type { PluginView } from '../../src/core/plugins.js';
 import { makeDataDir, uniquePrefix } from './data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from './redis.js';
 
@@ -53,6 +54,19 @@ export function useDataDir(): DataDirSuite {
       return join(started(dataDir, 'data dir'), 'plugins');
     },
   };
+}
+
+/** Where most plugin tests start: `id` discovered, trusted at its current fingerprint, enabled with `scopes`. */
+export async function trustAndEnable(
+  core: Core,
+  id: string,
+  scopes: string[],
+  actor = 'user:test',
+): Promise<PluginView> {
+  await core.plugins.refresh(actor);
+  const { fingerprint } = await core.plugins.show(id);
+  await core.plugins.trust(id, fingerprint!, actor);
+  return core.plugins.enable(id, scopes, actor);
 }
 
 /** Registers the hooks; call at the top of a test file or describe block. */

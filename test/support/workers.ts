@@ -17,6 +17,7 @@ import {
   type CliProcess,
 } from './cli-process.js';
 import { REPO, makeDataDir, uniquePrefix } from './data-dir.js';
+import { trustAndEnable } from './core-suite.js';
 import { installFixturePackage } from './manifest.js';
 import { isAlive, killAll } from './processes.js';
 import { sleep, waitFor } from './wait.js';
@@ -61,10 +62,7 @@ export async function createInstallation(redisUrl: string, name: string): Promis
     runtime.queues.maintenance,
   ])
     queue.on('error', () => {});
-  await runtime.core.plugins.refresh(ACTOR);
-  const { fingerprint } = await runtime.core.plugins.show(PLUGIN_ID);
-  await runtime.core.plugins.trust(PLUGIN_ID, fingerprint!, ACTOR);
-  await runtime.core.plugins.enable(PLUGIN_ID, ALL_SCOPES, ACTOR);
+  await trustAndEnable(runtime.core, PLUGIN_ID, ALL_SCOPES, ACTOR);
   return {
     dataDir,
     redisUrl,
