@@ -7,11 +7,13 @@ import type { Runtime } from '../core/runtime.js';
 import type { Role, TokenStore } from '../core/tokens.js';
 import { parseOrProblem } from './problems.js';
 import type { RouteDoc } from './schemas.js';
+import type { StreamSlots } from './stream-limits.js';
 
-/** What the route modules work on: the core services and the token store. */
+/** What the route modules work on: the core services, the token store, the event stream slots. */
 export interface ApiDeps {
   runtime: Runtime;
   tokens: TokenStore;
+  streams: StreamSlots;
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -27,6 +29,8 @@ export interface RouteOptions {
   alsoStatus?: number;
   /** Media types of a streamed body other than Server-Sent Events. */
   streams?: string[];
+  /** Problem statuses this route answers beyond the common ones, with what each means. */
+  errors?: Record<string, string>;
 }
 
 export interface RouteKit {
@@ -68,6 +72,7 @@ export function createRouteKit(
         ...(options.body ? { body: options.body } : {}),
         ...(options.response ? { response: options.response } : {}),
         ...(options.streams ? { streams: options.streams } : {}),
+        ...(options.errors ? { errors: options.errors } : {}),
       });
       app.route({
         method,

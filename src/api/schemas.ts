@@ -112,6 +112,8 @@ export interface RouteDoc {
   streams?: string[];
   status: number;
   alsoStatus?: number;
+  /** Problem statuses beyond the common ones (ERRORS), with what each means. */
+  errors?: Record<string, string>;
 }
 
 /** JSON Schema (2020-12) of a zod schema, as the response or the request body is sent. */
@@ -170,7 +172,7 @@ export function openApiDocument(routes: RouteDoc[]) {
           ]),
         ),
         ...Object.fromEntries(
-          Object.entries(ERRORS).map(([status, description]) => [
+          Object.entries({ ...ERRORS, ...route.errors }).map(([status, description]) => [
             status,
             { description, content: problemContent },
           ]),

@@ -23,6 +23,7 @@ import { registerScheduleRoutes } from './routes/schedules.js';
 import { registerTokenRoutes } from './routes/tokens.js';
 import { jsonDepthExceeds, openApiDocument } from './schemas.js';
 import { SECURITY_HEADERS } from './security-headers.js';
+import { StreamSlots, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
 import { sendUiFile } from './ui-files.js';
 
 export { BODY_LIMIT, MAX_JSON_DEPTH } from './request-limits.js';
@@ -34,11 +35,17 @@ export function newRequestId(): string {
   return `req_${randomUUID()}`;
 }
 
+export interface BuildOptions {
+  /** Open event streams per token and per process (default: streamLimitsFromEnv()). */
+  streamLimits?: Partial<StreamLimits>;
+}
+
 export async function buildApi(
   runtime: Runtime,
   tokens = runtime.tokens,
   instance?: FastifyInstance,
   logger: Logger = createLogger('api'),
+  options: BuildOptions = {},
 ) {
   const app = instance ?? Fastify({ logger: false, bodyLimit: BODY_LIMIT, genReqId: newRequestId });
   const { core } = runtime;
@@ -82,7 +89,8 @@ export async function buildApi(
 
   // ---- /api/v1: registration order is route order in the OpenAPI document ----
   const kit = createRouteKit(app, authenticator(tokens));
-  const deps: ApiDeps = { runtime, tokens };
+  const streams = new StreamSlots({ ...streamLimitsFromEnv(), ...options.streamLimits });
+  const deps: ApiDeps = { runtime, tokens, streams };
   registerPluginRoutes(kit, deps);
   registerProjectRoutes(kit, deps);
   registerBatchRoutes(kit, deps);

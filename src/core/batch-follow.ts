@@ -1,11 +1,11 @@
 // Follows one batch for a live view (the api's Server-Sent Events) through the
 // pub/sub channel that recording a project's outcome publishes on — the one
-// WorkService.followBatch subscribes to. No steady polling: the view changes
-// when a message arrives; a slow re-read only covers a message lost while the
-// subscriber reconnected.
+// WorkService.followBatch subscribes to — over the process's shared subscriber
+// (event-hub.ts). No steady polling: the view changes when a message arrives;
+// when the subscriber comes back after a drop the batch is re-read at once,
+// and a slow re-read covers anything else lost.
 import { isBatchOver, type BatchProgress, type BatchView, type ProjectOutcome } from './batches.js';
 import { NotFoundError } from './errors.js';
-import { duplicateRedis } from './redis.js';
 import { sleepUntilWoken } from './sleep.js';
 import type { WorkService } from './work.js';
 
@@ -29,15 +29,21 @@ export async function followBatchLive(
   onChange: (view: BatchView) => void,
   options: FollowOptions = {},
 ): Promise<BatchView | undefined> {
-  const subscriber = duplicateRedis(work.redis);
   let latest: BatchProgress | undefined;
   let recorded: string[] = [];
+  let resync = false;
   let wake = () => {};
-  subscriber.on('message', (_channel: string, message: string) => {
-    latest = { batchId, ...(JSON.parse(message) as Omit<BatchProgress, 'batchId'>) };
-    if (options.onOutcomes) recorded.push(latest.projectId);
-    wake();
-  });
+  const listener = {
+    onMessage: (message: string) => {
+      latest = { batchId, ...(JSON.parse(message) as Omit<BatchProgress, 'batchId'>) };
+      if (options.onOutcomes) recorded.push(latest.projectId);
+      wake();
+    },
+    onResync: () => {
+      resync = true;
+      wake();
+    },
+  };
   const sendOutcomes = async () => {
     if (recorded.length === 0) return;
     const ids = recorded;
@@ -50,9 +56,9 @@ export async function followBatchLive(
     if (!view) throw new NotFoundError(`unknown batch ${JSON.stringify(batchId)}`);
     return view;
   };
+  // Subscribe before the first read, so no outcome falls between the two.
+  const unsubscribe = await work.events.subscribe(work.batches.eventsChannel(batchId), listener);
   try {
-    // Subscribe before the first read, so no outcome falls between the two.
-    await subscriber.subscribe(work.batches.eventsChannel(batchId));
     let view = await read();
     let shown = '';
     for (;;) {
@@ -61,20 +67,21 @@ export async function followBatchLive(
       if (key !== shown) onChange(view);
       shown = key;
       if (isBatchOver(view)) return await work.getBatch(batchId);
-      if (!latest)
+      if (!latest && !resync)
         await sleepUntilWoken(
           options.fallbackReadMs ?? FALLBACK_READ_MS,
           options.signal,
           (resolve) => (wake = resolve),
         );
       if (options.signal?.aborted) return undefined;
-      const progress = latest;
+      const progress = resync ? undefined : latest;
       latest = undefined;
+      resync = false;
       // The message carries the counts; the finished record (finishedAt) is read.
       view = progress && !progress.finished ? withProgress(view, progress) : await read();
     }
   } finally {
-    subscriber.disconnect();
+    unsubscribe();
   }
 }
 

@@ -1,11 +1,11 @@
 // Follows one operation's state through the pub/sub channel its transition and
 // cancel scripts publish on (keys.operationEvents), for the api's Server-Sent
-// Events and for WorkService.waitOperation. No steady polling: the record is
-// read again when a message arrives; a slow re-read only covers a message lost
-// while the subscriber reconnected (pub/sub keeps nothing for the absent).
+// Events and for WorkService.waitOperation, over the process's shared
+// subscriber (event-hub.ts). No steady polling: the record is read again when
+// a message arrives, and at once when the subscriber comes back after a drop
+// (pub/sub keeps nothing for the absent); a slow re-read covers anything else.
 import { FALLBACK_READ_MS } from './batch-follow.js';
 import { isTerminal, type OperationView } from './operations.js';
-import { duplicateRedis } from './redis.js';
 import { sleepUntilWoken } from './sleep.js';
 import type { WorkService } from './work.js';
 
@@ -27,18 +27,18 @@ export async function followOperation(
   onState: (operation: OperationView) => void,
   options: OperationFollowOptions = {},
 ): Promise<OperationView> {
-  // One connection per follower, as batch-follow.ts: a subscribed connection
-  // serves nothing else, and it is closed when the follow ends.
-  const subscriber = duplicateRedis(work.redis);
   let changed = false;
   let wake = () => {};
-  subscriber.on('message', () => {
+  const changedNow = () => {
     changed = true;
     wake();
+  };
+  // Subscribe before the first read, so no state falls between the two.
+  const unsubscribe = await work.events.subscribe(work.operations.eventsChannel(id), {
+    onMessage: changedNow,
+    onResync: changedNow,
   });
   try {
-    // Subscribe before the first read, so no state falls between the two.
-    await subscriber.subscribe(work.operations.eventsChannel(id));
     let shown = '';
     for (;;) {
       changed = false;
@@ -55,6 +55,6 @@ export async function followOperation(
         );
     }
   } finally {
-    subscriber.disconnect();
+    unsubscribe();
   }
 }

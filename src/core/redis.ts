@@ -128,14 +128,15 @@ export async function closeRedis(redis: Redis): Promise<void> {
   redis.disconnect(false);
 }
 
-/** A second connection to the same Redis; like every connection here, errors surface through commands. */
-export function duplicateRedis(redis: Redis): Redis {
+/**
+ * A second connection to the same Redis (with `overrides`, e.g. its own
+ * connection name); like every connection here, errors surface through commands.
+ */
+export function duplicateRedis(redis: Redis, overrides: RedisOptions = {}): Redis {
   // A copy is lazy: without the offline queue its first command would fail
   // before it connects. The command timeout of an answering process still
   // bounds every wait.
-  const copy = redis.options.enableOfflineQueue
-    ? redis.duplicate()
-    : redis.duplicate({ enableOfflineQueue: true });
+  const copy = redis.duplicate({ ...overrides, enableOfflineQueue: true });
   copy.on('error', () => {});
   return copy;
 }

@@ -5,6 +5,7 @@
 // process-runtime.ts, and constructs no store of its own.
 import type { Redis } from 'ioredis';
 import { createCore, type Core, type CoreConfig } from './context.js';
+import { EventHub } from './event-hub.js';
 import { createQueues, retentionFromEnv, type Queues, type RetentionConfig } from './jobs.js';
 import { closeRedis, createRedis } from './redis.js';
 import { ScheduleStore } from './schedules.js';
@@ -15,6 +16,8 @@ export interface Runtime {
   core: Core;
   queues: Queues;
   work: WorkService;
+  /** The one pub/sub subscriber every live follower of this process shares. */
+  events: EventHub;
   tokens: TokenStore;
   schedules: ScheduleStore;
   /** Who this process acts as when it decides on its own (`worker:<host>:<pid>`, …). */
@@ -35,17 +38,20 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   });
   const retention = config.retention ?? retentionFromEnv();
   const queues = createQueues(bullConnection, core.keys, retention);
-  const work = new WorkService(core.redis, core.keys, core.plugins, core.projects, queues);
+  const events = new EventHub(core.redis);
+  const work = new WorkService(core.redis, core.keys, core.plugins, core.projects, queues, events);
   return {
     core,
     queues,
     work,
+    events,
     tokens: new TokenStore(core.redis, core.keys),
     schedules: new ScheduleStore(core.redis, core.keys),
     identity: core.plugins.options.processActor,
     bullConnection,
     retention,
     async close() {
+      await events.close();
       await queues.close();
       await closeRedis(bullConnection);
       await core.close();

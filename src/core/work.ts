@@ -1,12 +1,12 @@
 // The front's work services: batches of inspections and durable operations.
 // The api, the CLI and the web UI all enqueue through these; workers execute.
-import { duplicateRedis } from './redis.js';
 import { ReplicaAcknowledger } from './replica-ack.js';
 import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from './audit.js';
 import { inOrder } from './concurrency.js';
 import { BatchControl } from './batch-control.js';
+import type { EventHub } from './event-hub.js';
 import { BatchStore, isBatchOver, type BatchProgress, type BatchQuery, type BatchView } from './batches.js';
 import { IdempotencyConflictError, InvalidInputError, NotFoundError } from './errors.js';
 import {
@@ -31,7 +31,7 @@ import {
 import type { Page } from './pages.js';
 import type { PluginService } from './plugins.js';
 import type { ProjectService } from './projects.js';
-import { sleep } from './sleep.js';
+import { sleepUntilWoken } from './sleep.js';
 import { checkOperationTimeout, timeLimitsOf } from './time-limits.js';
 import { followEntries } from './log-follow.js';
 import { followOperation, type OperationFollowOptions } from './operation-follow.js';
@@ -64,6 +64,8 @@ export class WorkService {
     readonly plugins: PluginService,
     readonly projects: ProjectService,
     readonly queues: Queues,
+    /** The process's shared pub/sub subscriber (the live followers'). */
+    readonly events: EventHub,
   ) {
     this.batches = new BatchStore(redis, keys);
     this.operations = new OperationStore(redis, keys);
@@ -142,21 +144,22 @@ export class WorkService {
     onProgress: (progress: BatchProgress | BatchView) => void,
     options: { pollMs?: number; signal?: AbortSignal } = {},
   ): Promise<BatchView> {
-    const subscriber = duplicateRedis(this.redis);
+    let wake = () => {};
+    const unsubscribe = await this.events.subscribe(this.batches.eventsChannel(batchId), {
+      onMessage: (message) => onProgress({ batchId, ...JSON.parse(message) }),
+      // Messages were lost while the subscriber reconnected: poll at once.
+      onResync: () => wake(),
+    });
     try {
-      await subscriber.subscribe(this.batches.eventsChannel(batchId));
-      subscriber.on('message', (_channel, message: string) =>
-        onProgress({ batchId, ...JSON.parse(message) }),
-      );
       for (;;) {
         const batch = await this.getBatch(batchId);
         if (isBatchOver(batch)) return (await this.batches.get(batchId))!;
         if (options.signal?.aborted) return batch;
         onProgress(batch);
-        await sleep(options.pollMs ?? 1_000);
+        await sleepUntilWoken(options.pollMs ?? 1_000, undefined, (resolve) => (wake = resolve));
       }
     } finally {
-      subscriber.disconnect();
+      unsubscribe();
     }
   }
 

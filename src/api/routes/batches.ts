@@ -8,8 +8,12 @@ import type { ApiDeps, RouteKit } from '../route-kit.js';
 import * as responses from '../responses.js';
 import { batchesQuery, bodies, diffQuery, exportQuery } from '../schemas.js';
 import { stream } from '../sse.js';
+import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 
-export function registerBatchRoutes({ route, body, query, param, actorOf }: RouteKit, { runtime }: ApiDeps) {
+export function registerBatchRoutes(
+  { route, body, query, param, actorOf }: RouteKit,
+  { runtime, streams }: ApiDeps,
+) {
   const { work } = runtime;
   route(
     'POST',
@@ -46,18 +50,19 @@ export function registerBatchRoutes({ route, body, query, param, actorOf }: Rout
     '/batches/:id/events',
     'viewer',
     'live progress (Server-Sent Events)',
-    async (request, reply) => {
-      const id = param(request, 'id');
-      await work.getBatch(id);
-      await stream(request, reply, async (send, signal) => {
-        const finished = await followBatchLive(work, id, (batch) => send('progress', batch), {
-          signal,
-          onOutcomes: (outcomes) => send('outcomes', outcomes),
+    (request, reply) =>
+      streams.hold(request, async () => {
+        const id = param(request, 'id');
+        await work.getBatch(id);
+        await stream(request, reply, async (send, signal) => {
+          const finished = await followBatchLive(work, id, (batch) => send('progress', batch), {
+            signal,
+            onOutcomes: (outcomes) => send('outcomes', outcomes),
+          });
+          if (finished) send('done', finished);
         });
-        if (finished) send('done', finished);
-      });
-    },
-    { raw: true },
+      }),
+    { raw: true, errors: STREAM_LIMIT_ERRORS },
   );
 
   // ---- batch control: cancel, retry, diff, export (issue 13) ----

@@ -6,10 +6,11 @@ import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 import * as responses from '../responses.js';
 import { bodies, operationsQuery } from '../schemas.js';
 import { stream } from '../sse.js';
+import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 
 export function registerOperationRoutes(
   { route, body, query, param, actorOf }: RouteKit,
-  { runtime }: ApiDeps,
+  { runtime, streams }: ApiDeps,
 ) {
   const { work } = runtime;
   route(
@@ -81,14 +82,15 @@ export function registerOperationRoutes(
     '/operations/:id/events',
     'viewer',
     'state changes (Server-Sent Events)',
-    async (request, reply) => {
-      const id = param(request, 'id');
-      await work.getOperation(id);
-      await stream(request, reply, async (send, signal) => {
-        const final = await work.followOperation(id, (operation) => send('state', operation), { signal });
-        if (isTerminal(final.state)) send('done', final);
-      });
-    },
-    { raw: true },
+    (request, reply) =>
+      streams.hold(request, async () => {
+        const id = param(request, 'id');
+        await work.getOperation(id);
+        await stream(request, reply, async (send, signal) => {
+          const final = await work.followOperation(id, (operation) => send('state', operation), { signal });
+          if (isTerminal(final.state)) send('done', final);
+        });
+      }),
+    { raw: true, errors: STREAM_LIMIT_ERRORS },
   );
 }
