@@ -157,7 +157,7 @@ async function clientCount(): Promise<number> {
 }
 
 async function pubsubClients(): Promise<string> {
-  return ((await redis!.client('LIST', 'TYPE', 'pubsub')) as string).trim();
+  return ((await redis!.client('LIST', 'TYPE', 'PUBSUB')) as string).trim();
 }
 
 async function queuedOperation(): Promise<string> {

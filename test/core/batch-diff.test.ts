@@ -27,7 +27,11 @@ const failed = (projectId: string): ProjectOutcome => ({
 
 const side = (batchId: string, outcomes: (ProjectOutcome | [string, 'pending'])[]): DiffSide => ({
   batchId,
-  outcomes: new Map(outcomes.map((item) => (Array.isArray(item) ? item : ([item.projectId, item] as const)))),
+  outcomes: new Map(
+    outcomes.map((item): [string, ProjectOutcome | 'pending'] =>
+      Array.isArray(item) ? item : [item.projectId, item],
+    ),
+  ),
 });
 
 describe('diffBatches', () => {

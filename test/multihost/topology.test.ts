@@ -416,7 +416,7 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
     const w1Calls = await callsOn('w1');
     const lastW1 = Math.max(...w1Calls.map((line) => Number(line.split(' ')[4])));
     console.log(
-      `changed on w2: ${changed.map((entry) => `${entry.detail.seenBy} saw trusted ${entry.detail.trusted.slice(0, 12)}… now ${entry.detail.current.slice(0, 12)}…`).join('; ')}; ` +
+      `changed on w2: ${changed.map((entry) => `${entry.detail.seenBy} saw trusted ${entry.detail.trusted?.slice(0, 12)}… now ${entry.detail.current?.slice(0, 12)}…`).join('; ')}; ` +
         `batch after the change: ${view.succeeded} succeeded (original bytes), ${view.failed} refused`,
     );
     expect(plugin.enabled).toBe(false);
