@@ -12,7 +12,7 @@ import { localUser } from '../core/context.js';
 import { createLogger } from '../core/log.js';
 import { runtimeFor } from '../core/process-runtime.js';
 import { localBackend } from './backend.js';
-import { printBatchResults, followWithProgress } from './commands/work.js';
+import { printBatchResults, followWithProgress } from './commands/work-output.js';
 import { printPluginTable } from './commands/plugins.js';
 import { resolveConfig } from './config.js';
 import { StartAborted, startUp, type RunningUp } from './up.js';

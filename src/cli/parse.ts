@@ -102,3 +102,12 @@ export function cronPattern(name: string) {
     return value;
   };
 }
+
+/** One of a fixed set of words. */
+export function oneOf<T extends string>(name: string, values: readonly T[]) {
+  return (value: string): T => {
+    if (!(values as readonly string[]).includes(value))
+      throw new InvalidArgumentError(`${name} must be one of ${values.join(', ')}`);
+    return value as T;
+  };
+}

@@ -8,7 +8,7 @@ import { hasDifferences, type BatchDiff } from '../../core/batch-diff.js';
 import { KEEP_PER_PLUGIN } from '../../core/batches.js';
 import { withBackend } from '../context.js';
 import { emit, say } from '../output.js';
-import { WorkFailed, finishBatch, withoutResults } from './work.js';
+import { WorkFailed, finishBatch, withoutResults } from './work-output.js';
 
 export function registerBatchControlCommands(batch: Command): void {
   batch

@@ -1,7 +1,7 @@
 // Long operations and live logs (CLI.md): `plugin set` (the host's time limits
 // for a plugin's calls), `op logs [--follow]`, and the log printing that
 // `plugin logs [--follow]` shares. Registered onto the `plugin` and `op`
-// commands that plugins.ts and work.ts create.
+// commands that plugins.ts and operations.ts create.
 import type { Command } from 'commander';
 import type { LogEntry } from '../../core/plugin-store.js';
 import { formatLimit, MAX_LIMIT_MS } from '../../core/time-limits.js';

@@ -1,0 +1,102 @@
+// switchyard inspect / batch show / batch list: inspection batches (docs/CLI.md
+// "Work"); batch cancel, retry, diff and export are in batch-control.ts.
+import type { Command } from 'commander';
+import { BATCH_STATES, isBatchOver, type BatchState } from '../../core/batches.js';
+import { InvalidInputError } from '../../core/errors.js';
+import { MAX_PAGE_LIMIT } from '../../core/pages.js';
+import { withBackend } from '../context.js';
+import { ago, emit, printJson, printTable } from '../output.js';
+import { oneOf, positiveInt } from '../parse.js';
+import { registerBatchControlCommands } from './batch-control.js';
+import {
+  batchDocument,
+  finishBatch,
+  followWithProgress,
+  printBatchResults,
+  withoutResults,
+} from './work-output.js';
+
+export function registerInspectCommands(program: Command): void {
+  program
+    .command('inspect <plugin> [projects...]')
+    .description('one batch of inspections: the named projects, or --all trusted projects')
+    .option('--all', 'every trusted project')
+    .option('--no-wait', 'print the batch at once instead of following it')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard inspect fixture-inspector --all\n  switchyard inspect fixture-inspector shop blog --json',
+    )
+    .action(
+      async (
+        pluginId: string,
+        projects: string[],
+        options: { all?: boolean; wait: boolean },
+        command: Command,
+      ) =>
+        withBackend(command, async ({ config, backend }) => {
+          if (options.all && projects.length > 0)
+            throw new InvalidInputError('name projects or use --all, not both');
+          if (!options.all && projects.length === 0)
+            throw new InvalidInputError('name at least one project, or use --all');
+          const batch = await backend.work.createBatch(pluginId, options.all ? 'all' : projects);
+          await finishBatch(backend.work, batch, config.json, options.wait);
+        }),
+    );
+
+  const batch = program
+    .command('batch')
+    .description('inspection batches')
+    .addHelpText('after', '\nExamples:\n  switchyard batch list\n  switchyard batch show <batchId> --json');
+  batch
+    .command('show <batchId>')
+    .description('counts so far (pending too) and per-project results, each as soon as its call ended')
+    .option('--watch', 'follow it live until it ends')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard batch show batch_1f2e… --json\n  switchyard batch show batch_1f2e… --watch',
+    )
+    .action(async (batchId: string, options: { watch?: boolean }, command: Command) =>
+      withBackend(command, async ({ config, backend }) => {
+        let view = await backend.work.getBatch(batchId);
+        if (options.watch && !isBatchOver(view))
+          view = await followWithProgress(backend.work, view, config.json);
+        emit(config.json, batchDocument(view), () => printBatchResults(view));
+      }),
+    );
+  batch
+    .command('list')
+    .description('the newest batches')
+    .option(
+      '--state <state>',
+      `only batches in this state: ${BATCH_STATES.join(', ')}`,
+      oneOf('--state', BATCH_STATES),
+    )
+    .option('--plugin <id>', "only this plugin's batches")
+    .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
+    .addHelpText('after', '\nExample:\n  switchyard batch list --state failed --plugin fixture-inspector')
+    .action(async (options: { state?: BatchState; plugin?: string; limit: number }, command: Command) =>
+      withBackend(command, async ({ config, backend }) => {
+        const { items: batches } = await backend.work.listBatches({
+          limit: Math.min(options.limit, MAX_PAGE_LIMIT),
+          ...(options.state ? { state: options.state } : {}),
+          ...(options.plugin ? { pluginId: options.plugin } : {}),
+        });
+        if (config.json) return printJson(batches.map(withoutResults));
+        printTable(
+          ['BATCH', 'PLUGIN', 'STATE', 'TOTAL', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PENDING', 'CREATED'],
+          batches.map((item) => [
+            item.batchId,
+            item.pluginId,
+            item.state,
+            item.total,
+            item.succeeded,
+            item.failed,
+            item.cancelled,
+            item.pending,
+            ago(item.createdAt),
+          ]),
+        );
+      }),
+    );
+  registerBatchControlCommands(batch);
+}

@@ -1,0 +1,179 @@
+// What the work commands share: following a batch or an operation to its end
+// (progress bar, Ctrl-C, a note when no worker consumes the queue), printing
+// the result, and the exit status of work that failed (docs/CLI.md: 1).
+import cliProgress from 'cli-progress';
+import ms from 'ms';
+import type { BatchView } from '../../core/batches.js';
+import type { OperationView } from '../../core/operations.js';
+import type { Backend } from '../backend.js';
+import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
+
+/** Exit status set by commands whose requested work failed (docs/CLI.md: 1); an empty message prints nothing. */
+export class WorkFailed extends Error {
+  readonly exitCode: number = 1;
+}
+
+/** Ctrl-C while following a batch: the batch keeps running; exit 130 as after SIGINT. */
+export class Interrupted extends WorkFailed {
+  override readonly exitCode = 130;
+}
+
+const NO_WORKER_AFTER_MS = 3_000;
+
+export async function finishOperation(
+  work: Backend['work'],
+  operation: OperationView,
+  json: boolean,
+): Promise<void> {
+  const warning = warnWithoutWorkers(work, 'operate', () => operation.state === 'queued');
+  const final = await work.waitOperation(operation.id).finally(() => clearTimeout(warning));
+  emit(json, final, () => printOperation(final));
+  if (final.state !== 'succeeded') throw new WorkFailed(`operation ${final.id} ended ${final.state}`);
+}
+
+export async function followWithProgress(
+  work: Backend['work'],
+  batch: BatchView,
+  json: boolean,
+): Promise<BatchView> {
+  let latest = { done: 0, total: batch.total };
+  const warning = warnWithoutWorkers(work, 'inspect', () => latest.done === 0);
+  const bar =
+    !json && process.stdout.isTTY
+      ? new cliProgress.SingleBar(
+          {
+            // Our own eta: cli-progress shows "eta INFs" until the first call ends.
+            format: 'inspecting {bar} {value}/{total} | {failed} failed | {rate}/s | eta {etaText}',
+            hideCursor: true,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  const started = Date.now();
+  // Ctrl-C stops following, not the batch: it keeps running on the workers.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  process.once('SIGINT', onSigint);
+  bar?.start(batch.total, 0, { failed: 0, rate: '0.0', etaText: etaText(0, batch.total, 0) });
+  try {
+    const final = await work.followBatch(
+      batch.batchId,
+      (progress) => {
+        const done = progress.succeeded + progress.failed + (progress.cancelled ?? 0);
+        latest = { done, total: progress.total };
+        const elapsedMs = Date.now() - started;
+        const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
+        bar?.update(done, {
+          failed: progress.failed,
+          rate,
+          etaText: etaText(done, progress.total, elapsedMs),
+        });
+      },
+      { pollMs: 500, signal: interrupt.signal },
+    );
+    if (interrupt.signal.aborted) {
+      bar?.stop();
+      const done = final.total - final.pending;
+      throw new Interrupted(
+        [
+          `stopped following; batch ${final.batchId} keeps running (${done} of ${final.total} done, ${final.failed} failed)`,
+          `  follow it:  switchyard batch show ${final.batchId} --watch`,
+          `  cancel it:  switchyard batch cancel ${final.batchId}`,
+        ].join('\n'),
+      );
+    }
+    return final;
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    clearTimeout(warning);
+    bar?.stop();
+  }
+}
+
+/** inspect and batch retry: print the batch at once (no wait) or follow it and print its results; exit 1 unless all succeeded. */
+export async function finishBatch(
+  work: Backend['work'],
+  batch: BatchView,
+  json: boolean,
+  wait: boolean,
+): Promise<void> {
+  if (!wait) {
+    if (json) return printJson(withoutResults(batch));
+    return say(`batch ${batch.batchId}: ${batch.total} inspections queued`);
+  }
+  const final = await followWithProgress(work, batch, json);
+  if (json) printJson(batchDocument(final));
+  else printBatchResults(final);
+  const notDone = final.failed + final.cancelled;
+  if (notDone > 0)
+    throw new WorkFailed(
+      `${final.failed} of ${final.total} inspections failed${final.cancelled ? `, ${final.cancelled} cancelled` : ''}`,
+    );
+}
+
+/** "12s", "3m" — or "…" until a first call has ended and there is a rate to go by. */
+export function etaText(done: number, total: number, elapsedMs: number): string {
+  if (done >= total) return '0s';
+  if (done === 0 || elapsedMs <= 0) return '…';
+  return ms(Math.ceil(((total - done) * elapsedMs) / done / 1_000) * 1_000);
+}
+
+/** Says so when queued work has no worker consuming its queue, instead of waiting in silence. */
+function warnWithoutWorkers(
+  work: Backend['work'],
+  queue: 'inspect' | 'operate',
+  stillWaiting: () => boolean,
+): NodeJS.Timeout {
+  return setTimeout(() => {
+    void work.workersConsuming(queue).then((count) => {
+      if (count === 0 && stillWaiting()) {
+        note(
+          `no worker is consuming the ${queue} queue; the work stays queued until one starts (\`switchyard worker\` or \`switchyard up\`)`,
+        );
+      }
+    });
+  }, NO_WORKER_AFTER_MS);
+}
+
+export function withoutResults(batch: BatchView) {
+  const { results: _results, ...rest } = batch;
+  return rest;
+}
+
+/** docs/CLI.md: {batchId, total, succeeded, failed, results: [...]} (+ pending, state, …). */
+export function batchDocument(batch: BatchView) {
+  return { ...batch, results: batch.results ?? [] };
+}
+
+export function printBatchResults(batch: BatchView): void {
+  printTable(
+    ['PROJECT', 'STATUS', 'SUMMARY / ERROR', 'FACTS'],
+    (batch.results ?? []).map((outcome) => [
+      outcome.projectId,
+      outcome.status,
+      outcome.result?.summary ?? (outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : ''),
+      outcome.result ? outcome.result.facts.map((fact) => `${fact.label}: ${fact.value}`).join('; ') : '',
+    ]),
+  );
+  say(
+    `batch ${batch.batchId}: ${batch.state}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.cancelled ? `, ${batch.cancelled} cancelled` : ''}${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}`,
+  );
+}
+
+export function printOperation(operation: OperationView): void {
+  const fields: [string, string | undefined][] = [
+    ['id', operation.id],
+    ['plugin', operation.pluginId],
+    ['project', operation.projectId],
+    ['action', operation.action],
+    ['state', operation.state],
+    ['error', operation.errorCode ? `${operation.errorCode}: ${operation.errorMessage ?? ''}` : undefined],
+    ['summary', operation.result?.summary],
+    ['output', operation.result ? JSON.stringify(operation.result.output) : undefined],
+    ['requested', whenWithAgo(operation.requestedAt)],
+    ['started', whenWithAgo(operation.startedAt)],
+    ['finished', whenWithAgo(operation.finishedAt)],
+    ['timeout', operation.timeoutMs ? `${ms(operation.timeoutMs)} (asked for)` : undefined],
+  ];
+  printFields(fields);
+}
