@@ -57,7 +57,7 @@ export interface Backend {
     cancelBatch(batchId: string): Promise<BatchView>;
     retryBatch(batchId: string, options: { failedOnly: boolean }): Promise<BatchView>;
     diffBatches(fromId: string, toId: string): Promise<BatchDiff>;
-    /** Local only (the remote backend refuses: the CLI does not stream HTTP bodies yet). */
+    /** The export's text as it is produced (remotely: the api's streamed body); an unknown batch fails before any. */
     exportBatch(batchId: string, format: ExportFormat): Promise<AsyncIterable<string>>;
     createOperation(
       request: Omit<OperationRequest, 'input'> & { input: OperationRequest['input'] },

@@ -34,6 +34,80 @@ export class ApiClient {
     path: string,
     options: { body?: unknown; headers?: Record<string, string>; authenticated?: boolean } = {},
   ): Promise<{ status: number; body: T }> {
+    const response = await this.#send(method, path, {
+      ...options,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const parsed = parseJson(await response.text());
+    if (response.ok) return { status: response.status, body: parsed as T };
+    throw problemError(this.url, { status: response.status, ...(parsed as Omit<Problem, 'status'>) });
+  }
+
+  /**
+   * GET under /api/v1 whose body is read as it arrives (an export, an event
+   * stream): failures before the body are the errors `request` raises; the
+   * body is yielded as text chunks, UTF-8 sequences split across network
+   * chunks joined again. An aborted `signal` ends the body quietly.
+   */
+  async stream(
+    path: string,
+    options: { accept: string; signal?: AbortSignal },
+  ): Promise<AsyncIterable<string>> {
+    // A slow answer fails as `request` does; a long body may take as long as it takes.
+    const answered = new AbortController();
+    const timer = setTimeout(() => answered.abort(new Error('no answer in time')), TIMEOUT_MS);
+    const signal = options.signal ? AbortSignal.any([options.signal, answered.signal]) : answered.signal;
+    let response: Response;
+    try {
+      response = await this.#send('GET', path, { headers: { accept: options.accept }, signal });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) {
+      const parsed = parseJson(await response.text());
+      throw problemError(this.url, { status: response.status, ...(parsed as Omit<Problem, 'status'>) });
+    }
+    return this.#chunks(response, options.signal);
+  }
+
+  async *#chunks(response: Response, signal: AbortSignal | undefined): AsyncGenerator<string> {
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    const reader = response.body.getReader();
+    try {
+      for (;;) {
+        let read: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          if (signal?.aborted) return;
+          throw new ApiUnreachableError(
+            `the API at ${this.url} ended the answer early (${causeOf(error)}); run the command again`,
+          );
+        }
+        if (read.done) break;
+        const text = decoder.decode(read.value, { stream: true });
+        if (text) yield text;
+      }
+      const rest = decoder.decode();
+      if (rest) yield rest;
+    } finally {
+      // Stopped early (an error, a reader gone): close the connection too.
+      await reader.cancel().catch(() => {});
+    }
+  }
+
+  /** The request with the token; the response whatever its status, or ApiUnreachableError. */
+  async #send(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    options: {
+      body?: unknown;
+      headers?: Record<string, string>;
+      authenticated?: boolean;
+      signal: AbortSignal;
+    },
+  ): Promise<Response> {
     if (options.authenticated !== false && !this.token)
       throw new NotAllowedError(
         'UNAUTHENTICATED',
@@ -46,31 +120,32 @@ export class ApiClient {
       body = JSON.stringify(options.body ?? {});
       headers['content-type'] = 'application/json';
     }
-    const target = `${this.url}/api/v1${path}`;
-    let response: Response;
     try {
-      response = await fetch(target, {
+      return await fetch(`${this.url}/api/v1${path}`, {
         method,
         headers,
         ...(body !== undefined ? { body } : {}),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: options.signal,
       });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       throw new ApiUnreachableError(
-        `cannot reach the Switchyard API at ${this.url} (${cause?.code ?? cause?.message ?? (error as Error).message}); is \`switchyard api\` or \`switchyard up\` running there?`,
+        `cannot reach the Switchyard API at ${this.url} (${causeOf(error)}); is \`switchyard api\` or \`switchyard up\` running there?`,
       );
     }
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    if (response.ok) return { status: response.status, body: parsed as T };
-    throw problemError(this.url, { status: response.status, ...(parsed as Omit<Problem, 'status'>) });
   }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
 }
 
 export interface HealthAnswer {

@@ -2,7 +2,7 @@
 // bearer token. It needs no Redis and no data dir; the API's answers are the
 // same view objects the core services return locally.
 import { resolve } from 'node:path';
-import { InvalidInputError, NotFoundError } from '../core/errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { isTerminal } from '../core/operations.js';
 import type { Backend } from './backend.js';
 import type { ApiClient } from './http.js';
@@ -90,12 +90,11 @@ export function remoteBackend(api: ApiClient): Backend {
       retryBatch: (batchId, options) =>
         post(`/batches/${enc(batchId)}/retry`, options.failedOnly ? { failedOnly: true } : {}),
       diffBatches: (fromId, toId) => get(`/batches/${enc(toId)}/diff${query({ from: fromId })}`),
-      exportBatch: () =>
-        Promise.reject(
-          new InvalidInputError(
-            `batch export needs local mode (it streams the results from Redis); against ${api.url} read GET /api/v1/batches/<id>/export instead`,
-          ),
-        ),
+      // Streamed as the api writes it: the same bytes local mode prints, however big the batch.
+      exportBatch: (batchId, format) =>
+        api.stream(`/batches/${enc(batchId)}/export${query({ format })}`, {
+          accept: `${format === 'csv' ? 'text/csv' : 'application/x-ndjson'}, application/problem+json`,
+        }),
       createOperation: async (request) => {
         const { status, body } = await api.request<Awaited<ReturnType<Backend['work']['getOperation']>>>(
           'POST',
