@@ -18,6 +18,7 @@ import type { TimeLimitSettings } from '../core/time-limits.js';
 import type { TokenView } from '../core/tokens.js';
 import type { OperationRequest, ProjectSelection } from '../core/work.js';
 import { queryAudit } from '../core/audit.js';
+import { followOperationLogs, followPluginLogs } from './log-follow.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
 export type LogLine = Awaited<ReturnType<PluginService['logs']>>[number];
@@ -35,6 +36,12 @@ export interface Backend {
     disable(id: string): Promise<PluginView>;
     health(id: string): Promise<HealthAnswer>;
     logs(id: string, limit: number): Promise<LogLine[]>;
+    /** The newest `limit` entries oldest first, then each new one as calls write it, until `signal` aborts. */
+    followLogs(
+      id: string,
+      print: (entries: LogLine[]) => void,
+      options: { limit: number; signal?: AbortSignal },
+    ): Promise<void>;
     setTimeLimits(id: string, settings: TimeLimitSettings): Promise<PluginDetail>;
   };
   projects: {
@@ -64,6 +71,12 @@ export interface Backend {
     ): Promise<{ operation: OperationView; created: boolean }>;
     getOperation(id: string): Promise<OperationView>;
     operationLogs(id: string): Promise<LogLine[]>;
+    /** Its stderr as the call writes it, until the operation has ended or `signal` aborts. */
+    followOperationLogs(
+      id: string,
+      print: (entries: LogLine[]) => void,
+      options: { signal?: AbortSignal },
+    ): Promise<void>;
     listOperations(query: OperationQuery): Promise<Page<OperationView>>;
     cancelOperation(id: string): Promise<OperationView>;
     waitOperation(id: string): Promise<OperationView>;
@@ -86,7 +99,7 @@ export interface Backend {
 /** The core services over Redis, acting as `actor` (the local OS user). */
 export function localBackend(runtime: Runtime, actor: string): Backend {
   const { core, work, tokens } = runtime;
-  return {
+  const backend: Backend = {
     mode: 'local',
     plugins: {
       refresh: () => core.plugins.refresh(actor),
@@ -97,6 +110,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       disable: (id) => core.plugins.disable(id, actor),
       health: (id) => core.plugins.health(id),
       logs: (id, limit) => core.plugins.logs(id, limit),
+      followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
       setTimeLimits: (id, settings) => core.plugins.setTimeLimits(id, settings, actor),
     },
     projects: {
@@ -118,6 +132,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       createOperation: (request) => work.createOperation(request, actor),
       getOperation: (id) => work.getOperation(id),
       operationLogs: (id) => work.operationLogs(id),
+      followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
       listOperations: (query) => work.listOperations(query),
       cancelOperation: (id) => work.cancelOperation(id, actor),
       waitOperation: (id) => work.waitOperation(id),
@@ -135,4 +150,5 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       revoke: (idOrName) => tokens.revoke(idOrName, actor),
     },
   };
+  return backend;
 }

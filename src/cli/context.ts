@@ -3,7 +3,6 @@
 // message naming the URL, closed afterwards) or the HTTP API (remote mode).
 import type { Command } from 'commander';
 import { localUser } from '../core/context.js';
-import { InvalidInputError } from '../core/errors.js';
 import { runtimeFor } from '../core/process-runtime.js';
 import type { Runtime } from '../core/runtime.js';
 import { localBackend, type Backend } from './backend.js';
@@ -58,18 +57,4 @@ export async function withBackend<T>(
   return withRuntime(command, ({ runtime, actor }) =>
     body({ config, target, backend: localBackend(runtime, actor) }),
   );
-}
-
-/** A command that needs Redis itself (a live follow): refused with a clear message in remote mode. */
-export async function withLocalOnly<T>(
-  command: Command,
-  what: string,
-  body: (context: CommandContext) => Promise<T>,
-): Promise<T> {
-  const target = await targetOf(command);
-  if (target.mode === 'remote')
-    throw new InvalidInputError(
-      `${what} needs local mode (it follows Redis as the call writes); against ${target.url} run it without --follow`,
-    );
-  return withRuntime(command, body);
 }

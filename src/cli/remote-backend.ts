@@ -6,6 +6,7 @@ import { NotFoundError } from '../core/errors.js';
 import { isTerminal } from '../core/operations.js';
 import type { Backend } from './backend.js';
 import type { ApiClient } from './http.js';
+import { followOperationLogs, followPluginLogs } from './log-follow.js';
 
 const enc = encodeURIComponent;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -47,6 +48,7 @@ export function remoteBackend(api: ApiClient): Backend {
       disable: (id) => post(`/plugins/${enc(id)}/disable`),
       health: (id) => post(`/plugins/${enc(id)}/health`),
       logs: (id, limit) => get(`/plugins/${enc(id)}/logs${query({ limit })}`),
+      followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
       setTimeLimits: (id, settings) =>
         post(`/plugins/${enc(id)}/limits`, {
           ...(settings.inspectMs !== undefined ? { inspectTimeoutMs: settings.inspectMs } : {}),
@@ -117,6 +119,7 @@ export function remoteBackend(api: ApiClient): Backend {
       },
       getOperation: (id) => get(`/operations/${enc(id)}`),
       operationLogs: (id) => get(`/operations/${enc(id)}/logs`),
+      followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
       listOperations: (filters) =>
         get(
           `/operations${query({ limit: filters.limit, cursor: filters.cursor, projectId: filters.projectId, pluginId: filters.pluginId, state: filters.state })}`,

@@ -39,7 +39,6 @@ import type { Project, ProjectService } from './projects.js';
 import { inOrder } from './concurrency.js';
 import type { SupervisorLimits } from './supervisor.js';
 import { containment } from './containment.js';
-import { followEntries } from './log-follow.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 
 export type { CallOptions } from './plugin-calls.js';
@@ -52,9 +51,6 @@ export interface PluginServiceOptions {
   processActor: string;
   limits?: Partial<SupervisorLimits>;
 }
-
-/** A follower rereads this many newest entries (a batch of one call's stderr is at most ~200 lines). */
-const FOLLOW_READ = 250;
 
 export class PluginService {
   readonly #store: PluginStore;
@@ -294,25 +290,6 @@ export class PluginService {
   async logs(id: string, limit = 100): Promise<LogEntry[]> {
     await this.#require(id);
     return this.#store.logs(id, limit);
-  }
-
-  /** Prints the newest `limit` entries, then every new one as calls write them, until `signal` aborts. */
-  async followLogs(
-    id: string,
-    print: (entries: LogEntry[]) => void,
-    options: { limit?: number; signal?: AbortSignal; pollMs?: number } = {},
-  ): Promise<void> {
-    await this.#require(id);
-    let first = true;
-    const read = async () => {
-      const newest = await this.#store.logs(id, first ? (options.limit ?? 100) : FOLLOW_READ);
-      first = false;
-      return newest.reverse();
-    };
-    await followEntries(read, print, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
-    });
   }
 
   /** The stderr of an operation's call (and how it ended), oldest first. */

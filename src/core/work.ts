@@ -21,7 +21,6 @@ import {
 import type { Keys } from './keys.js';
 import {
   OperationStore,
-  isTerminal,
   requestHash,
   toOperationView,
   type OperationQuery,
@@ -33,7 +32,6 @@ import type { PluginService } from './plugins.js';
 import type { ProjectService } from './projects.js';
 import { sleepUntilWoken } from './sleep.js';
 import { checkOperationTimeout, timeLimitsOf } from './time-limits.js';
-import { followEntries } from './log-follow.js';
 import { followOperation, type OperationFollowOptions } from './operation-follow.js';
 import type { LogEntry } from './plugin-store.js';
 
@@ -254,19 +252,6 @@ export class WorkService {
   async operationLogs(id: string): Promise<LogEntry[]> {
     await this.getOperation(id);
     return this.plugins.operationLogs(id);
-  }
-
-  /** Prints the operation's stderr as its call writes it; ends when the operation has ended. */
-  async followOperationLogs(
-    id: string,
-    print: (entries: LogEntry[]) => void,
-    options: { signal?: AbortSignal; pollMs?: number } = {},
-  ): Promise<void> {
-    await this.getOperation(id);
-    await followEntries(() => this.plugins.operationLogs(id), print, {
-      ...options,
-      ended: async () => isTerminal((await this.getOperation(id)).state),
-    });
   }
 
   /** Newest first, filtered, one page (`nextCursor` continues). */

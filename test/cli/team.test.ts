@@ -4,7 +4,7 @@
 // the operator inspects, runs and cancels, and is refused an enable; the admin
 // does the README journey remotely; the audit names each token. Then the
 // remote and local outputs of the same commands are compared.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,8 @@ import {
   type Api,
   type ApiSetup,
 } from '../api/support.js';
+import { installQueuePlugin } from '../support/workers.js';
+import { waitFor } from '../support/wait.js';
 
 const RELATIVE_TIME = /\b(\d+(ms|s|m|h|d|y) ago|just now|in \d+(ms|s|m|h|d|y))\b/g;
 
@@ -35,17 +37,22 @@ let home = '';
 let projectsDir = '';
 const tokens: Record<'viewer' | 'operator' | 'admin', { name: string; token: string }> = {} as never;
 
-/** The CLI as a team member runs it: own HOME and config, no SWITCHYARD_* and no Redis. */
-function as(who: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
-  const env: NodeJS.ProcessEnv = {
+/** A team member's environment: own HOME and config, no SWITCHYARD_* and no Redis. */
+function envOf(who: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
     PATH: process.env.PATH,
     HOME: join(home, who),
     XDG_CONFIG_HOME: join(home, who, 'config'),
     XDG_DATA_HOME: join(home, who, 'no-data-here'),
     NO_COLOR: '1',
     COLUMNS: '200',
-    ...options.env,
+    ...extra,
   };
+}
+
+/** The CLI as a team member runs it, to its end. */
+function as(who: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
+  const env = envOf(who, options.env);
   return new Promise<Run>((resolve) => {
     const child = execFile(
       process.execPath,
@@ -56,6 +63,24 @@ function as(who: string, args: string[], options: { input?: string; env?: Record
     );
     child.stdin!.end(options.input ?? '');
   });
+}
+
+const running: ChildProcess[] = [];
+
+/** The CLI as a team member runs it, started (a follow that a signal ends): what it printed so far. */
+function startAs(who: string, args: string[]) {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: envOf(who),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output.stderr += chunk));
+  const ended = new Promise<Run>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), ...output })),
+  );
+  return { child, output, ended };
 }
 
 function json<T>(run: Run): T {
@@ -82,6 +107,8 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  for (const child of running)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await setup?.close();
   if (home) await rm(home, { recursive: true, force: true });
 });
@@ -296,11 +323,11 @@ describe('three identities, remotely', () => {
   });
 });
 
-describe('remote and local print the same', () => {
-  /** The same command locally (Redis directly, as the admin on the api host does). */
-  const local = (args: string[]) => as('local-admin', [...globalArgs(setup!.installation), ...args]);
-  const remote = (args: string[]) => as('admin', args);
+/** The same command locally (Redis directly, as the admin on the api host does). */
+const local = (args: string[]) => as('local-admin', [...globalArgs(setup!.installation), ...args]);
+const remote = (args: string[]) => as('admin', args);
 
+describe('remote and local print the same', () => {
   it('the same JSON documents, human output and exit codes', async () => {
     const batchId = json<{ batchId: string }[]>(await remote(['--json', 'batch', 'list']))[0]!.batchId;
     const opId = json<{ id: string }[]>(await remote(['--json', 'op', 'list']))[0]!.id;
@@ -359,10 +386,31 @@ describe('remote and local print the same', () => {
     );
     const opLogs = ['--json', 'op', 'logs', opId];
     expect(json(await remote(opLogs))).toEqual(json(await local(opLogs)));
-    // A live follow reads Redis: remotely it says so (exit 2) instead of pretending.
-    const follow = await remote(['op', 'logs', opId, '--follow']);
-    expect(follow.code).toBe(2);
-    expect(follow.stderr).toMatch(/needs local mode/);
+    // A finished operation: the follow prints its stderr and ends at once, as `op wait` does.
+    for (const args of [
+      ['op', 'logs', opId, '--follow'],
+      ['--json', 'op', 'wait', opId],
+    ]) {
+      const [a, b] = [await remote(args), await local(args)];
+      expect(a.code, `${args.join(' ')}: ${a.stderr}`).toBe(b.code);
+      expect(a.stdout.replace(RELATIVE_TIME, '<ago>'), args.join(' ')).toBe(
+        b.stdout.replace(RELATIVE_TIME, '<ago>'),
+      );
+    }
+    // An unknown id: the same refusal (exit 2, the same message) from a follow, a wait and an export.
+    for (const args of [
+      ['op', 'logs', 'op_nope', '--follow'],
+      ['--json', 'op', 'wait', 'op_nope'],
+      ['plugin', 'logs', 'no-such-plugin', '--follow'],
+      ['plugin', 'logs', PLUGIN_ID, '--follow', '--operation', 'op_nope'],
+      ['batch', 'show', 'batch_nope', '--watch'],
+      ['--json', 'batch', 'export', 'batch_nope', '--format', 'csv'],
+    ]) {
+      const [a, b] = [await remote(args), await local(args)];
+      expect(a.code, `${args.join(' ')}: ${a.stderr}`).toBe(2);
+      expect([a.code, a.stdout, a.stderr], args.join(' ')).toEqual([b.code, b.stdout, b.stderr]);
+      expect(a.stderr, args.join(' ')).toMatch(/unknown/);
+    }
     // An export streams the api's body: byte for byte what local mode prints.
     for (const format of ['jsonl', 'csv']) {
       const args = ['batch', 'export', batchId, '--format', format];
@@ -377,4 +425,134 @@ describe('remote and local print the same', () => {
     expect([a.code, a.stdout]).toEqual([b.code, b.stdout]);
     expect(a.code).toBe(2);
   }, 120_000);
+});
+
+describe('remote follows and waits, live', () => {
+  const QUEUE = 'queue-plugin';
+  let packageDir = '';
+
+  /** An operation whose call writes `tick <n> <action>` to stderr every 200 ms for `ms`; its id. */
+  const startTicking = async (action: string, ms: number) =>
+    json<{ id: string }>(
+      await remote([
+        '--json',
+        'run',
+        QUEUE,
+        'shop',
+        action,
+        '--input',
+        JSON.stringify({ sleepMs: ms, stderrEveryMs: 200 }),
+        '--yes',
+      ]),
+    ).id;
+
+  beforeAll(async () => {
+    packageDir = await installQueuePlugin(setup!.installation.dataDir);
+    expect((await remote(['plugin', 'refresh'])).code).toBe(0);
+    const { fingerprint } = json<{ fingerprint: string }>(await remote(['--json', 'plugin', 'show', QUEUE]));
+    const trusted = await remote(['plugin', 'trust', QUEUE, '--fingerprint', fingerprint, '--yes']);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    const scopes = ALL_SCOPES.flatMap((scope) => ['--scope', scope]);
+    const enabled = await remote(['plugin', 'enable', QUEUE, ...scopes, '--yes']);
+    expect(enabled.code, enabled.stderr).toBe(0);
+  }, 60_000);
+
+  it('op logs --follow prints the stderr as the call writes it and ends (exit 0) when the operation ends', async () => {
+    const id = await startTicking('ticking', 3_000);
+    const follow = startAs('admin', ['op', 'logs', id, '--follow']);
+    await waitFor(
+      'the remote follow to print a tick',
+      async () => follow.output.stdout.includes('tick 1 ticking'),
+      20_000,
+    );
+    // Printed while the call still ran.
+    expect(json<{ state: string }>(await remote(['--json', 'op', 'show', id])).state).toBe('running');
+    const followed = await follow.ended;
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(json<{ state: string }>(await remote(['--json', 'op', 'show', id])).state).toBe('succeeded');
+    // Every entry the operation has, each once, as `op logs` prints them afterwards.
+    const after = await local(['op', 'logs', id]);
+    expect(followed.stdout.replace(RELATIVE_TIME, '<ago>')).toBe(
+      after.stdout.replace(RELATIVE_TIME, '<ago>'),
+    );
+    expect(followed.stdout.match(/tick \d+ ticking/g)!.length).toBeGreaterThanOrEqual(5);
+  }, 60_000);
+
+  it('plugin logs --follow prints an entry written after it started; SIGINT ends it as it ends a local one', async () => {
+    const first = await startTicking('before', 300);
+    expect((await remote(['op', 'wait', first])).code).toBe(0);
+    const followers = [
+      startAs('admin', ['plugin', 'logs', QUEUE, '--follow', '--limit', '1']),
+      startAs('local-admin', [
+        ...globalArgs(setup!.installation),
+        'plugin',
+        'logs',
+        QUEUE,
+        '--follow',
+        '--limit',
+        '1',
+      ]),
+    ];
+    // Each printed the newest entry: it follows now.
+    for (const follower of followers)
+      await waitFor('a follow to start', async () => follower.output.stdout !== '', 20_000);
+    const id = await startTicking('after', 1_000);
+    for (const follower of followers)
+      await waitFor(
+        'a follow to print a new entry',
+        async () => follower.output.stdout.includes('tick 2 after'),
+        20_000,
+      );
+    for (const follower of followers) follower.child.kill('SIGINT');
+    const [a, b] = await Promise.all(followers.map((follower) => follower.ended));
+    expect([a!.code, a!.stderr]).toEqual([b!.code, b!.stderr]);
+    expect(a!.code).toBe(0);
+    expect((await remote(['op', 'wait', id])).code).toBe(0);
+  }, 60_000);
+
+  it('op wait, inspect --wait and batch show --watch: the JSON of local mode', async () => {
+    // Both modes wait for the same operation at the same time.
+    const id = await startTicking('waited', 1_500);
+    const [a, b] = await Promise.all([
+      remote(['--json', 'op', 'wait', id]),
+      local(['--json', 'op', 'wait', id]),
+    ]);
+    expect(json<{ state: string }>(a)).toMatchObject({ state: 'succeeded' });
+    expect(json(a)).toEqual(json(b));
+    // Inspections that take a second each.
+    await writeFile(join(packageDir, 'inspect-sleep-ms'), '1000');
+    try {
+      const batchId = json<{ batchId: string }>(
+        await remote(['--json', 'inspect', QUEUE, 'shop', 'blog', '--no-wait']),
+      ).batchId;
+      const watch = ['--json', 'batch', 'show', batchId, '--watch'];
+      const [c, d] = await Promise.all([remote(watch), local(watch)]);
+      expect(json<{ state: string }>(c)).toMatchObject({ state: 'succeeded', succeeded: 2 });
+      expect(json(c)).toEqual(json(d));
+      // A new batch each: the same document but for ids, times and who asked.
+      const inspect = ['--json', 'inspect', QUEUE, 'shop', 'blog'];
+      const [e, f] = await Promise.all([remote(inspect), local(inspect)]);
+      const comparable = (run: Run) => {
+        const {
+          batchId: _id,
+          createdAt: _at,
+          createdBy: _by,
+          finishedAt: _end,
+          results,
+          ...rest
+        } = json<Record<string, unknown> & { results: { result?: { observedAt?: string } }[] }>(run);
+        return {
+          ...rest,
+          results: results.map(({ result, ...outcome }) => ({
+            ...outcome,
+            result: { ...result, observedAt: '<at>' },
+          })),
+        };
+      };
+      expect(comparable(e)).toEqual(comparable(f));
+      expect(comparable(e)).toMatchObject({ state: 'succeeded', succeeded: 2 });
+    } finally {
+      await rm(join(packageDir, 'inspect-sleep-ms'), { force: true });
+    }
+  }, 90_000);
 });

@@ -39,10 +39,9 @@ export interface Installation {
   close(): Promise<void>;
 }
 
-/** A data dir with the fixture installed, a fresh prefix, the plugin trusted and enabled with every scope. */
-export async function createInstallation(redisUrl: string, name: string): Promise<Installation> {
-  const { dataDir, cleanup } = await makeDataDir();
-  const packageDir = await installFixturePackage(join(dataDir, 'plugins', PLUGIN_ID), QUEUE_PLUGIN, {
+/** The queue-plugin package in <dataDir>/plugins (not yet discovered, trusted or enabled); its directory. */
+export function installQueuePlugin(dataDir: string): Promise<string> {
+  return installFixturePackage(join(dataDir, 'plugins', PLUGIN_ID), QUEUE_PLUGIN, {
     id: PLUGIN_ID,
     name: 'Queue fault plugin',
     executable: 'queue-plugin.mjs',
@@ -50,6 +49,12 @@ export async function createInstallation(redisUrl: string, name: string): Promis
     capabilities: ['project.inspect', 'project.operate'],
     requestedScopes: ALL_SCOPES,
   });
+}
+
+/** A data dir with the fixture installed, a fresh prefix, the plugin trusted and enabled with every scope. */
+export async function createInstallation(redisUrl: string, name: string): Promise<Installation> {
+  const { dataDir, cleanup } = await makeDataDir();
+  const packageDir = await installQueuePlugin(dataDir);
   const projectsDir = join(dataDir, 'projects');
   await mkdir(projectsDir);
   const prefix = uniquePrefix(name);

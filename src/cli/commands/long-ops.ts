@@ -7,7 +7,7 @@ import type { LogEntry } from '../../core/plugin-store.js';
 import { formatLimit, MAX_LIMIT_MS } from '../../core/time-limits.js';
 import type { PluginDetail } from '../../core/plugins.js';
 import { InvalidInputError } from '../../core/errors.js';
-import { withBackend, withLocalOnly } from '../context.js';
+import { withBackend } from '../context.js';
 import { ago, emit, printJson, say } from '../output.js';
 import { durationFrom } from '../parse.js';
 
@@ -57,23 +57,20 @@ export function registerLongOpCommands(program: Command): void {
       'after',
       '\nWith --json: the entries as one array, or with --follow one JSON entry per line.\n\nExample:\n  switchyard op logs op_5c1d… --follow',
     )
-    .action(async (id: string, options: { follow?: boolean }, command: Command) => {
-      if (!options.follow)
-        return withBackend(command, async ({ config, backend }) => {
-          const entries = await backend.work.operationLogs(id);
-          if (config.json) return printJson(entries);
-          if (entries.length === 0) return say(`no stderr from ${id} yet`);
-          return printLogEntries(entries, false);
-        });
-      // Following reads Redis as the call writes it: local mode only (it says so in remote mode).
-      return withLocalOnly(command, 'op logs --follow', ({ config, runtime }) =>
-        untilInterrupted((signal) =>
-          runtime.work.followOperationLogs(id, (entries) => printLogEntries(entries, config.json), {
-            signal,
-          }),
-        ),
-      );
-    });
+    .action(async (id: string, options: { follow?: boolean }, command: Command) =>
+      withBackend(command, async ({ config, backend }) => {
+        if (options.follow)
+          return untilInterrupted((signal) =>
+            backend.work.followOperationLogs(id, (entries) => printLogEntries(entries, config.json), {
+              signal,
+            }),
+          );
+        const entries = await backend.work.operationLogs(id);
+        if (config.json) return printJson(entries);
+        if (entries.length === 0) return say(`no stderr from ${id} yet`);
+        return printLogEntries(entries, false);
+      }),
+    );
 }
 
 /** Runs `body` with a signal that Ctrl-C aborts (a follow ends quietly instead of dying). */

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@switchyard/plugin-sdk/protocol';
 import { InvalidInputError } from '../../core/errors.js';
 import type { PluginDetail, PluginView } from '../../core/plugins.js';
-import { withBackend, withLocalOnly } from '../context.js';
+import type { LogLine } from '../backend.js';
+import { withBackend } from '../context.js';
 import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { listLimit, requireYes } from '../parse.js';
 import { containmentText, limitsText, printLogEntries, untilInterrupted } from './long-ops.js';
@@ -126,7 +127,7 @@ export function registerPluginCommands(program: Command): void {
     .command('logs <id>')
     .description('newest redacted log entries (plugin stderr, written while calls run, and call failures)')
     .option('--limit <n>', 'how many entries', listLimit('--limit'), 50)
-    .option('--follow', 'keep printing new entries as calls write them (Ctrl-C ends it; local mode)')
+    .option('--follow', 'keep printing new entries as calls write them (Ctrl-C ends it)')
     .option('--operation <opId>', "only that operation's entries (as `op logs`)")
     .addHelpText(
       'after',
@@ -137,49 +138,32 @@ export function registerPluginCommands(program: Command): void {
         id: string,
         options: { limit: number; follow?: boolean; operation?: string },
         command: Command,
-      ) => {
-        if (options.follow)
-          // Following reads Redis as calls write it: local mode only (it says so in remote mode).
-          return withLocalOnly(command, 'plugin logs --follow', async ({ config, runtime }) => {
-            if (options.operation) {
-              const operation = await runtime.work.getOperation(options.operation);
-              if (operation.pluginId !== id)
-                throw new InvalidInputError(
-                  `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
-                );
-              return untilInterrupted((signal) =>
-                runtime.work.followOperationLogs(
-                  operation.id,
-                  (entries) => printLogEntries(entries, config.json),
-                  {
-                    signal,
-                  },
-                ),
-              );
-            }
-            return untilInterrupted((signal) =>
-              runtime.core.plugins.followLogs(id, (entries) => printLogEntries(entries, config.json), {
-                limit: options.limit,
-                signal,
-              }),
-            );
-          });
-        return withBackend(command, async ({ config, backend }) => {
+      ) =>
+        withBackend(command, async ({ config, backend }) => {
+          // --follow --json: one JSON entry per line, as each arrives.
+          const printLive = (entries: LogLine[]) => printLogEntries(entries, config.json);
           if (options.operation) {
             const operation = await backend.work.getOperation(options.operation);
             if (operation.pluginId !== id)
               throw new InvalidInputError(
                 `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
               );
+            if (options.follow)
+              return untilInterrupted((signal) =>
+                backend.work.followOperationLogs(operation.id, printLive, { signal }),
+              );
             const entries = (await backend.work.operationLogs(operation.id)).slice(-options.limit);
             return config.json ? printJson(entries) : printLogEntries(entries, false);
           }
+          if (options.follow)
+            return untilInterrupted((signal) =>
+              backend.plugins.followLogs(id, printLive, { limit: options.limit, signal }),
+            );
           const logs = await backend.plugins.logs(id, options.limit);
           if (config.json) return printJson(logs);
           if (logs.length === 0) return say(`no log entries for ${id}`);
           printLogEntries([...logs].reverse(), false);
-        });
-      },
+        }),
     );
 }
 
