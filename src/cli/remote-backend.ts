@@ -3,13 +3,14 @@
 // same view objects the core services return locally.
 import { resolve } from 'node:path';
 import { NotFoundError } from '../core/errors.js';
-import { isTerminal } from '../core/operations.js';
+import type { BatchView } from '../core/batches.js';
+import type { OperationView } from '../core/operations.js';
 import type { Backend } from './backend.js';
+import { untilDone } from './event-stream.js';
 import type { ApiClient } from './http.js';
 import { followOperationLogs, followPluginLogs } from './log-follow.js';
 
 const enc = encodeURIComponent;
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 export function remoteBackend(api: ApiClient): Backend {
   const get = async <T>(path: string) => (await api.request<T>('GET', path)).body;
@@ -80,13 +81,18 @@ export function remoteBackend(api: ApiClient): Backend {
         get(
           `/batches${query({ limit: filters.limit, cursor: filters.cursor, state: filters.state, pluginId: filters.pluginId })}`,
         ),
+      // The api's event stream: `progress` with the counts whenever they change, `done` with the results.
       followBatch: async (batchId, onProgress, options) => {
-        for (;;) {
-          const batch = await backend.work.getBatch(batchId);
-          if (batch.state !== 'running' || options.signal?.aborted) return batch;
-          onProgress(batch);
-          await sleep(options.pollMs ?? 500);
-        }
+        const done = await untilDone(
+          api,
+          `/batches/${enc(batchId)}/events`,
+          ({ event, data }) => {
+            if (event === 'progress') onProgress(JSON.parse(data) as BatchView);
+          },
+          options.signal ? { signal: options.signal } : {},
+        );
+        // Aborted: the batch as it is now, as the local follow answers.
+        return (done as BatchView | undefined) ?? backend.work.getBatch(batchId);
       },
       cancelBatch: (batchId) => post(`/batches/${enc(batchId)}/cancel`),
       retryBatch: (batchId, options) =>
@@ -125,13 +131,9 @@ export function remoteBackend(api: ApiClient): Backend {
           `/operations${query({ limit: filters.limit, cursor: filters.cursor, projectId: filters.projectId, pluginId: filters.pluginId, state: filters.state })}`,
         ),
       cancelOperation: (id) => post(`/operations/${enc(id)}/cancel`),
-      waitOperation: async (id) => {
-        for (;;) {
-          const operation = await backend.work.getOperation(id);
-          if (isTerminal(operation.state)) return operation;
-          await sleep(300);
-        }
-      },
+      // The api's event stream: `state` on each change, then `done` with the terminal view.
+      waitOperation: async (id) =>
+        (await untilDone(api, `/operations/${enc(id)}/events`, () => {})) as OperationView,
       workersConsuming: async () => (await api.health())?.workers,
     },
     audit: (filters) =>

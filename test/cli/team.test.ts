@@ -5,7 +5,7 @@
 // does the README journey remotely; the audit names each token. Then the
 // remote and local outputs of the same commands are compared.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import {
   call,
   globalArgs,
   setUpApi,
+  spawnCli,
   startWorker,
   type Api,
   type ApiSetup,
@@ -81,6 +82,23 @@ function startAs(who: string, args: string[]) {
     child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), ...output })),
   );
   return { child, output, ended };
+}
+
+/** Whether process `pid` holds an established TCP connection to 127.0.0.1:`port` (Linux /proc). */
+async function connectedTo(pid: number, port: number): Promise<boolean> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+    const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const match = /^socket:\[(\d+)\]$/.exec(link);
+    if (match) inodes.add(match[1]!);
+  }
+  const table = await readFile('/proc/net/tcp', 'utf8');
+  const remote = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return table
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .some((fields) => fields[2] === remote && fields[3] === '01' && inodes.has(fields[9]!));
 }
 
 function json<T>(run: Run): T {
@@ -554,5 +572,56 @@ describe('remote follows and waits, live', () => {
     } finally {
       await rm(join(packageDir, 'inspect-sleep-ms'), { force: true });
     }
+  }, 90_000);
+
+  it('Ctrl-C on a remote inspect stops following (exit 130); the batch keeps running, as locally', async () => {
+    await writeFile(join(packageDir, 'inspect-sleep-ms'), '3000');
+    try {
+      const inspect = startAs('admin', ['inspect', QUEUE, 'shop', 'blog']);
+      await waitFor(
+        'the inspect to follow its batch',
+        () => connectedTo(inspect.child.pid!, api.port),
+        20_000,
+      );
+      inspect.child.kill('SIGINT');
+      const stopped = await inspect.ended;
+      expect(stopped.code, stopped.stderr).toBe(130);
+      const batchId = /^stopped following; batch (\S+) keeps running \(\d of 2 done, 0 failed\)$/m.exec(
+        stopped.stderr,
+      )?.[1];
+      expect(batchId, stopped.stderr).toBeDefined();
+      expect(stopped.stderr).toContain(`switchyard batch show ${batchId} --watch`);
+      expect(json<{ state: string }>(await remote(['--json', 'batch', 'show', batchId!])).state).toBe(
+        'running',
+      );
+      expect((await remote(['batch', 'cancel', batchId!])).code).toBe(0);
+    } finally {
+      await rm(join(packageDir, 'inspect-sleep-ms'), { force: true });
+    }
+  }, 60_000);
+
+  it('a remote op wait outlives an api restart: it connects again and prints how the operation ended', async () => {
+    const id = await startTicking('restarted', 4_000);
+    const wait = startAs('admin', ['--json', 'op', 'wait', id]);
+    await waitFor('the wait to connect to the api', () => connectedTo(wait.child.pid!, api.port), 20_000);
+    // A crash (a graceful stop would let the stream end with the operation first), then the same address again.
+    api.proc.child.kill('SIGKILL');
+    await api.proc.exited;
+    const again = spawnCli([...globalArgs(setup!.installation), 'api', '--port', String(api.port)]);
+    await waitFor(
+      'the api to answer again',
+      async () => {
+        if (!again.running()) throw new Error(`the api exited:\n${again.output()}`);
+        // Any answer (503 too: no scheduler runs here) means it listens.
+        return (await fetch(`${api.base}/healthz`).catch(() => undefined)) !== undefined;
+      },
+      30_000,
+      200,
+    );
+    api.proc = again;
+    const waited = await wait.ended;
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(json<{ state: string }>(waited)).toMatchObject({ id, state: 'succeeded' });
+    expect(json(waited)).toEqual(json(await local(['--json', 'op', 'show', id])));
   }, 90_000);
 });
