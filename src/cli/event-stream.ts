@@ -2,9 +2,11 @@
 // (`/batches/:id/events`, `/operations/:id/events`) read until their `done`
 // event. A stream that drops first (the api restarted, an idle connection
 // timed out) is opened again; each route's first event is the state as it is
-// then, so what is printed is never stale.
+// then, so what is printed is never stale. While the api refuses another
+// stream (429: the token holds as many open as it may), a GET now and then
+// stands in, so the wait still ends when the work does.
 import { sleep } from '../core/sleep.js';
-import { ApiUnreachableError } from './errors.js';
+import { ApiUnreachableError, RemoteProblemError } from './errors.js';
 import type { ApiClient } from './http.js';
 
 export interface ServerEvent {
@@ -15,17 +17,19 @@ export interface ServerEvent {
 /** While the api cannot be reached, it is tried again this long before the wait gives up (exit 2). */
 const GIVE_UP_AFTER_MS = 60_000;
 const RETRY_MS = { first: 250, max: 5_000 };
+const READ_WHEN_REFUSED_MS = 1_000;
 
 /**
  * Streams `path` and hands each event but `done` to `onEvent`; resolves with
  * `done`'s data, or undefined once `signal` aborted. Refusals (401, 403, 404,
- * …) fail as `request` fails.
+ * …) fail as `request` fails. `read` is one GET of the same thing: its final
+ * state once it is over (else undefined), used while streams are refused.
  */
 export async function untilDone(
   api: ApiClient,
   path: string,
   onEvent: (event: ServerEvent) => void,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; read: () => Promise<unknown> },
 ): Promise<unknown> {
   let unreachableSince: number | undefined;
   let pause = RETRY_MS.first;
@@ -44,6 +48,12 @@ export async function untilDone(
       // Ended without `done`: the api went away mid-stream (or aborted: the loop ends).
     } catch (error) {
       if (options.signal?.aborted) break;
+      if (error instanceof RemoteProblemError && error.status === 429) {
+        const over = await options.read();
+        if (over !== undefined) return over;
+        await sleep(READ_WHEN_REFUSED_MS, options.signal);
+        continue;
+      }
       if (!(error instanceof ApiUnreachableError)) throw error;
       unreachableSince ??= Date.now();
       if (Date.now() - unreachableSince > GIVE_UP_AFTER_MS) throw error;

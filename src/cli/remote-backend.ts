@@ -3,8 +3,8 @@
 // same view objects the core services return locally.
 import { resolve } from 'node:path';
 import { NotFoundError } from '../core/errors.js';
-import type { BatchView } from '../core/batches.js';
-import type { OperationView } from '../core/operations.js';
+import { isBatchOver, type BatchView } from '../core/batches.js';
+import { isTerminal, type OperationView } from '../core/operations.js';
 import type { Backend } from './backend.js';
 import { untilDone } from './event-stream.js';
 import type { ApiClient } from './http.js';
@@ -89,7 +89,15 @@ export function remoteBackend(api: ApiClient): Backend {
           ({ event, data }) => {
             if (event === 'progress') onProgress(JSON.parse(data) as BatchView);
           },
-          options.signal ? { signal: options.signal } : {},
+          {
+            ...(options.signal ? { signal: options.signal } : {}),
+            read: async () => {
+              const batch = await backend.work.getBatch(batchId);
+              if (isBatchOver(batch)) return batch;
+              onProgress(batch);
+              return undefined;
+            },
+          },
         );
         // Aborted: the batch as it is now, as the local follow answers.
         return (done as BatchView | undefined) ?? backend.work.getBatch(batchId);
@@ -133,7 +141,12 @@ export function remoteBackend(api: ApiClient): Backend {
       cancelOperation: (id) => post(`/operations/${enc(id)}/cancel`),
       // The api's event stream: `state` on each change, then `done` with the terminal view.
       waitOperation: async (id) =>
-        (await untilDone(api, `/operations/${enc(id)}/events`, () => {})) as OperationView,
+        (await untilDone(api, `/operations/${enc(id)}/events`, () => {}, {
+          read: async () => {
+            const operation = await backend.work.getOperation(id);
+            return isTerminal(operation.state) ? operation : undefined;
+          },
+        })) as OperationView,
       workersConsuming: async () => (await api.health())?.workers,
     },
     audit: (filters) =>

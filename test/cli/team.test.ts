@@ -22,7 +22,7 @@ import {
   type ApiSetup,
 } from '../api/support.js';
 import { installQueuePlugin } from '../support/workers.js';
-import { waitFor } from '../support/wait.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const RELATIVE_TIME = /\b(\d+(ms|s|m|h|d|y) ago|just now|in \d+(ms|s|m|h|d|y))\b/g;
 
@@ -409,7 +409,7 @@ describe('remote and local print the same', () => {
       ['op', 'logs', opId, '--follow'],
       ['--json', 'op', 'wait', opId],
     ]) {
-      const [a, b] = [await remote(args), await local(args)];
+      const [a, b] = await Promise.all([remote(args), local(args)]);
       expect(a.code, `${args.join(' ')}: ${a.stderr}`).toBe(b.code);
       expect(a.stdout.replace(RELATIVE_TIME, '<ago>'), args.join(' ')).toBe(
         b.stdout.replace(RELATIVE_TIME, '<ago>'),
@@ -424,7 +424,7 @@ describe('remote and local print the same', () => {
       ['batch', 'show', 'batch_nope', '--watch'],
       ['--json', 'batch', 'export', 'batch_nope', '--format', 'csv'],
     ]) {
-      const [a, b] = [await remote(args), await local(args)];
+      const [a, b] = await Promise.all([remote(args), local(args)]);
       expect(a.code, `${args.join(' ')}: ${a.stderr}`).toBe(2);
       expect([a.code, a.stdout, a.stderr], args.join(' ')).toEqual([b.code, b.stdout, b.stderr]);
       expect(a.stderr, args.join(' ')).toMatch(/unknown/);
@@ -432,7 +432,7 @@ describe('remote and local print the same', () => {
     // An export streams the api's body: byte for byte what local mode prints.
     for (const format of ['jsonl', 'csv']) {
       const args = ['batch', 'export', batchId, '--format', format];
-      const [a, b] = [await remote(args), await local(args)];
+      const [a, b] = await Promise.all([remote(args), local(args)]);
       expect(a.code, a.stderr).toBe(0);
       expect(b.code, b.stderr).toBe(0);
       expect(a.stdout, format).toBe(b.stdout);
@@ -577,12 +577,14 @@ describe('remote follows and waits, live', () => {
   it('Ctrl-C on a remote inspect stops following (exit 130); the batch keeps running, as locally', async () => {
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '3000');
     try {
+      const inspectCalls = async () =>
+        (await readFile(join(packageDir, 'calls.log'), 'utf8').catch(() => ''))
+          .split('\n')
+          .filter((line) => line.startsWith('project.inspect ')).length;
+      const before = await inspectCalls();
       const inspect = startAs('admin', ['inspect', QUEUE, 'shop', 'blog']);
-      await waitFor(
-        'the inspect to follow its batch',
-        () => connectedTo(inspect.child.pid!, api.port),
-        20_000,
-      );
+      // An inspection runs: the batch was created and the CLI follows it (it does so at once).
+      await waitFor('an inspection to start', async () => (await inspectCalls()) > before, 20_000);
       inspect.child.kill('SIGINT');
       const stopped = await inspect.ended;
       expect(stopped.code, stopped.stderr).toBe(130);
@@ -600,10 +602,37 @@ describe('remote follows and waits, live', () => {
     }
   }, 60_000);
 
+  it('with every event stream of its token taken (429), a remote op wait still ends, reading the operation instead', async () => {
+    const id = await startTicking('crowded', 2_500);
+    const held = new AbortController();
+    try {
+      const opened: Response[] = [];
+      for (;;) {
+        const response = await fetch(`${api.base}/api/v1/operations/${id}/events`, {
+          headers: { authorization: `Bearer ${tokens.admin.token}` },
+          signal: held.signal,
+        });
+        if (response.status !== 200) {
+          expect(response.status, await response.text()).toBe(429);
+          break;
+        }
+        opened.push(response);
+      }
+      expect(opened.length).toBeGreaterThan(0);
+      const waited = await remote(['--json', 'op', 'wait', id]);
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(json(waited)).toEqual(json(await local(['--json', 'op', 'show', id])));
+      expect(json<{ state: string }>(waited).state).toBe('succeeded');
+    } finally {
+      held.abort();
+    }
+  }, 60_000);
+
   it('a remote op wait outlives an api restart: it connects again and prints how the operation ended', async () => {
     const id = await startTicking('restarted', 4_000);
     const wait = startAs('admin', ['--json', 'op', 'wait', id]);
     await waitFor('the wait to connect to the api', () => connectedTo(wait.child.pid!, api.port), 20_000);
+    await sleep(300); // its first read (GET /operations/:id) answered: it streams the events now
     // A crash (a graceful stop would let the stream end with the operation first), then the same address again.
     api.proc.child.kill('SIGKILL');
     await api.proc.exited;
