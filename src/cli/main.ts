@@ -47,7 +47,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--prefix <prefix>',
-      'Redis key prefix, so installations can share a Redis (env SWITCHYARD_PREFIX)',
+      'Redis key prefix, so installations can share a Redis (env SWITCHYARD_PREFIX; default: switchyard)',
     )
     .option('--json', 'print exactly one JSON document on stdout')
     .option(

@@ -20,7 +20,7 @@ export function registerTokenCommands(program: Command): void {
     .requiredOption('--role <role>', 'viewer, operator or admin')
     .option(
       '--expires-in <duration>',
-      'refuse the token after this long: 12h, 30d, 1y (default: never)',
+      'refuse the token after this long, 1m to 10y: 12h, 30d, 1y (default: never)',
       durationIn(60_000, MAX_EXPIRY_MS, '--expires-in must be a duration from 1m to 10y, e.g. 30d'),
     )
     .addHelpText(

@@ -37,12 +37,7 @@ export function registerUpCommand(program: Command): void {
       '--insecure-http',
       'let the api serve plain HTTP on a non-loopback --host (behind a TLS proxy only)',
     )
-    .option(
-      '--appendfsync <mode>',
-      'embedded Redis AOF fsync: everysec (default) or always',
-      appendfsync,
-      'everysec',
-    )
+    .option('--appendfsync <mode>', 'embedded Redis AOF fsync: everysec or always', appendfsync, 'everysec')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText('after', '\nExample:\n  switchyard up --workers 4 --port 8080')
     .action(
