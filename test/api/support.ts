@@ -36,17 +36,18 @@ export type Proc = CliProcess;
 
 const started = new ProcessTracker();
 
-/** `node dist/cli/main.js <args>` in its own process group, output captured. */
-export function spawnCli(args: string[]): Proc {
-  return started.spawn(args, { isolated: true });
+/** `node dist/cli/main.js <args>` in its own process group, output captured; `env` added to its environment. */
+export function spawnCli(args: string[], env?: Record<string, string>): Proc {
+  return started.spawn(args, { isolated: true, ...(env ? { env } : {}) });
 }
 
 /** Runs one CLI command to completion. */
 export async function runCli(
   args: string[],
   timeoutMs = 30_000,
+  env?: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
-  const proc = spawnCli(args);
+  const proc = spawnCli(args, env);
   const { code } = await completion(proc, { timeoutMs });
   return { code, output: proc.output() };
 }
@@ -69,9 +70,13 @@ export interface Api {
 }
 
 /** `switchyard api --port <free>`; resolves once it answers HTTP and wrote api-token. */
-export async function startApi(installation: Installation, extra: string[] = []): Promise<Api> {
+export async function startApi(
+  installation: Installation,
+  extra: string[] = [],
+  env?: Record<string, string>,
+): Promise<Api> {
   const port = await freePort();
-  const proc = spawnCli([...globalArgs(installation), 'api', '--port', String(port), ...extra]);
+  const proc = spawnCli([...globalArgs(installation), 'api', '--port', String(port), ...extra], env);
   const base = `http://127.0.0.1:${port}`;
   await waitFor(
     'the api to answer /healthz',

@@ -56,6 +56,8 @@ export interface SpawnOptions {
    * flags decide. Otherwise it inherits all of those from the test.
    */
   isolated?: boolean;
+  /** Set in its environment on top of the above (e.g. a test's short interval). */
+  env?: Record<string, string>;
 }
 
 /** Environment without SWITCHYARD_* from the caller, and without colour. */
@@ -69,9 +71,11 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 /** `node dist/cli/main.js <args>` with stdin closed and stdout/stderr captured. */
 export function spawnCliProcess(args: string[], options: SpawnOptions = {}): CliProcess {
+  const env = options.isolated ? cleanEnv() : { ...process.env };
   const child = spawn(process.execPath, [CLI, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...(options.isolated ? { cwd: REPO, env: cleanEnv(), detached: true } : {}),
+    env: { ...env, ...options.env },
+    ...(options.isolated ? { cwd: REPO, detached: true } : {}),
   });
   const streams = { stdout: '', stderr: '', output: '' };
   for (const name of ['stdout', 'stderr'] as const) {
