@@ -23,7 +23,8 @@ import { registerScheduleRoutes } from './routes/schedules.js';
 import { registerTokenRoutes } from './routes/tokens.js';
 import { jsonDepthExceeds, openApiDocument } from './schemas.js';
 import { SECURITY_HEADERS } from './security-headers.js';
-import { StreamSlots, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
+import { serveEventStreams } from './sse.js';
+import { StreamSlots, keepAliveMsFromEnv, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
 import { sendUiFile } from './ui-files.js';
 
 export { BODY_LIMIT, MAX_JSON_DEPTH } from './request-limits.js';
@@ -38,6 +39,8 @@ export function newRequestId(): string {
 export interface BuildOptions {
   /** Open event streams per token and per process (default: streamLimitsFromEnv()). */
   streamLimits?: Partial<StreamLimits>;
+  /** How often an event stream sends a keep-alive comment (default: keepAliveMsFromEnv()). */
+  streamKeepAliveMs?: number;
 }
 
 export async function buildApi(
@@ -90,6 +93,8 @@ export async function buildApi(
   // ---- /api/v1: registration order is route order in the OpenAPI document ----
   const kit = createRouteKit(app, authenticator(tokens));
   const streams = new StreamSlots({ ...streamLimitsFromEnv(), ...options.streamLimits });
+  // Open event streams end when the app closes, so stopping the api never waits for one.
+  serveEventStreams(app, { keepAliveMs: options.streamKeepAliveMs ?? keepAliveMsFromEnv() });
   const deps: ApiDeps = { runtime, tokens, streams };
   registerPluginRoutes(kit, deps);
   registerProjectRoutes(kit, deps);

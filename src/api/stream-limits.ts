@@ -18,19 +18,30 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = { perToken: 16, perProcess: 1
 
 /** The limits, from SWITCHYARD_API_STREAMS_PER_TOKEN and SWITCHYARD_API_STREAMS (else the defaults). */
 export function streamLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): StreamLimits {
-  const limit = (name: string, fallback: number) => {
-    const value = env[name];
-    if (value === undefined || value === '') return fallback;
-    if (!/^\d+$/.test(value) || Number(value) < 1)
-      throw new InvalidInputError(
-        `${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`,
-      );
-    return Number(value);
-  };
   return {
-    perToken: limit('SWITCHYARD_API_STREAMS_PER_TOKEN', DEFAULT_STREAM_LIMITS.perToken),
-    perProcess: limit('SWITCHYARD_API_STREAMS', DEFAULT_STREAM_LIMITS.perProcess),
+    perToken: wholeNumber(env, 'SWITCHYARD_API_STREAMS_PER_TOKEN', DEFAULT_STREAM_LIMITS.perToken),
+    perProcess: wholeNumber(env, 'SWITCHYARD_API_STREAMS', DEFAULT_STREAM_LIMITS.perProcess),
   };
+}
+
+/**
+ * How often an open stream sends a comment line (`: keep-alive`), which
+ * clients skip: proxies and fetch() drop a body idle for minutes, and an
+ * operation may sit in one state far longer.
+ */
+export const DEFAULT_KEEP_ALIVE_MS = 15_000;
+
+/** The keep-alive interval, from SWITCHYARD_API_STREAM_KEEPALIVE_MS (else 15 s). */
+export function keepAliveMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return wholeNumber(env, 'SWITCHYARD_API_STREAM_KEEPALIVE_MS', DEFAULT_KEEP_ALIVE_MS);
+}
+
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidInputError(`${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 /** The OpenAPI entry of an event stream route's refusal. */

@@ -168,11 +168,9 @@ describe('event stream keep-alive', () => {
   });
 
   it('an interval that is not a whole number of milliseconds stops the api at start (exit 2)', async () => {
-    const result = await runCli(
-      [...globalArgs(setup!.installation), 'api', '--port', '0'],
-      20_000,
-      { SWITCHYARD_API_STREAM_KEEPALIVE_MS: '15s' },
-    );
+    const result = await runCli([...globalArgs(setup!.installation), 'api', '--port', '0'], 20_000, {
+      SWITCHYARD_API_STREAM_KEEPALIVE_MS: '15s',
+    });
     expect(result.code, result.output).toBe(2);
     expect(result.output).toContain('SWITCHYARD_API_STREAM_KEEPALIVE_MS');
   });
