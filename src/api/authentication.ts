@@ -10,18 +10,21 @@ declare module 'fastify' {
   }
 }
 
+// Problem details pass through the redactor (problems.ts), which takes
+// `token: …`, `Authorization: …`, `Bearer x` and `<token>…` for secrets; these
+// fixed hints are worded so that none of those shapes occur and they arrive whole.
+const NO_TOKEN_DETAIL =
+  'no bearer token was sent; send the header "Authorization" with the value "Bearer", a space and your token ' +
+  '(the first admin token is in the file <data-dir>/api-token)';
+const UNKNOWN_TOKEN_DETAIL =
+  'unknown or revoked token; check that the whole token was sent, or ask an admin for a new one';
+
 /** Checks the request's bearer token against `needed`: a 401 or 403 problem otherwise. */
 export function authenticator(tokens: TokenStore) {
   return async (request: FastifyRequest, needed: Role): Promise<void> => {
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match)
-      throw new ProblemError(
-        401,
-        'no token: send Authorization: Bearer <token> (the first admin token is in <data-dir>/api-token)',
-        undefined,
-        { code: 'UNAUTHENTICATED' },
-      );
+    if (!match) throw new ProblemError(401, NO_TOKEN_DETAIL, undefined, { code: 'UNAUTHENTICATED' });
     const check = await tokens.check(match[1]!);
     if (!check.ok && check.reason === 'expired')
       throw new ProblemError(
@@ -30,8 +33,7 @@ export function authenticator(tokens: TokenStore) {
         undefined,
         { code: 'TOKEN_EXPIRED' },
       );
-    if (!check.ok)
-      throw new ProblemError(401, 'unknown or revoked token', undefined, { code: 'UNAUTHENTICATED' });
+    if (!check.ok) throw new ProblemError(401, UNKNOWN_TOKEN_DETAIL, undefined, { code: 'UNAUTHENTICATED' });
     const token = check.token;
     if (!roleAllows(token.role, needed)) {
       throw new ProblemError(

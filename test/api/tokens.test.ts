@@ -1,9 +1,10 @@
 // Tokens for people, against a real api process: an expiry (refused with a
 // 401 that says the token expired), the last-used time (kept, written at most
-// once a minute), GET /me, and 403 bodies that name the role needed.
+// once a minute), GET /me, 403 bodies that name the role needed, and 401
+// bodies whose hint survives the redaction of problem details.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, expectProblem, setUpApi, type Api, type ApiSetup } from './support.js';
+import { call, expectProblem, setUpApi, wrongSecretToken, type Api, type ApiSetup } from './support.js';
 
 let setup: ApiSetup | undefined;
 let api: Api;
@@ -58,7 +59,8 @@ describe('token expiry', () => {
     );
     const refused = await call(api, 'GET', '/api/v1/plugins', { token: created.token });
     const problem = expectProblem(refused, 401);
-    expect(problem.detail).toMatch(/temp-person expired at/);
+    expect(problem.detail).toMatch(/temp-person expired at .*; ask an admin for a new one$/);
+    expect(problem.detail).not.toContain('[REDACTED]');
     expect((refused.json as { code?: string }).code).toBe('TOKEN_EXPIRED');
   });
 
@@ -118,5 +120,30 @@ describe('403 names the role needed', () => {
     const problem = expectProblem(answer, 403);
     expect(problem.detail).toMatch(/needs the admin role/);
     expect(answer.json).toMatchObject({ code: 'FORBIDDEN', requiredRole: 'admin' });
+  });
+});
+
+describe('401 details say what to do, unredacted', () => {
+  it('no token, or a header that is not a bearer token: the detail names the header, its value and the api-token file', async () => {
+    for (const headers of [{}, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: 'Bearer' }]) {
+      const answer = await call(api, 'GET', '/api/v1/me', { headers });
+      const problem = expectProblem(answer, 401);
+      expect(problem.detail, answer.text).toBe(
+        'no bearer token was sent; send the header "Authorization" with the value "Bearer", a space and your token ' +
+          '(the first admin token is in the file <data-dir>/api-token)',
+      );
+      expect(answer.json).toMatchObject({ code: 'UNAUTHENTICATED' });
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it('an unknown token: the detail says to check it or ask an admin', async () => {
+    for (const token of ['not-a-token', wrongSecretToken(api.adminToken)]) {
+      const answer = await call(api, 'GET', '/api/v1/me', { token });
+      const problem = expectProblem(answer, 401);
+      expect(problem.detail, answer.text).toBe(
+        'unknown or revoked token; check that the whole token was sent, or ask an admin for a new one',
+      );
+    }
   });
 });
