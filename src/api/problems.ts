@@ -70,9 +70,17 @@ export function toProblem(error: unknown, request: FastifyRequest, logger: Logge
   }
   const code = (error as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return new ProblemError(413, `the request body is larger than ${BODY_LIMIT} bytes`);
+    return new ProblemError(413, `the request body is larger than ${BODY_LIMIT} bytes`, undefined, {
+      code: 'BODY_TOO_LARGE',
+    });
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-    return new ProblemError(415, 'send the body as application/json');
+    return new ProblemError(415, 'send the body as application/json', undefined, {
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+    });
+  if (code === 'FST_ERR_BAD_URL')
+    return new ProblemError(400, `${(error as Error).message}; encode a % in the path as %25`, undefined, {
+      code: 'BAD_URL',
+    });
   const status = (error as { statusCode?: number }).statusCode;
   if (status && status >= 400 && status < 500) return new ProblemError(status, (error as Error).message);
   // The caller gets the request id only; the api log holds the (redacted) error under it.
@@ -108,6 +116,29 @@ export const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/**
+ * The code of a problem raised without one (a framework error, a 4xx the
+ * framework answered itself): HTTP-API.md promises every error a `code`.
+ */
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'INVALID_INPUT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'BODY_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL',
+  502: 'BAD_GATEWAY',
+  503: 'UNAVAILABLE',
+};
+
+export function problemCode(problem: ProblemError): string {
+  return problem.extra.code ?? CODE_BY_STATUS[problem.status] ?? `HTTP_${problem.status}`;
+}
+
 /** RFC 9457 problem document; detail and field messages redacted (they can quote plugin output). */
 export function sendProblem(reply: FastifyReply, problem: ProblemError) {
   if (problem.status === 401) reply.header('www-authenticate', 'Bearer');
@@ -121,7 +152,7 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError) {
       title: TITLES[problem.status] ?? 'Error',
       status: problem.status,
       detail: redact(problem.message),
-      ...(problem.extra.code ? { code: problem.extra.code } : {}),
+      code: problemCode(problem),
       ...(problem.extra.requiredRole ? { requiredRole: problem.extra.requiredRole } : {}),
       ...(problem.errors ? { errors: redactDeep(problem.errors) } : {}),
       ...(problem.extra.requestId ? { requestId: problem.extra.requestId } : {}),

@@ -50,7 +50,16 @@ export async function buildApi(
   logger: Logger = createLogger('api'),
   options: BuildOptions = {},
 ) {
-  const app = instance ?? Fastify({ logger: false, bodyLimit: BODY_LIMIT, genReqId: newRequestId });
+  const app =
+    instance ??
+    Fastify({
+      logger: false,
+      bodyLimit: BODY_LIMIT,
+      genReqId: newRequestId,
+      // A URL the router cannot decode (`%zz`) is answered before any hook: a problem too.
+      frameworkErrors: (error, request, reply) =>
+        sendProblem(reply.headers(SECURITY_HEADERS), toProblem(error, request, logger)),
+    });
   const { core } = runtime;
 
   app.addHook('onSend', async (_request, reply) => {
@@ -63,7 +72,11 @@ export async function buildApi(
     const text = String(body);
     if (text.trim() === '') return done(null, {});
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
-      return done(new ProblemError(400, `the request body nests deeper than ${MAX_JSON_DEPTH} levels`));
+      return done(
+        new ProblemError(400, `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, undefined, {
+          code: 'JSON_TOO_DEEP',
+        }),
+      );
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -76,7 +89,12 @@ export async function buildApi(
 
   app.setErrorHandler((error, request, reply) => sendProblem(reply, toProblem(error, request, logger)));
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new ProblemError(404, `no route ${request.method} ${request.url.split('?')[0]}`)),
+    sendProblem(
+      reply,
+      new ProblemError(404, `no route ${request.method} ${request.url.split('?')[0]}`, undefined, {
+        code: 'ROUTE_NOT_FOUND',
+      }),
+    ),
   );
 
   /** Same-origin only: a browser request from another origin is refused. */
@@ -85,7 +103,9 @@ export async function buildApi(
     if (origin && request.url.startsWith('/api/')) {
       const host = request.headers.host;
       if (!host || (origin !== `http://${host}` && origin !== `https://${host}`)) {
-        throw new ProblemError(403, `cross-origin requests are refused (origin ${origin})`);
+        throw new ProblemError(403, `cross-origin requests are refused (origin ${origin})`, undefined, {
+          code: 'CROSS_ORIGIN_REFUSED',
+        });
       }
     }
   });

@@ -6,7 +6,16 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_INSPECTOR_DIST, installPackage, makeProject } from '../support/data-dir.js';
-import { ALL_SCOPES, PLUGIN_ID, call, expectProblem, setUpApi, type Api, type ApiSetup } from './support.js';
+import {
+  ALL_SCOPES,
+  PLUGIN_ID,
+  call,
+  expectProblem,
+  setUpApi,
+  type Api,
+  type ApiSetup,
+  type CallOptions,
+} from './support.js';
 
 /** A copy of the fixture that requests only project.metadata.read. */
 const NARROW_ID = 'narrow-inspector';
@@ -132,6 +141,48 @@ describe('invalid bodies', () => {
     const problem = expectProblem(answer, 400);
     expect(problem.detail).toMatch(/JSON/);
   });
+});
+
+describe('errors the framework raises carry a code too (HTTP-API.md: every error has one)', () => {
+  const deep = `{"name":"deep","role":"viewer","padding":${'['.repeat(100)}${']'.repeat(100)}}`;
+  const cases: [string, string, string, CallOptions, number, string][] = [
+    [
+      'a body over 64 KiB',
+      'POST',
+      '/api/v1/tokens',
+      { body: { name: 'big', role: 'viewer', padding: 'x'.repeat(65 * 1024) } },
+      413,
+      'BODY_TOO_LARGE',
+    ],
+    [
+      'a body that is not JSON',
+      'POST',
+      '/api/v1/tokens',
+      { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    ['malformed JSON', 'POST', '/api/v1/tokens', { rawBody: '{"name":' }, 400, 'INVALID_INPUT'],
+    ['JSON nested too deep', 'POST', '/api/v1/tokens', { rawBody: deep }, 400, 'JSON_TOO_DEEP'],
+    ['an unknown route', 'GET', '/api/v1/no-such-route', {}, 404, 'ROUTE_NOT_FOUND'],
+    ['a path the router cannot decode', 'GET', '/api/v1/plugins/%zz', {}, 400, 'BAD_URL'],
+    ['a method a route does not have', 'PUT', '/api/v1/plugins', { body: {} }, 404, 'ROUTE_NOT_FOUND'],
+    [
+      'a cross-origin request',
+      'GET',
+      '/api/v1/plugins',
+      { headers: { origin: 'http://evil.example' } },
+      403,
+      'CROSS_ORIGIN_REFUSED',
+    ],
+  ];
+  for (const [what, method, path, options, status, code] of cases) {
+    it(`${what} → ${status} with code ${code}`, async () => {
+      const answer = await call(api, method, path, { token, ...options });
+      expectProblem(answer, status);
+      expect((answer.json as { code?: string }).code, answer.text).toBe(code);
+    });
+  }
 });
 
 describe('unknown ids → 404 problem+json', () => {
