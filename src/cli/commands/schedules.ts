@@ -20,7 +20,7 @@ export function registerScheduleCommands(program: Command): void {
     .option('--all', 'every trusted project at the time it runs')
     .option(
       '--every <duration>',
-      'interval, at least 1s: 30s, 15m, 2h (a bare number is milliseconds)',
+      'interval, at least 1s: 30s, 15m, 2h (a bare number is milliseconds); the first batch starts at once',
       durationFrom('--every', 1_000),
     )
     .option('--cron <pattern>', 'cron pattern, e.g. "0 3 * * *"', cronPattern('--cron'))
