@@ -1,5 +1,6 @@
 // packPlugin(): a tiny entry that imports '@switchyard/plugin-sdk' becomes a
 // package directory whose one executable runs anywhere, with no node_modules.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -122,5 +123,42 @@ describe('packPlugin', () => {
     } finally {
       await rm(badDir, { recursive: true, force: true });
     }
+  });
+
+  describe('a missing entry or manifest is named, with the fix', () => {
+    const bin = join(repo, 'sdk', 'bin', 'switchyard-plugin-pack.js');
+    const pack = (cwd: string, args: string[]) =>
+      spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
+
+    it('an entry file that does not exist: exit 1, naming the entry, not plugin.json', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'sdk-pack-missing-'));
+      try {
+        const result = pack(dir, ['nofile.ts']);
+        expect(result.status, result.stderr).toBe(1);
+        expect(result.stderr).toContain(`no entry file ${join(dir, 'nofile.ts')}`);
+        expect(result.stderr).toMatch(/main TypeScript or JavaScript file/);
+        expect(result.stderr).not.toMatch(/ENOENT|plugin\.json/);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('an entry with no plugin.json beside it: exit 1, naming the manifest path and --manifest', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'sdk-pack-missing-'));
+      try {
+        await writeFile(join(dir, 'main.ts'), entrySource);
+        const result = pack(dir, ['main.ts']);
+        expect(result.status, result.stderr).toBe(1);
+        expect(result.stderr).toContain(`no manifest ${join(dir, 'plugin.json')}`);
+        expect(result.stderr).toMatch(/put plugin\.json next to the entry file, or pass --manifest <path>/);
+        expect(result.stderr).not.toMatch(/ENOENT/);
+        const named = pack(dir, ['main.ts', '--manifest', 'nope.json']);
+        expect(named.status, named.stderr).toBe(1);
+        expect(named.stderr).toContain(`no manifest ${join(dir, 'nope.json')}: the --manifest path`);
+        expect(existsSync(join(dir, 'dist'))).toBe(false);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
 });

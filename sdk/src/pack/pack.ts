@@ -41,6 +41,17 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
   const entry = resolve(options.entry);
   const manifestPath = resolve(options.manifest ?? join(dirname(entry), 'plugin.json'));
   const outDir = resolve(options.outDir ?? join(dirname(entry), 'dist'));
+  // Name the missing input and the fix; a bare ENOENT on plugin.json blamed the manifest for a mistyped entry.
+  if (!(await isFile(entry)))
+    throw new Error(
+      `no entry file ${entry}: give the path of the plugin's main TypeScript or JavaScript file (e.g. src/main.ts)`,
+    );
+  if (!(await isFile(manifestPath)))
+    throw new Error(
+      options.manifest
+        ? `no manifest ${manifestPath}: the --manifest path must name the plugin's plugin.json`
+        : `no manifest ${manifestPath}: put plugin.json next to the entry file, or pass --manifest <path>`,
+    );
   const manifestBytes = await readFile(manifestPath);
   const parsed = parseManifest(manifestBytes, manifestPath);
   if (!parsed.ok) throw new Error(`invalid manifest:\n  ${parsed.errors.join('\n  ')}`);
@@ -71,4 +82,12 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
     executableBytes: (await stat(executablePath)).size,
     fingerprint: await fingerprintOf(manifestBytes, executablePath),
   };
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
 }
