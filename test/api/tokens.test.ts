@@ -125,7 +125,12 @@ describe('403 names the role needed', () => {
 
 describe('401 details say what to do, unredacted', () => {
   it('no token, or a header that is not a bearer token: the detail names the header, its value and the api-token file', async () => {
-    for (const headers of [{}, { authorization: 'Basic dXNlcjpwYXNz' }, { authorization: 'Bearer' }]) {
+    const headerSets: Record<string, string>[] = [
+      {},
+      { authorization: 'Basic dXNlcjpwYXNz' },
+      { authorization: 'Bearer' },
+    ];
+    for (const headers of headerSets) {
       const answer = await call(api, 'GET', '/api/v1/me', { headers });
       const problem = expectProblem(answer, 401);
       expect(problem.detail, answer.text).toBe(
