@@ -120,6 +120,8 @@ describe('batch page in Chromium', () => {
     expect(cancelled.state).toBe('cancelled');
     expect(cancelled.cancelledBy).toBe('token:initial-admin');
     expect(await page.getByTestId('batch-cancel').isHidden()).toBe(true);
+    // "so far" only while the batch runs.
+    expect(await page.getByTestId('batch-failures').innerText()).toBe(`${cancelled.failed} failed`);
     await page.screenshot({ path: join(SHOTS, 'batch-cancelled.png'), fullPage: true });
 
     // Retry the failed and cancelled ones from the page: a new batch over exactly those.
@@ -140,4 +142,15 @@ describe('batch page in Chromium', () => {
     );
     await runtime.work.control.cancel(retryId, ACTOR);
   }, 120_000);
+
+  it('an unknown batch id shows only the 404: no Loading… card, no empty cards', async () => {
+    await page.goto(`${base}/#/batches/nonexistent`);
+    await page.getByTestId('view-error').waitFor();
+    expect(await page.getByTestId('view-error').innerText()).toMatch(/not found|no batch|404/i);
+    const main = page.locator('#main');
+    expect(await main.innerText()).not.toContain('Loading');
+    expect(await main.locator('section.card').count()).toBe(0);
+    expect(await page.getByTestId('batch-progress-card').count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'batch-unknown.png'), fullPage: true });
+  });
 });

@@ -438,6 +438,20 @@ describe('review web UI in Chromium', () => {
     expect(await page.getByTestId('flash').innerText()).toMatch(/Removed schedule sched_/);
   });
 
+  it('shows an interval schedule the way the CLI does (every 1h, not every 3600 s)', async () => {
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByTestId('schedules-table').waitFor();
+    await page.getByTestId('schedule-every').selectOption({ label: '1 hour' });
+    await page.getByTestId('schedule-add').click();
+    const scheduled = page.locator('[data-testid="schedules-table"] tr', { hasText: /every/ });
+    await scheduled.waitFor();
+    const text = await scheduled.innerText();
+    expect(text).toMatch(/every 1h\b/);
+    expect(text).not.toMatch(/3600/);
+    await scheduled.getByRole('button', { name: 'Remove' }).click();
+    await scheduled.waitFor({ state: 'detached' });
+  });
+
   it('flags a changed package with both fingerprints and asks for a new review', async () => {
     const before =
       (await page.evaluate(() => globalThis.sessionStorage.getItem('switchyard.token'))) !== null;
@@ -464,6 +478,57 @@ describe('review web UI in Chromium', () => {
     expect(await page.getByTestId('trust-button').isDisabled()).toBe(true);
     expect(await page.getByTestId('enable-scope-project.operate').isDisabled()).toBe(true);
     await shot(page, '16-changed', true);
+  });
+
+  it('a viewer sees no admin or operator action it could not take, and is told which role it needs', async () => {
+    const created = await fetch(`${base}/api/v1/tokens`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ui-viewer', role: 'viewer' }),
+    });
+    expect(created.status).toBe(201);
+    const viewerToken = ((await created.json()) as { token: string }).token;
+    const context = await browser!.newContext({ viewport: VIEWPORT });
+    try {
+      const viewer = await context.newPage();
+      viewer.setDefaultTimeout(20_000);
+      await viewer.goto(`${base}/`);
+      await viewer.getByTestId('token-input').fill(viewerToken);
+      await viewer.getByTestId('sign-in').click();
+      await viewer.getByTestId('plugins-table').waitFor();
+      expect(await viewer.getByTestId('plugins-refresh').count()).toBe(0);
+
+      // The plugin changed in the previous test: an admin would see the trust form here.
+      await viewer.getByTestId(`plugin-link-${PLUGIN}`).click();
+      await viewer.getByTestId('trust-needs-role').waitFor();
+      expect(await viewer.getByTestId('trust-needs-role').innerText()).toBe(
+        'Trusting a fingerprint needs the admin role; token ui-viewer has viewer.',
+      );
+      expect(await viewer.getByTestId('trust-button').count()).toBe(0);
+      expect(await viewer.getByTestId('trust-confirm').count()).toBe(0);
+      expect(await viewer.getByTestId('enable-button').isDisabled()).toBe(true);
+      expect(await viewer.getByTestId('enable-needs-role').isVisible()).toBe(true);
+      expect(await viewer.getByTestId('disable-button').isDisabled()).toBe(true);
+      expect(await viewer.getByTestId('health-button').isDisabled()).toBe(true);
+      await shot(viewer, '16a-viewer-plugin', true);
+
+      await viewer.locator('#nav').getByRole('link', { name: 'Projects' }).click();
+      await viewer.getByTestId('projects-needs-role').waitFor();
+      expect(await viewer.getByTestId('project-add').count()).toBe(0);
+      expect(
+        await viewer.locator('[data-testid^="project-trust-"], [data-testid^="project-untrust-"]').count(),
+      ).toBe(0);
+
+      await viewer.locator('#nav').getByRole('link', { name: 'Batches' }).click();
+      await viewer.getByTestId('batch-start-needs-role').waitFor();
+      expect(await viewer.getByTestId('batch-start').count()).toBe(0);
+
+      await viewer.locator('#nav').getByRole('link', { name: 'Operations' }).click();
+      await viewer.getByTestId('op-start-needs-role').waitFor();
+      expect(await viewer.getByTestId('op-start').count()).toBe(0);
+    } finally {
+      await context.close();
+    }
   });
 
   it('returns to sign-in with a clear message when the token is rejected', async () => {

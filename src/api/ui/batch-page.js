@@ -5,6 +5,7 @@
 import { get, post, stream } from './api.js';
 import { navigate } from './router.js';
 import { badge, busy, errorBox, formatTime, h, table } from './dom.js';
+import { can, currentUser } from './session.js';
 
 export async function batchView(container, { signal, params: [id] }) {
   const path = `/batches/${encodeURIComponent(id)}`;
@@ -61,9 +62,13 @@ export async function batchView(container, { signal, params: [id] }) {
     errors.el,
     streamNote,
   );
+  const loading = h('p', { class: 'muted', testid: 'batch-loading' }, 'Loading…');
   container.append(
     h('div', { class: 'page-head' }, h('h1', {}, 'Batch ', h('code', {}, id)), state),
     h('p', {}, h('a', { href: '#/batches' }, '← All batches')),
+    loading,
+  );
+  const cards = [
     progressCard,
     h(
       'section',
@@ -77,8 +82,9 @@ export async function batchView(container, { signal, params: [id] }) {
       results,
     ),
     compare,
-  );
+  ];
 
+  let operator = false;
   /** projectId → outcome; filled by the first read, then by each `outcomes` event. */
   const outcomes = new Map();
   const showProgress = (p) => {
@@ -97,12 +103,14 @@ export async function batchView(container, { signal, params: [id] }) {
     label.textContent = `${done} of ${p.total} projects done — ${p.succeeded} succeeded, ${p.failed} failed${
       cancelled ? `, ${cancelled} cancelled` : ''
     }, ${p.pending} pending`;
-    failures.textContent = p.failed > 0 ? `${p.failed} failed so far` : '';
+    // "so far" only while calls may still fail.
+    failures.textContent = p.failed > 0 ? `${p.failed} failed${p.state === 'running' ? ' so far' : ''}` : '';
     failures.hidden = p.failed === 0;
     state.replaceChildren(badge(p.state));
     const running = p.state === 'running';
-    cancel.hidden = !running;
-    retry.hidden = running || p.failed + cancelled === 0;
+    // Cancel and Retry need the operator role (operator = false until the role is known).
+    cancel.hidden = !running || !operator;
+    retry.hidden = running || p.failed + cancelled === 0 || !operator;
   };
   const showResults = () => {
     const rows = [...outcomes.values()]
@@ -148,7 +156,17 @@ export async function batchView(container, { signal, params: [id] }) {
     }),
   );
 
-  const first = await get(path, signal);
+  // The cards appear once the batch is read: an unknown id leaves only the error the shell shows.
+  let first;
+  try {
+    [first, operator] = await Promise.all([
+      get(path, signal),
+      currentUser(signal).then((user) => can(user, 'operator')),
+    ]);
+  } finally {
+    loading.remove();
+  }
+  container.append(...cards);
   showBatch(first);
   void showComparison(compare, path, signal);
   if (first.state !== 'running') return;

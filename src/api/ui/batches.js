@@ -2,6 +2,7 @@
 // filtered and paged; one batch's page is batch-page.js.
 import { get, post } from './api.js';
 import { navigate } from './router.js';
+import { can, currentUser, needsRole } from './session.js';
 import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
 import { projectPicker } from './project-picker.js';
 
@@ -9,7 +10,11 @@ export { batchView } from './batch-page.js';
 
 export async function batchesView(container, { signal }) {
   container.append(h('div', { class: 'page-head' }, h('h1', {}, 'Batches')));
-  const [plugins, projects] = await Promise.all([get('/plugins', signal), get('/projects', signal)]);
+  const [plugins, projects, user] = await Promise.all([
+    get('/plugins', signal),
+    get('/projects', signal),
+    currentUser(signal),
+  ]);
   const stateFilter = h(
     'select',
     { testid: 'batches-state' },
@@ -63,10 +68,13 @@ export async function batchesView(container, { signal }) {
   pluginFilter.addEventListener('change', () => void load(false));
   older.addEventListener('click', () => void load(true));
   container.append(
-    startForm(
-      plugins.filter((p) => p.enabled),
-      projects,
-    ),
+    // Starting work needs the operator role; a viewer gets a note instead of a form.
+    can(user, 'operator')
+      ? startForm(
+          plugins.filter((p) => p.enabled),
+          projects,
+        )
+      : needsRole(user, 'operator', 'Starting a batch', 'batch-start-needs-role'),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'batches-title' },

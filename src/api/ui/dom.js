@@ -87,6 +87,21 @@ export function formatTime(value) {
   return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString();
 }
 
+/**
+ * A duration the way the CLI prints it (the `ms` package's short form): the
+ * largest unit that fits, rounded — 1h, 6h, 1d, 90s → 2m, 999ms.
+ */
+export function formatDuration(ms) {
+  const units = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ];
+  for (const [unit, size] of units) if (Math.abs(ms) >= size) return `${Math.round(ms / size)}${unit}`;
+  return `${ms}ms`;
+}
+
 /** A table with a header row; rows are arrays of cells (nodes or strings). */
 export function table(headers, rows, attrs = {}) {
   return h(

@@ -1,6 +1,7 @@
 // Operations: live list, start form, detail with cancel.
 import { get, post, stream } from './api.js';
 import { navigate } from './router.js';
+import { can, currentUser, needsRole } from './session.js';
 import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
 
 const ACTIVE = new Set(['queued', 'running']);
@@ -12,14 +13,21 @@ function idempotencyKey() {
 
 export async function operationsView(container, { signal }) {
   container.append(h('div', { class: 'page-head' }, h('h1', {}, 'Operations')));
-  const [plugins, projects] = await Promise.all([get('/plugins', signal), get('/projects', signal)]);
+  const [plugins, projects, user] = await Promise.all([
+    get('/plugins', signal),
+    get('/projects', signal),
+    currentUser(signal),
+  ]);
   const listBody = h('div', { testid: 'operations-list' }, h('p', { class: 'muted' }, 'Loading…'));
   const listNote = h('p', { class: 'hint' }, 'Refreshes every 2 seconds.');
   container.append(
-    startForm(
-      plugins.filter((p) => p.enabled),
-      projects.filter((p) => p.trusted),
-    ),
+    // Starting work needs the operator role; a viewer gets a note instead of a form.
+    can(user, 'operator')
+      ? startForm(
+          plugins.filter((p) => p.enabled),
+          projects.filter((p) => p.trusted),
+        )
+      : needsRole(user, 'operator', 'Running an operation', 'op-start-needs-role'),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'ops-title' },
@@ -191,7 +199,7 @@ export async function operationView(container, { signal, params: [id] }) {
         ['Finished', formatTime(op.finishedAt)],
       ].flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
     );
-    cancel.hidden = !ACTIVE.has(op.state);
+    cancel.hidden = !ACTIVE.has(op.state) || !operator;
     const parts = [];
     if (op.errorCode || op.errorMessage) {
       parts.push(
@@ -217,7 +225,10 @@ export async function operationView(container, { signal, params: [id] }) {
     }),
   );
 
-  let op = await get(path, signal);
+  // Cancel needs the operator role.
+  const [first, user] = await Promise.all([get(path, signal), currentUser(signal)]);
+  const operator = can(user, 'operator');
+  let op = first;
   show(op);
   const logsFollowed = followLogs(`${path}/logs`, logs, () => !ACTIVE.has(op.state), signal);
   if (!ACTIVE.has(op.state)) return logsFollowed;

@@ -2,6 +2,7 @@
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, nextId, table } from './dom.js';
+import { can, currentUser, needsRole } from './session.js';
 
 const CONFIRM_CHARS = 12;
 
@@ -15,8 +16,9 @@ export async function pluginsView(container, { signal }) {
       rerender();
     }),
   );
+  const user = await currentUser(signal);
   container.append(
-    h('div', { class: 'page-head' }, h('h1', {}, 'Plugins'), refresh),
+    h('div', { class: 'page-head' }, h('h1', {}, 'Plugins'), can(user, 'admin') ? refresh : null),
     h(
       'p',
       { class: 'lede' },
@@ -57,7 +59,10 @@ function fingerprintBlock(fingerprint, testid) {
 }
 
 export async function pluginView(container, { signal, params: [id] }) {
-  const plugin = await get(`/plugins/${encodeURIComponent(id)}`, signal);
+  const [plugin, user] = await Promise.all([
+    get(`/plugins/${encodeURIComponent(id)}`, signal),
+    currentUser(signal),
+  ]);
   const descriptions = plugin.scopeDescriptions ?? {};
   const describe = (scope) => descriptions[scope] ?? 'No description known for this scope.';
 
@@ -141,7 +146,7 @@ export async function pluginView(container, { signal, params: [id] }) {
         plugin.id,
         ').',
       ),
-      trustForm(plugin),
+      trustForm(plugin, user),
     ),
     boundary,
   );
@@ -177,7 +182,7 @@ export async function pluginView(container, { signal, params: [id] }) {
           ),
         ),
       ),
-      healthCard(plugin),
+      healthCard(plugin, user),
     ),
     h(
       'section',
@@ -194,7 +199,7 @@ export async function pluginView(container, { signal, params: [id] }) {
       ),
       h('p', {}, 'Granted now: ', h('span', { testid: 'granted-scopes' }, [...granted].join(', ') || 'none')),
     ),
-    h('div', { class: 'grid-2' }, enableCard(plugin, describe), disableCard(plugin)),
+    h('div', { class: 'grid-2' }, enableCard(plugin, describe, user), disableCard(plugin, user)),
     logsCard(plugin, signal),
   );
 }
@@ -217,7 +222,7 @@ function dt(term, value, testid) {
   return [h('dt', {}, term), h('dd', { testid }, value ?? '—')];
 }
 
-function trustForm(plugin) {
+function trustForm(plugin, user) {
   const errors = errorBox('trust-error');
   if (!plugin.fingerprint)
     return h('p', { class: 'muted' }, 'Nothing to trust until the package is readable.');
@@ -230,6 +235,8 @@ function trustForm(plugin) {
       '.',
     );
   }
+  // Trusting is for admins (the api refuses others): no form the token could not submit.
+  if (!can(user, 'admin')) return needsRole(user, 'admin', 'Trusting a fingerprint', 'trust-needs-role');
   const expected = plugin.fingerprint.slice(0, CONFIRM_CHARS).toLowerCase();
   const input = h('input', {
     type: 'text',
@@ -273,8 +280,9 @@ function trustForm(plugin) {
   return form;
 }
 
-function enableCard(plugin, describe) {
+function enableCard(plugin, describe, user) {
   const errors = errorBox('enable-error');
+  const admin = can(user, 'admin');
   const trusted = plugin.trust === 'trusted';
   const button = h(
     'button',
@@ -287,7 +295,7 @@ function enableCard(plugin, describe) {
       type: 'checkbox',
       id,
       value: scope,
-      disabled: !trusted,
+      disabled: !trusted || !admin,
       testid: `enable-scope-${scope}`,
     });
     return {
@@ -301,7 +309,7 @@ function enableCard(plugin, describe) {
     };
   });
   const update = () => {
-    button.disabled = !trusted || !boxes.some((box) => box.input.checked);
+    button.disabled = !trusted || !admin || !boxes.some((box) => box.input.checked);
   };
   for (const box of boxes) box.input.addEventListener('change', update);
   const form = h(
@@ -313,9 +321,15 @@ function enableCard(plugin, describe) {
       h('legend', {}, 'Grant scopes (none are pre-selected)'),
       boxes.map((box) => box.el),
     ),
-    trusted
-      ? null
-      : h('p', { class: 'notice' }, 'Trust the current fingerprint first; enabling needs a trusted plugin.'),
+    !admin
+      ? needsRole(user, 'admin', 'Enabling', 'enable-needs-role')
+      : trusted
+        ? null
+        : h(
+            'p',
+            { class: 'notice' },
+            'Trust the current fingerprint first; enabling needs a trusted plugin.',
+          ),
     h('div', { class: 'actions' }, button),
     errors.el,
   );
@@ -344,11 +358,12 @@ function enableCard(plugin, describe) {
   );
 }
 
-function disableCard(plugin) {
+function disableCard(plugin, user) {
   const errors = errorBox('disable-error');
+  const admin = can(user, 'admin');
   const button = h(
     'button',
-    { type: 'button', class: 'danger', disabled: !plugin.enabled, testid: 'disable-button' },
+    { type: 'button', class: 'danger', disabled: !plugin.enabled || !admin, testid: 'disable-button' },
     'Disable',
   );
   button.addEventListener('click', () =>
@@ -363,16 +378,18 @@ function disableCard(plugin) {
     { class: 'card', 'aria-labelledby': 'disable-title' },
     h('h2', { id: 'disable-title' }, 'Disable'),
     h('p', { class: 'hint' }, 'Revokes every grant without running plugin code. Trust is kept.'),
+    admin ? null : needsRole(user, 'admin', 'Disabling', 'disable-needs-role'),
     h('div', { class: 'actions' }, button),
     errors.el,
   );
 }
 
-function healthCard(plugin) {
+function healthCard(plugin, user) {
   const errors = errorBox('health-error');
+  const operator = can(user, 'operator');
   const button = h(
     'button',
-    { type: 'button', testid: 'health-button', disabled: !plugin.enabled },
+    { type: 'button', testid: 'health-button', disabled: !plugin.enabled || !operator },
     'Check health now',
   );
   const result = h('p', { role: 'status', testid: 'health-result' });
@@ -403,6 +420,7 @@ function healthCard(plugin) {
           : 'none',
       ),
     ),
+    operator ? null : needsRole(user, 'operator', 'A health check', 'health-needs-role'),
     h('div', { class: 'actions' }, button),
     result,
     errors.el,

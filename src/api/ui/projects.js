@@ -2,9 +2,13 @@
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, h, table } from './dom.js';
+import { can, currentUser, needsRole } from './session.js';
 
 export async function projectsView(container, { signal }) {
   const listErrors = errorBox('projects-error');
+  // Adding, trusting and untrusting are for admins; others get the list and a note.
+  const user = await currentUser(signal);
+  const admin = can(user, 'admin');
   container.append(
     h('div', { class: 'page-head' }, h('h1', {}, 'Projects')),
     h(
@@ -12,7 +16,7 @@ export async function projectsView(container, { signal }) {
       { class: 'lede' },
       'Project directories plugins may look at. Only trusted projects are inspected or operated on.',
     ),
-    addForm(),
+    admin ? addForm() : needsRole(user, 'admin', 'Adding or trusting a project', 'projects-needs-role'),
     listErrors.el,
   );
   const projects = await get('/projects', signal);
@@ -41,7 +45,9 @@ export async function projectsView(container, { signal }) {
     listBody.replaceChildren(
       table(
         ['Project', 'Root', 'Trust', 'Action'],
-        found.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE).map((project) => row(project, listErrors)),
+        found
+          .slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE)
+          .map((project) => row(project, listErrors, admin)),
         { testid: 'projects-table', class: 'data' },
       ),
     );
@@ -67,7 +73,15 @@ export async function projectsView(container, { signal }) {
 
 const PAGE_SIZE = 50;
 
-function row(project, listErrors) {
+function row(project, listErrors, admin) {
+  const trusted = badge(project.trusted ? 'trusted' : 'not trusted');
+  if (!admin)
+    return [
+      h('span', {}, project.displayName, h('span', { class: 'sub' }, project.id)),
+      h('code', {}, project.root),
+      trusted,
+      '',
+    ];
   const button = h(
     'button',
     { type: 'button', testid: `project-${project.trusted ? 'untrust' : 'trust'}-${project.id}` },
@@ -84,7 +98,7 @@ function row(project, listErrors) {
   return [
     h('span', {}, project.displayName, h('span', { class: 'sub' }, project.id)),
     h('code', {}, project.root),
-    badge(project.trusted ? 'trusted' : 'not trusted'),
+    trusted,
     button,
   ];
 }

@@ -2,7 +2,7 @@
 // pattern, validated by the api as the CLI's are), remove.
 import { del, get, post } from './api.js';
 import { flash, rerender } from './router.js';
-import { busy, errorBox, field, formatTime, h, table } from './dom.js';
+import { busy, errorBox, field, formatDuration, formatTime, h, table } from './dom.js';
 import { adminOnly } from './session.js';
 
 const EVERY = [
@@ -46,7 +46,7 @@ export async function schedulesView(container, { signal }) {
             h('code', {}, item.id),
             item.pluginId,
             item.projects === 'all' ? 'all trusted' : item.projects.join(', '),
-            item.cron ? h('code', {}, item.cron) : `every ${Math.round(item.everyMs / 1000)} s`,
+            item.cron ? h('code', {}, item.cron) : `every ${formatDuration(item.everyMs)}`,
             h('span', {}, formatTime(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
             button,
           ];
