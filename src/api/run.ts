@@ -4,13 +4,12 @@
 import { readFile, writeFile, chmod, mkdir } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import Fastify from 'fastify';
 import { InvalidInputError } from '../core/errors.js';
 import { createLogger } from '../core/log.js';
 import { runProcess } from '../core/process-runtime.js';
 import { redact } from '../core/redact.js';
 import type { Runtime } from '../core/runtime.js';
-import { BODY_LIMIT, buildApi, newRequestId } from './server.js';
+import { buildApi } from './server.js';
 
 export interface ApiOptions {
   host: string;
@@ -69,18 +68,11 @@ export async function runApiProcess(config: {
         });
       }
       await ensureFirstToken(runtime, config.dataDir, logger);
-      const app = await buildApi(
-        runtime,
-        runtime.tokens,
-        tls
-          ? Fastify({
-              bodyLimit: BODY_LIMIT,
-              genReqId: newRequestId,
-              https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) },
-            })
-          : undefined,
-        logger,
-      );
+      const app = await buildApi(runtime, runtime.tokens, logger, {
+        ...(tls
+          ? { https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) } }
+          : {}),
+      });
       let address: string;
       try {
         address = await app.listen({ host: config.api.host, port: config.api.port });

@@ -41,25 +41,25 @@ export interface BuildOptions {
   streamLimits?: Partial<StreamLimits>;
   /** How often an event stream sends a keep-alive comment (default: keepAliveMsFromEnv()). */
   streamKeepAliveMs?: number;
+  /** Serve HTTPS with this certificate and key (PEM). */
+  https?: { cert: Buffer; key: Buffer };
 }
 
 export async function buildApi(
   runtime: Runtime,
   tokens = runtime.tokens,
-  instance?: FastifyInstance,
   logger: Logger = createLogger('api'),
   options: BuildOptions = {},
 ) {
-  const app =
-    instance ??
-    Fastify({
-      logger: false,
-      bodyLimit: BODY_LIMIT,
-      genReqId: newRequestId,
-      // A URL the router cannot decode (`%zz`) is answered before any hook: a problem too.
-      frameworkErrors: (error, request, reply) =>
-        sendProblem(reply.headers(SECURITY_HEADERS), toProblem(error, request, logger)),
-    });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT,
+    genReqId: newRequestId,
+    ...(options.https ? { https: options.https } : {}),
+    // A URL the router cannot decode (`%zz`) is answered before any hook: a problem too.
+    frameworkErrors: (error, request, reply) =>
+      sendProblem(reply.headers(SECURITY_HEADERS), toProblem(error, request, logger)),
+  }) as FastifyInstance;
   const { core } = runtime;
 
   app.addHook('onSend', async (_request, reply) => {
