@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeProject } from '../support/data-dir.js';
 import {
-  ALL_SCOPES,
   PLUGIN_ID,
   call,
   expectProblem,
@@ -15,6 +14,7 @@ import {
   waitFor,
   type Api,
   type ApiSetup,
+  trustEnableAndScan,
 } from './support.js';
 
 interface Detail {
@@ -34,23 +34,7 @@ beforeAll(async () => {
   });
   api = setup.api;
   admin = api.adminToken;
-  const refreshed = await call(api, 'POST', '/api/v1/plugins/refresh', { token: admin, body: {} });
-  expect(refreshed.status, refreshed.text).toBe(200);
-  const shown = await call<Detail>(api, 'GET', `/api/v1/plugins/${PLUGIN_ID}`, { token: admin });
-  await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/trust`, {
-    token: admin,
-    body: { fingerprint: shown.json.fingerprint },
-  });
-  const enabled = await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/enable`, {
-    token: admin,
-    body: { scopes: ALL_SCOPES },
-  });
-  expect(enabled.status, enabled.text).toBe(200);
-  const added = await call(api, 'POST', '/api/v1/projects/scan', {
-    token: admin,
-    body: { dir: join(setup.root, 'projects'), trust: true },
-  });
-  expect(added.status, added.text).toBe(201);
+  await trustEnableAndScan(setup);
   const token = await call<{ token: string }>(api, 'POST', '/api/v1/tokens', {
     token: admin,
     body: { name: 'ops', role: 'operator' },

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverEvents, type ServerEvent } from '../../src/cli/event-stream.js';
 import { makeProject } from '../support/data-dir.js';
 import {
-  ALL_SCOPES,
   PLUGIN_ID,
   call,
   globalArgs,
@@ -17,6 +16,7 @@ import {
   startApi,
   type Api,
   type ApiSetup,
+  trustEnableAndScan,
 } from './support.js';
 
 let setup: ApiSetup | undefined;
@@ -28,24 +28,7 @@ beforeAll(async () => {
   });
   const api = setup.api;
   admin = api.adminToken;
-  await call(api, 'POST', '/api/v1/plugins/refresh', { token: admin, body: {} });
-  const shown = await call<{ fingerprint: string }>(api, 'GET', `/api/v1/plugins/${PLUGIN_ID}`, {
-    token: admin,
-  });
-  await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/trust`, {
-    token: admin,
-    body: { fingerprint: shown.json.fingerprint },
-  });
-  const enabled = await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/enable`, {
-    token: admin,
-    body: { scopes: ALL_SCOPES },
-  });
-  expect(enabled.status, enabled.text).toBe(200);
-  const added = await call(api, 'POST', '/api/v1/projects/scan', {
-    token: admin,
-    body: { dir: join(setup.root, 'projects'), trust: true },
-  });
-  expect(added.status, added.text).toBe(201);
+  await trustEnableAndScan(setup);
 }, 60_000);
 
 afterAll(async () => {

@@ -9,7 +9,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeProject } from '../support/data-dir.js';
 import {
-  ALL_SCOPES,
   PLUGIN_ID,
   call,
   expectProblem,
@@ -18,6 +17,7 @@ import {
   type Api,
   type ApiSetup,
   type SseEvent,
+  trustEnableAndScan,
 } from './support.js';
 
 const PER_TOKEN = 16;
@@ -35,24 +35,7 @@ beforeAll(async () => {
   api = setup.api;
   redis = new Redis(setup.redis.url, { maxRetriesPerRequest: 1 });
   const admin = api.adminToken;
-  await call(api, 'POST', '/api/v1/plugins/refresh', { token: admin, body: {} });
-  const shown = await call<{ fingerprint: string }>(api, 'GET', `/api/v1/plugins/${PLUGIN_ID}`, {
-    token: admin,
-  });
-  await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/trust`, {
-    token: admin,
-    body: { fingerprint: shown.json.fingerprint },
-  });
-  const enabled = await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/enable`, {
-    token: admin,
-    body: { scopes: ALL_SCOPES },
-  });
-  expect(enabled.status, enabled.text).toBe(200);
-  const added = await call(api, 'POST', '/api/v1/projects/scan', {
-    token: admin,
-    body: { dir: join(setup.root, 'projects'), trust: true },
-  });
-  expect(added.status, added.text).toBe(201);
+  await trustEnableAndScan(setup);
   const made = async (name: string, role: string) => {
     const token = await call<{ token: string }>(api, 'POST', '/api/v1/tokens', {
       token: admin,

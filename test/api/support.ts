@@ -309,3 +309,28 @@ export function wrongSecretToken(realToken: string): string {
   if (wrong === secret) wrong = 'B'.repeat(43);
   return `sy_${id}_${wrong}`;
 }
+
+/**
+ * The admin's review journey over HTTP: refresh, trust the fixture at its
+ * current fingerprint, enable it with `scopes`, and scan <root>/projects
+ * trusting what it finds; each step must succeed.
+ */
+export async function trustEnableAndScan(setup: ApiSetup, scopes: string[] = ALL_SCOPES): Promise<void> {
+  const { api } = setup;
+  const token = api.adminToken;
+  const refreshed = await call(api, 'POST', '/api/v1/plugins/refresh', { token, body: {} });
+  if (refreshed.status !== 200) throw new Error(`refresh: ${refreshed.text}`);
+  const shown = await call<{ fingerprint: string }>(api, 'GET', `/api/v1/plugins/${PLUGIN_ID}`, { token });
+  const trusted = await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/trust`, {
+    token,
+    body: { fingerprint: shown.json.fingerprint },
+  });
+  if (trusted.status !== 200) throw new Error(`trust: ${trusted.text}`);
+  const enabled = await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/enable`, { token, body: { scopes } });
+  if (enabled.status !== 200) throw new Error(`enable: ${enabled.text}`);
+  const added = await call(api, 'POST', '/api/v1/projects/scan', {
+    token,
+    body: { dir: join(setup.root, 'projects'), trust: true },
+  });
+  if (added.status !== 201) throw new Error(`project scan: ${added.text}`);
+}
