@@ -216,7 +216,7 @@ export const schedule: z.ZodType<Schedule> = z.strictObject({
   createdBy: z.string(),
   createdAt: time,
 });
-export const removedSchedule = z.strictObject({ id: z.string(), removed: z.boolean() });
+export const removedSchedule = z.strictObject({ id: z.string(), removed: z.literal(true) });
 
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */
 export function page<T extends z.ZodType>(item: T) {

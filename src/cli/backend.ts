@@ -87,7 +87,7 @@ export interface Backend {
   schedules: {
     list(): Promise<Schedule[]>;
     add(input: ScheduleInput): Promise<Schedule>;
-    remove(id: string): Promise<{ id: string; removed: boolean }>;
+    remove(id: string): Promise<{ id: string; removed: true }>;
   };
   tokens: {
     list(): Promise<TokenView[]>;

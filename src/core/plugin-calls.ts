@@ -18,7 +18,7 @@ import {
 import { hashExecutable } from './fingerprint.js';
 import { intactFingerprint } from './intact-package.js';
 import type { Keys } from './keys.js';
-import { recordsUnhealthy } from './plugin-rules.js';
+import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
 import { boundedMessage } from './redact.js';
 import { superviseCall, type CallOutcome, type SupervisorLimits } from './supervisor.js';
@@ -140,7 +140,7 @@ export class PluginCalls {
    */
   async verifyOnDisk(record: PluginRecord): Promise<string> {
     const trusted = record.trustedFingerprint;
-    if (!trusted) throw new TrustRequiredError(`plugin ${record.id} is not trusted`);
+    if (!trusted) throw new TrustRequiredError(untrustedPluginMessage(record.id));
     const current = await this.fingerprintOnDisk(record);
     if (current !== trusted) {
       await this.#markChanged(record, current);

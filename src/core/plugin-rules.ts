@@ -136,10 +136,14 @@ export function assertCallAllowed(record: PluginRecord, capability?: Capability,
   }
 }
 
+/** Names the fix: review the package, then trust the fingerprint that review printed. */
+export function untrustedPluginMessage(id: string): string {
+  return `plugin ${id} is not trusted; review it with \`plugin show ${id}\`, then \`plugin trust ${id} --fingerprint <fingerprint> --yes\``;
+}
+
 /** Trusted, and not changed since. */
-export function assertTrusted(record: PluginRecord, untrustedMessage?: string): void {
-  if (record.trust === 'untrusted')
-    throw new TrustRequiredError(untrustedMessage ?? `plugin ${record.id} is not trusted`);
+export function assertTrusted(record: PluginRecord): void {
+  if (record.trust === 'untrusted') throw new TrustRequiredError(untrustedPluginMessage(record.id));
   if (record.trust === 'changed') throw changedError(record);
 }
 

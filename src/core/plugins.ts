@@ -197,10 +197,7 @@ export class PluginService {
   async enable(id: string, scopes: string[], actor: string): Promise<PluginView> {
     const record = await this.#require(id);
     assertUsablePackage(record);
-    assertTrusted(
-      record,
-      `plugin ${id} is not trusted; review it with \`plugin show ${id}\` and trust its fingerprint first`,
-    );
+    assertTrusted(record);
     const granted = validateScopes(record, scopes);
     const fingerprint = await this.calls.verifyOnDisk(record);
     const outcome = await this.calls.callVerified(record, granted, 'plugin.health', {}, {});

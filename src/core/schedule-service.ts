@@ -2,6 +2,7 @@
 // plugin must be allowed to inspect now, the schedule itself is validated by
 // the store (cron patterns included), and both changes are audited with their actor.
 import { appendAudit } from './audit.js';
+import { NotFoundError } from './errors.js';
 import type { Runtime } from './runtime.js';
 import type { Schedule } from './schedules.js';
 
@@ -35,14 +36,15 @@ export async function removeSchedule(
   runtime: Stores,
   id: string,
   actor: string,
-): Promise<{ id: string; removed: boolean }> {
-  const removed = await runtime.schedules.remove(id, runtime.queues);
-  if (removed)
-    await appendAudit(runtime.core.redis, runtime.core.keys, {
-      actor,
-      action: 'schedule.remove',
-      target: id,
-      detail: {},
-    });
-  return { id, removed };
+): Promise<{ id: string; removed: true }> {
+  // An unknown id is an error, as for every other kind of id (CLI exit 2, HTTP 404).
+  if (!(await runtime.schedules.remove(id, runtime.queues)))
+    throw new NotFoundError(`unknown schedule ${JSON.stringify(id)} (schedule list shows the known ones)`);
+  await appendAudit(runtime.core.redis, runtime.core.keys, {
+    actor,
+    action: 'schedule.remove',
+    target: id,
+    detail: {},
+  });
+  return { id, removed: true };
 }

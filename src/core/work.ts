@@ -267,7 +267,8 @@ export class WorkService {
    */
   async cancelOperation(id: string, actor: string): Promise<OperationView> {
     const { outcome, state } = await this.operations.requestCancel(id);
-    if (outcome === 'missing') throw new NotFoundError(`unknown operation ${JSON.stringify(id)}`);
+    if (outcome === 'missing')
+      throw new NotFoundError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
     if (outcome === 'cancelled') await this.queues.operate.remove(id).catch(() => 0);
     await appendAudit(this.redis, this.keys, {
       actor,

@@ -188,7 +188,17 @@ describe('every route answers what /api/v1/openapi.json says', () => {
       body: { pluginId: PLUGIN_ID, projects: 'all', cron: '0 3 * * *' },
     });
     await checked('GET', `${P}/schedules`, `${P}/schedules`);
-    await checked('DELETE', `${P}/schedules/{id}`, `${P}/schedules/${schedule.json.id}`);
+    const removed = await checked('DELETE', `${P}/schedules/{id}`, `${P}/schedules/${schedule.json.id}`);
+    expect(removed.json).toEqual({ id: schedule.json.id, removed: true });
+    // Gone now: an unknown id is a 404 problem, as for every other kind of id.
+    const again = await checked<{ code: string; detail: string }>(
+      'DELETE',
+      `${P}/schedules/{id}`,
+      `${P}/schedules/${schedule.json.id}`,
+    );
+    expect(again.status).toBe(404);
+    expect(again.json).toMatchObject({ code: 'NOT_FOUND' });
+    expect(again.json.detail).toMatch(/schedule list shows the known ones/);
 
     const viewer = await checked<{ id: string; token: string }>('POST', `${P}/tokens`, `${P}/tokens`, {
       body: { name: 'openapi-viewer', role: 'viewer', expiresInMs: 86_400_000 },

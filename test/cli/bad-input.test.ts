@@ -79,6 +79,20 @@ describe('bad input exits 2 with one clear line on stderr', () => {
     for (const result of results) expectUsageError(result, /unknown project.*no-such-project/);
   });
 
+  it('an unknown operation, batch or schedule, naming the list that shows the known ones', async () => {
+    const [cancel, wait, batch, schedule] = await Promise.all([
+      cli(['op', 'cancel', 'nope']),
+      cli(['op', 'wait', 'nope']),
+      cli(['batch', 'show', 'nope']),
+      cli(['--json', 'schedule', 'remove', 'nope']),
+    ]);
+    expectUsageError(cancel, /unknown operation "nope" \(op list shows the known ones\)/);
+    expectUsageError(wait, /unknown operation "nope" \(op list shows the known ones\)/);
+    expectUsageError(batch, /unknown batch "nope" \(batch list shows the known ones\)/);
+    expectUsageError(schedule, /unknown schedule "nope" \(schedule list shows the known ones\)/);
+    expect(JSON.parse(schedule.stdout)).toMatchObject({ error: { code: 'NOT_FOUND' } });
+  });
+
   it('malformed --input JSON', async () => {
     const line = expectUsageError(
       await cli(['run', 'fixture-inspector', 'shop', 'fixture.echo', '--input', '{x:1', '--yes']),

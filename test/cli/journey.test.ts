@@ -84,6 +84,21 @@ describe('a new user, from an empty data dir to a finished operation', () => {
     expect(json).toMatchObject({ fingerprint, trust: 'untrusted', enabled: false });
   });
 
+  it('plugin enable before the trust is refused (exit 2), naming plugin show and plugin trust as the fix', async () => {
+    const result = await cli([
+      'plugin',
+      'enable',
+      'fixture-inspector',
+      '--scope',
+      'project.metadata.read',
+      '--yes',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/plugin fixture-inspector is not trusted/);
+    expect(result.stderr).toContain('`plugin show fixture-inspector`');
+    expect(result.stderr).toContain('`plugin trust fixture-inspector --fingerprint <fingerprint> --yes`');
+  });
+
   it('plugin trust --fingerprint <fp> --yes records trust; the plugin stays disabled', async () => {
     const result = await cli(['plugin', 'trust', 'fixture-inspector', '--fingerprint', fingerprint, '--yes']);
     expect(result.code, result.stderr).toBe(0);

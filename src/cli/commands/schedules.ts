@@ -73,8 +73,8 @@ export function registerScheduleCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard schedule remove sched_1a2b3c4d')
     .action(async (id: string, _options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        const { removed } = await backend.schedules.remove(id);
-        emit(config.json, { id, removed }, () => say(removed ? `removed ${id}` : `no schedule ${id}`));
+        const removed = await backend.schedules.remove(id);
+        emit(config.json, removed, () => say(`removed ${id}`));
       }),
     );
 }
