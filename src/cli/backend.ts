@@ -79,7 +79,8 @@ export interface Backend {
     ): Promise<void>;
     listOperations(query: OperationQuery): Promise<Page<OperationView>>;
     cancelOperation(id: string): Promise<OperationView>;
-    waitOperation(id: string): Promise<OperationView>;
+    /** Until the operation is terminal, or (signal aborted) as it is then. */
+    waitOperation(id: string, options?: { signal?: AbortSignal }): Promise<OperationView>;
     /** How many workers consume a queue now; undefined when that cannot be known. */
     workersConsuming(queue: QueueName): Promise<number | undefined>;
   };
@@ -135,7 +136,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
       listOperations: (query) => work.listOperations(query),
       cancelOperation: (id) => work.cancelOperation(id, actor),
-      waitOperation: (id) => work.waitOperation(id),
+      waitOperation: (id, options) => work.waitOperation(id, options),
       workersConsuming: (queue) => work.workersConsuming(queue),
     },
     audit: (query) => queryAudit(core.redis, core.keys, query),

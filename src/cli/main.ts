@@ -13,7 +13,7 @@ import { registerSessionCommands } from './commands/session.js';
 import { registerCompletionCommand } from './commands/completion.js';
 import { registerTokenCommands } from './commands/tokens.js';
 import { registerWorkCommands } from './commands/work.js';
-import { WorkFailed } from './commands/work-output.js';
+import { Interrupted, WorkFailed } from './commands/work-output.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up.js';
 import { ApiUnreachableError, NotAllowedError } from './errors.js';
 import { escapeControlKeepingLines, printJson } from './output.js';
@@ -105,9 +105,12 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     const status = report(error);
-    // --json: errors are one JSON document on stdout too (a failed batch already printed its own).
+    // --json: errors are one JSON document on stdout too (a failed batch already printed its own;
+    // an interrupted wait printed nothing, and names the work that goes on).
     if (status !== 0 && argv.includes('--json') && !(error instanceof WorkFailed))
       printJson({ error: { code: errorCodeOf(error), message: messageOf(error) } });
+    if (argv.includes('--json') && error instanceof Interrupted)
+      printJson({ error: { code: error.code, message: messageOf(error), ...error.work } });
     return status;
   }
 }

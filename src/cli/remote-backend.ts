@@ -140,13 +140,17 @@ export function remoteBackend(api: ApiClient): Backend {
         ),
       cancelOperation: (id) => post(`/operations/${enc(id)}/cancel`),
       // The api's event stream: `state` on each change, then `done` with the terminal view.
-      waitOperation: async (id) =>
-        (await untilDone(api, `/operations/${enc(id)}/events`, () => {}, {
+      waitOperation: async (id, options) => {
+        const done = await untilDone(api, `/operations/${enc(id)}/events`, () => {}, {
+          ...(options?.signal ? { signal: options.signal } : {}),
           read: async () => {
             const operation = await backend.work.getOperation(id);
             return isTerminal(operation.state) ? operation : undefined;
           },
-        })) as OperationView,
+        });
+        // Aborted: the operation as it is now, as the local wait answers.
+        return (done as OperationView | undefined) ?? backend.work.getOperation(id);
+      },
       workersConsuming: async () => (await api.health())?.workers,
     },
     audit: (filters) =>

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_INSPECTOR_DIST, uniquePrefix } from '../support/data-dir.js';
+import { completion } from '../support/cli-process.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   cliOn,
@@ -82,6 +83,90 @@ async function warningOf(args: string[]) {
     await stopProcess(child, 2_000);
   }
 }
+
+/** Starts the command, waits until it waits (its no-worker warning), presses Ctrl-C; what it printed. */
+async function interrupted(args: string[]) {
+  const child = spawnCli([...globalArgs(installation), ...args]);
+  await waitFor(
+    () => NO_WORKER.test(child.output.stderr),
+    WARNING_WITHIN_MS,
+    'the no-worker warning on stderr',
+    () => child.exitCode !== null,
+  );
+  child.kill('SIGINT');
+  const { code } = await completion(child.proc, { timeoutMs: 10_000, closed: true });
+  return { code, stdout: child.output.stdout, stderr: child.output.stderr };
+}
+
+async function queuedOperation(): Promise<string> {
+  const queued = await cliOn(installation)([
+    '--json',
+    'run',
+    'fixture-inspector',
+    'shop',
+    'fixture.echo',
+    '--input',
+    '{}',
+    '--yes',
+  ]);
+  expect(queued.code, queued.stderr).toBe(0);
+  return (JSON.parse(queued.stdout) as { id: string }).id;
+}
+
+describe('Ctrl-C while waiting: exit 130, the work goes on, and the message says how to follow or cancel it', () => {
+  it('op wait names op wait and op cancel; the operation stays queued', async () => {
+    const id = await queuedOperation();
+    const stopped = await interrupted(['op', 'wait', id]);
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(stopped.stdout).toBe('');
+    expect(stopped.stderr).toMatch(
+      new RegExp(`^stopped waiting; operation ${id} keeps going \\(queued\\)$`, 'm'),
+    );
+    expect(stopped.stderr).toContain(`switchyard op wait ${id}`);
+    expect(stopped.stderr).toContain(`switchyard op cancel ${id}`);
+    const cli = cliOn(installation);
+    expect((JSON.parse((await cli(['--json', 'op', 'show', id])).stdout) as { state: string }).state).toBe(
+      'queued',
+    );
+    // A queued operation has nothing to wait for once cancelled: cancel prints its end at once.
+    const cancelled = await cli(['op', 'cancel', id]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toBe(`${id}: cancelled\n`);
+  });
+
+  it('run --wait --json: the JSON error document INTERRUPTED names the operation', async () => {
+    const stopped = await interrupted([
+      '--json',
+      'run',
+      'fixture-inspector',
+      'shop',
+      'fixture.echo',
+      '--input',
+      '{}',
+      '--yes',
+      '--wait',
+    ]);
+    expect(stopped.code, stopped.stderr).toBe(130);
+    const { error } = JSON.parse(stopped.stdout) as {
+      error: { code: string; message: string; operationId: string };
+    };
+    expect(error).toMatchObject({ code: 'INTERRUPTED', operationId: expect.stringMatching(/^op_/) });
+    expect(error.message).toContain(`switchyard op wait ${error.operationId}`);
+    expect(stopped.stderr).toContain(`switchyard op cancel ${error.operationId}`);
+    expect((await cliOn(installation)(['op', 'cancel', error.operationId])).code).toBe(0);
+  });
+
+  it('inspect --json: the JSON error document INTERRUPTED names the batch', async () => {
+    const stopped = await interrupted(['--json', 'inspect', 'fixture-inspector', '--all']);
+    expect(stopped.code, stopped.stderr).toBe(130);
+    const { error } = JSON.parse(stopped.stdout) as {
+      error: { code: string; message: string; batchId: string };
+    };
+    expect(error).toMatchObject({ code: 'INTERRUPTED', batchId: expect.stringMatching(/^batch_/) });
+    expect(error.message).toContain(`switchyard batch cancel ${error.batchId}`);
+    expect((await cliOn(installation)(['batch', 'cancel', error.batchId])).code).toBe(0);
+  });
+});
 
 describe('with no worker running', () => {
   it('inspect --all says on stderr that no worker is consuming the queue', async () => {

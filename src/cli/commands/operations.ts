@@ -6,7 +6,7 @@ import { OPERATION_STATES, type OperationState } from '../../core/operations.js'
 import { withBackend } from '../context.js';
 import { ago, emit, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
-import { finishOperation, printOperation } from './work-output.js';
+import { cancelOperation, finishOperation, printOperation } from './work-output.js';
 
 export function registerOperationCommands(program: Command): void {
   program
@@ -107,12 +107,13 @@ export function registerOperationCommands(program: Command): void {
       }),
     );
   op.command('cancel <id>')
-    .description('cancel: a queued operation never starts; a running one is killed')
+    .description(
+      'cancel: a queued operation never starts; a running one is killed (prints how it ended; waits up to 10s)',
+    )
     .addHelpText('after', '\nExample:\n  switchyard op cancel op_5c1d…')
     .action(async (id: string, _options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        const operation = await backend.work.cancelOperation(id);
-        emit(config.json, operation, () => say(`${id}: ${operation.state}`));
+        await cancelOperation(backend.work, id, config.json);
       }),
     );
   op.command('wait <id>')

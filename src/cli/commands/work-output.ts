@@ -4,7 +4,7 @@
 import cliProgress from 'cli-progress';
 import ms from 'ms';
 import type { BatchView } from '../../core/batches.js';
-import type { OperationView } from '../../core/operations.js';
+import { isTerminal, type OperationView } from '../../core/operations.js';
 import type { Backend } from '../backend.js';
 import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 
@@ -13,9 +13,32 @@ export class WorkFailed extends Error {
   readonly exitCode: number = 1;
 }
 
-/** Ctrl-C while following a batch: the batch keeps running; exit 130 as after SIGINT. */
+/**
+ * Ctrl-C while following a batch or waiting for an operation: the work keeps
+ * running; exit 130 as after SIGINT. With --json the error document names
+ * the work (`batchId` or `operationId`), so a script can follow it again.
+ */
 export class Interrupted extends WorkFailed {
   override readonly exitCode = 130;
+  readonly code = 'INTERRUPTED';
+  constructor(
+    message: string,
+    readonly work: { batchId: string } | { operationId: string },
+  ) {
+    super(message);
+  }
+}
+
+/** Aborts when the user presses Ctrl-C while `body` runs (a wait stops instead of the process dying). */
+async function stoppableByCtrlC<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    return await body(interrupt.signal);
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+  }
 }
 
 const NO_WORKER_AFTER_MS = 3_000;
@@ -26,9 +49,45 @@ export async function finishOperation(
   json: boolean,
 ): Promise<void> {
   const warning = warnWithoutWorkers(work, 'operate', () => operation.state === 'queued');
-  const final = await work.waitOperation(operation.id).finally(() => clearTimeout(warning));
+  // Ctrl-C stops waiting, not the operation: it keeps going on its worker.
+  const final = await stoppableByCtrlC((signal) => work.waitOperation(operation.id, { signal })).finally(() =>
+    clearTimeout(warning),
+  );
+  if (!isTerminal(final.state))
+    throw new Interrupted(
+      [
+        `stopped waiting; operation ${final.id} keeps going (${final.state})`,
+        `  follow it:  switchyard op wait ${final.id}`,
+        `  cancel it:  switchyard op cancel ${final.id}`,
+      ].join('\n'),
+      { operationId: final.id },
+    );
   emit(json, final, () => printOperation(final));
   if (final.state !== 'succeeded') throw new WorkFailed(`operation ${final.id} ended ${final.state}`);
+}
+
+/** How long `op cancel` waits for a running call to be killed and its operation to end. */
+export const CANCEL_SETTLES_WITHIN_MS = 10_000;
+
+/**
+ * op cancel: request it, then wait (bounded; Ctrl-C stops the wait) for the
+ * operation to end, so what is printed is how it ended, never the `running`
+ * of a call that is being killed. Exit 0 once the cancel was accepted.
+ */
+export async function cancelOperation(work: Backend['work'], id: string, json: boolean): Promise<void> {
+  const requested = await work.cancelOperation(id);
+  const final = isTerminal(requested.state)
+    ? requested
+    : await stoppableByCtrlC((interrupt) =>
+        work.waitOperation(id, {
+          signal: AbortSignal.any([interrupt, AbortSignal.timeout(CANCEL_SETTLES_WITHIN_MS)]),
+        }),
+      );
+  const pending = isTerminal(final.state)
+    ? ''
+    : ` (cancel requested; \`switchyard op wait ${id}\` follows it)`;
+  if (json && pending) note(`${id}: ${final.state}${pending}`);
+  emit(json, final, () => say(`${id}: ${final.state}${pending}`));
 }
 
 export async function followWithProgress(
@@ -50,28 +109,29 @@ export async function followWithProgress(
         )
       : undefined;
   const started = Date.now();
-  // Ctrl-C stops following, not the batch: it keeps running on the workers.
-  const interrupt = new AbortController();
-  const onSigint = () => interrupt.abort();
-  process.once('SIGINT', onSigint);
   bar?.start(batch.total, 0, { failed: 0, rate: '0.0', etaText: etaText(0, batch.total, 0) });
   try {
-    const final = await work.followBatch(
-      batch.batchId,
-      (progress) => {
-        const done = progress.succeeded + progress.failed + (progress.cancelled ?? 0);
-        latest = { done, total: progress.total };
-        const elapsedMs = Date.now() - started;
-        const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
-        bar?.update(done, {
-          failed: progress.failed,
-          rate,
-          etaText: etaText(done, progress.total, elapsedMs),
-        });
-      },
-      { pollMs: 500, signal: interrupt.signal },
-    );
-    if (interrupt.signal.aborted) {
+    // Ctrl-C stops following, not the batch: it keeps running on the workers.
+    let interrupted = false;
+    const final = await stoppableByCtrlC((signal) => {
+      signal.addEventListener('abort', () => (interrupted = true));
+      return work.followBatch(
+        batch.batchId,
+        (progress) => {
+          const done = progress.succeeded + progress.failed + (progress.cancelled ?? 0);
+          latest = { done, total: progress.total };
+          const elapsedMs = Date.now() - started;
+          const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
+          bar?.update(done, {
+            failed: progress.failed,
+            rate,
+            etaText: etaText(done, progress.total, elapsedMs),
+          });
+        },
+        { pollMs: 500, signal },
+      );
+    });
+    if (interrupted) {
       bar?.stop();
       const done = final.total - final.pending;
       throw new Interrupted(
@@ -80,11 +140,11 @@ export async function followWithProgress(
           `  follow it:  switchyard batch show ${final.batchId} --watch`,
           `  cancel it:  switchyard batch cancel ${final.batchId}`,
         ].join('\n'),
+        { batchId: final.batchId },
       );
     }
     return final;
   } finally {
-    process.removeListener('SIGINT', onSigint);
     clearTimeout(warning);
     bar?.stop();
   }
