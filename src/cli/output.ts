@@ -20,11 +20,20 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** The width tables must fit: the terminal's, else COLUMNS, else 100. */
+/**
+ * The width tables must fit: the terminal's; off a terminal COLUMNS when it
+ * is set, else no limit at all: scripts and pipes get whole values.
+ */
 export function outputWidth(): number {
-  const fromEnv = Number(process.env.COLUMNS);
   if (process.stdout.isTTY && process.stdout.columns) return process.stdout.columns;
-  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 100;
+  const fromEnv = Number(process.env.COLUMNS);
+  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  return process.stdout.isTTY ? 100 : Infinity;
+}
+
+/** Never cut: a list's first column is the id `show`, `cancel` and the rest take; the audit's TARGET is one too. */
+function isIdColumn(title: string, index: number): boolean {
+  return index === 0 || title === 'TARGET';
 }
 
 const GAP = 2;
@@ -105,9 +114,11 @@ export function printTable(head: string[], rows: Cell[][]): void {
     Math.max(stringWidth(title), ...cells.map((row) => stringWidth(row[index] ?? ''))),
   );
   const holdsFingerprint = head.map((_, index) => cells.some((row) => FINGERPRINT.test(row[index] ?? '')));
+  const floor = (width: number, index: number, fingerprint: number, other: number) =>
+    isIdColumn(head[index]!, index) ? width : Math.min(width, holdsFingerprint[index] ? fingerprint : other);
   const floors = [
-    natural.map((width, index) => Math.min(width, holdsFingerprint[index] ? FINGERPRINT_WIDTH : 16)),
-    natural.map((width, index) => Math.min(width, holdsFingerprint[index] ? 20 : 6)),
+    natural.map((width, index) => floor(width, index, FINGERPRINT_WIDTH, 16)),
+    natural.map((width, index) => floor(width, index, 20, 6)),
   ];
   const widths = fitColumns(natural, floors, outputWidth());
   const table = new Table({

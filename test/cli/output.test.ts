@@ -211,20 +211,56 @@ describe('correct status', () => {
   });
 });
 
+/**
+ * Runs the CLI with COLUMNS set (or unset) for `run`'s commands: they inherit
+ * this process's environment, and the tests of a file run one at a time.
+ */
+async function withColumns<T>(columns: string | undefined, run: () => Promise<T>): Promise<T> {
+  const before = process.env.COLUMNS;
+  if (columns === undefined) delete process.env.COLUMNS;
+  else process.env.COLUMNS = columns;
+  try {
+    return await run();
+  } finally {
+    if (before === undefined) delete process.env.COLUMNS;
+    else process.env.COLUMNS = before;
+  }
+}
+
 describe('tables and progress', () => {
-  it('tables fit 100 columns off a terminal, mark cut cells with …, and show relative times', async () => {
+  it('tables fit COLUMNS off a terminal when it is set, mark cut cells with …, and show relative times', async () => {
     const long = join(root, 'elsewhere', `a-very-long-project-directory-name-${'x'.repeat(90)}`);
     await mkdir(long, { recursive: true });
     expect((await cli(['project', 'add', long, '--id', 'long'])).code).toBe(0);
-    const listed = await cli(['project', 'list']);
+    const listed = await withColumns('100', () => cli(['project', 'list']));
     for (const line of listed.stdout.trimEnd().split('\n'))
       expect(line.length, line).toBeLessThanOrEqual(100);
     expect(listed.stdout).toContain('…');
+    // Piped without COLUMNS (a script, `| cat`): no limit, every value whole.
+    const piped = await withColumns(undefined, () => cli(['project', 'list']));
+    expect(piped.stdout).toContain(long);
+    expect(piped.stdout).not.toContain('…');
     expect((await cli(['project', 'remove', 'long'])).code).toBe(0);
 
-    const audit = await cli(['audit', '--limit', '5']);
+    const audit = await withColumns('100', () => cli(['audit', '--limit', '5']));
     expect(audit.stdout).toMatch(/\b(\d+(ms|s|m)) ago\b|just now/);
     for (const line of audit.stdout.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(100);
+  });
+
+  it('an id column is never cut, however narrow: the first column of a list, the audit TARGET', async () => {
+    const id = `a-project-id-longer-than-any-column-${'y'.repeat(40)}`;
+    const dir = join(root, 'elsewhere', 'long-id');
+    await mkdir(dir, { recursive: true });
+    expect((await cli(['project', 'add', dir, '--id', id])).code).toBe(0);
+    try {
+      const [listed, audit] = await withColumns('40', () =>
+        Promise.all([cli(['project', 'list']), cli(['audit', '--limit', '1', '--action', 'project.add'])]),
+      );
+      expect(listed.stdout).toMatch(new RegExp(`^${id} `, 'm'));
+      expect(audit.stdout).toContain(id);
+    } finally {
+      expect((await cli(['project', 'remove', id])).code).toBe(0);
+    }
   });
 
   it('a FINGERPRINT_CHANGED error in a table shows the new fingerprint whole', async () => {
@@ -246,7 +282,8 @@ describe('tables and progress', () => {
       await stopProcess(worker);
     }
     try {
-      const shown = await cli(['batch', 'show', queued.batchId]);
+      // A width to fit (off a terminal there is none unless COLUMNS sets one).
+      const shown = await withColumns('100', () => cli(['batch', 'show', queued.batchId]));
       const json = onlyJson<{ results: { error?: { code: string; message: string } }[] }>(
         await cli(['--json', 'batch', 'show', queued.batchId]),
       );
