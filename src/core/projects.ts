@@ -70,7 +70,7 @@ export class ProjectService {
       .sort((a, b) => a.name.localeCompare(b.name))) {
       candidates.push(await this.#describe(join(root, entry.name), { trust: options.trust }));
     }
-    return this.#addAll(candidates, actor, { skipUnchanged: true });
+    return this.#addAll(candidates, actor, { skipUnchanged: true, scanning: true });
   }
 
   async setTrusted(id: string, trusted: boolean, actor: string): Promise<Project> {
@@ -110,15 +110,19 @@ export class ProjectService {
   async #addAll(
     candidates: Project[],
     actor: string,
-    options: { skipUnchanged?: boolean } = {},
+    options: { skipUnchanged?: boolean; scanning?: boolean } = {},
   ): Promise<Project[]> {
     const stored = await this.getMany(candidates.map((candidate) => candidate.id));
     const seen = new Map<string, Project>();
     candidates.forEach((candidate, index) => {
       const twin = seen.get(candidate.id) ?? stored[index];
       if (twin && twin.root !== candidate.root) {
+        // scan takes no --id: name the fixes that work there.
+        const fix = options.scanning
+          ? `rename one of the directories, or add it alone with \`project add ${candidate.root} --id <other-id>\``
+          : 'give it another id with --id';
         throw new InvalidInputError(
-          `project id ${candidate.id} clashes: ${twin.root} and ${candidate.root} (give one another id with --id)`,
+          `project id ${candidate.id} clashes: ${twin.root} and ${candidate.root} (${fix})`,
         );
       }
       seen.set(candidate.id, candidate);

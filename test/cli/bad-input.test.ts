@@ -93,6 +93,16 @@ describe('bad input exits 2 with one clear line on stderr', () => {
     expect(JSON.parse(schedule.stdout)).toMatchObject({ error: { code: 'NOT_FOUND' } });
   });
 
+  it('a project scan whose directories clash on an id names fixes that work (scan has no --id)', async () => {
+    const dir = join(root, 'clashing');
+    await mkdir(join(dir, 'A B'), { recursive: true });
+    await mkdir(join(dir, 'a-b'), { recursive: true });
+    const line = expectUsageError(await cli(['project', 'scan', dir]), /project id a-b clashes/);
+    expect(line).toContain('rename one of the directories');
+    expect(line).toContain(`\`project add ${join(dir, 'a-b')} --id <other-id>\``);
+    expect(line).not.toMatch(/with --id\)/);
+  });
+
   it('malformed --input JSON', async () => {
     const line = expectUsageError(
       await cli(['run', 'fixture-inspector', 'shop', 'fixture.echo', '--input', '{x:1', '--yes']),
