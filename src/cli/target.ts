@@ -12,8 +12,18 @@ export interface RemoteOptions {
   redisUrl?: string;
 }
 
+/** Where the token in use came from, as whoami names it: `--token`, `SWITCHYARD_TOKEN` or `profile <name>`. */
+export type TokenSource = '--token' | 'SWITCHYARD_TOKEN' | `profile ${string}`;
+
 export type Target =
-  { mode: 'local' } | { mode: 'remote'; url: string; token: string | undefined; profile: string | undefined };
+  | { mode: 'local' }
+  | {
+      mode: 'remote';
+      url: string;
+      token: string | undefined;
+      profile: string | undefined;
+      tokenSource: TokenSource | undefined;
+    };
 
 export async function resolveTarget(
   options: RemoteOptions,
@@ -39,12 +49,20 @@ export async function resolveTarget(
   const url = explicitUrl ?? profile?.url;
   if (url === undefined) return { mode: 'local' };
   const sameServer = profile !== undefined && sameUrl(profile.url, url);
-  const token = options.token ?? env.SWITCHYARD_TOKEN ?? (sameServer ? profile.token : undefined);
+  const [token, tokenSource]: [string | undefined, TokenSource | undefined] =
+    options.token !== undefined
+      ? [options.token, '--token']
+      : env.SWITCHYARD_TOKEN !== undefined
+        ? [env.SWITCHYARD_TOKEN, 'SWITCHYARD_TOKEN']
+        : sameServer && profile.token !== undefined
+          ? [profile.token, `profile ${profileName}`]
+          : [undefined, undefined];
   return {
     mode: 'remote',
     url: url.replace(/\/+$/, ''),
     token,
     profile: sameServer ? profileName : undefined,
+    tokenSource,
   };
 }
 

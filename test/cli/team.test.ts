@@ -180,6 +180,17 @@ describe('login, whoami, logout', () => {
     expect(run.stderr).toMatch(/shell history/);
   });
 
+  it('whoami names where the token came from: --token, SWITCHYARD_TOKEN (over the profile) or the profile', async () => {
+    const [flag, env, profile] = await Promise.all([
+      as('nobody', ['--url', api.base, '--token', tokens.viewer.token, 'whoami']),
+      as('admin', ['whoami'], { env: { SWITCHYARD_TOKEN: tokens.viewer.token } }),
+      as('admin', ['--json', 'whoami']),
+    ]);
+    expect(flag.stdout).toMatch(/^viewer-person \(viewer\) at \S+ \[--token\]/);
+    expect(env.stdout).toMatch(/^viewer-person \(viewer\) at \S+ \[SWITCHYARD_TOKEN\]/);
+    expect(json(profile)).toMatchObject({ name: 'admin-person', tokenSource: 'profile default' });
+  });
+
   it('a config file others can read is refused, naming chmod 600', async () => {
     await as('loose', ['login', '--url', api.base, '--token-stdin'], { input: tokens.viewer.token });
     const config = join(home, 'loose', 'config', 'switchyard', 'config.json');
@@ -601,6 +612,75 @@ describe('remote follows and waits, live', () => {
       await rm(join(packageDir, 'inspect-sleep-ms'), { force: true });
     }
   }, 60_000);
+
+  it('Ctrl-C on op wait, remote and local: exit 130 naming op wait and op cancel; --json: INTERRUPTED with the operationId', async () => {
+    const id = await startTicking('interrupted', 30_000);
+    try {
+      const redisPort = Number(new URL(setup!.installation.redisUrl).port);
+      const localArgs = globalArgs(setup!.installation);
+      const waits = [
+        { port: api.port, wait: startAs('admin', ['op', 'wait', id]) },
+        { port: api.port, wait: startAs('admin', ['--json', 'op', 'wait', id]) },
+        { port: redisPort, wait: startAs('local-admin', [...localArgs, 'op', 'wait', id]) },
+        { port: redisPort, wait: startAs('local-admin', [...localArgs, '--json', 'op', 'wait', id]) },
+      ];
+      for (const { port, wait } of waits)
+        await waitFor('the wait to connect', () => connectedTo(wait.child.pid!, port), 20_000);
+      await sleep(1_000); // its first read answered: it waits for the end now
+      for (const { wait } of waits) wait.child.kill('SIGINT');
+      const [remoteHuman, remoteJson, localHuman, localJson] = await Promise.all(
+        waits.map(({ wait }) => wait.ended),
+      );
+      for (const human of [remoteHuman!, localHuman!]) {
+        expect(human.code, human.stderr).toBe(130);
+        expect(human.stdout).toBe('');
+        expect(human.stderr).toMatch(
+          new RegExp(`^stopped waiting; operation ${id} keeps going \\(running\\)$`, 'm'),
+        );
+        expect(human.stderr).toContain(`switchyard op wait ${id}`);
+        expect(human.stderr).toContain(`switchyard op cancel ${id}`);
+      }
+      expect(remoteHuman!.stderr).toBe(localHuman!.stderr);
+      for (const document of [remoteJson!, localJson!]) {
+        expect(document.code, document.stderr).toBe(130);
+        expect(JSON.parse(document.stdout)).toEqual({
+          error: {
+            code: 'INTERRUPTED',
+            message: expect.stringContaining(`op cancel ${id}`),
+            operationId: id,
+          },
+        });
+      }
+      expect(json<{ state: string }>(await remote(['--json', 'op', 'show', id])).state).toBe('running');
+    } finally {
+      await remote(['op', 'cancel', id]);
+    }
+  }, 60_000);
+
+  it('op cancel of a running operation prints how it ended (cancelled), remote and local, not `running`', async () => {
+    const running = async (action: string) => {
+      const id = await startTicking(action, 30_000);
+      await waitFor(
+        `${action} to run`,
+        async () => json<{ state: string }>(await remote(['--json', 'op', 'show', id])).state === 'running',
+        30_000,
+      );
+      return id;
+    };
+    const viaApiId = await running('cancel-remote');
+    const viaApi = await remote(['op', 'cancel', viaApiId]);
+    expect(viaApi.code, viaApi.stderr).toBe(0);
+    expect(viaApi.stdout).toBe(`${viaApiId}: cancelled\n`);
+    const viaRedisId = await running('cancel-local');
+    const viaRedis = await local(['--json', 'op', 'cancel', viaRedisId]);
+    expect(json<{ id: string; state: string }>(viaRedis)).toMatchObject({
+      id: viaRedisId,
+      state: 'cancelled',
+    });
+    // Cancelling again: the same end, at once.
+    const again = await remote(['--json', 'op', 'cancel', viaRedisId]);
+    expect(json(again)).toEqual(json(viaRedis));
+  }, 90_000);
 
   it('with every event stream of its token taken (429), a remote op wait still ends, reading the operation instead', async () => {
     const id = await startTicking('crowded', 2_500);

@@ -87,11 +87,13 @@ export function registerSessionCommands(program: Command): void {
           role: me.role,
           url: target.url,
           ...(target.profile ? { profile: target.profile } : {}),
+          ...(target.tokenSource ? { tokenSource: target.tokenSource } : {}),
           ...(me.expiresAt ? { expiresAt: me.expiresAt } : {}),
         },
+        // The token's real source: an environment token overrides the profile's.
         () =>
           say(
-            `${me.name} (${me.role}) at ${target.url}${target.profile ? ` [profile ${target.profile}]` : ''}${me.expiresAt ? `; expires ${me.expiresAt}` : ''}`,
+            `${me.name} (${me.role}) at ${target.url}${target.tokenSource ? ` [${target.tokenSource}]` : ''}${me.expiresAt ? `; expires ${me.expiresAt}` : ''}`,
           ),
       );
     });
