@@ -34,7 +34,7 @@ export async function resolveTarget(
   const explicitRedis = options.redisUrl ?? env.SWITCHYARD_REDIS_URL;
   if (options.token !== undefined)
     note(
-      'warning: a token given with --token lands in your shell history and is visible in `ps`; use `switchyard login --token-stdin` or SWITCHYARD_TOKEN',
+      'warning: with --token, the token lands in your shell history and is visible in `ps`; use `switchyard login --token-stdin` or SWITCHYARD_TOKEN',
     );
   // The default profile applies on its own only when nothing asks for local mode.
   if (explicitUrl === undefined && explicitProfile === undefined && explicitRedis !== undefined)

@@ -165,7 +165,7 @@ export function parseSentinelUrl(url: string): SentinelUrl | undefined {
     /^(rediss?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)\/([^/?#]+)\/?(?:\?([^#]*))?$/.exec(url);
   if (!match)
     throw new Error(
-      `not a Sentinel URL: ${safeUrl(url)} (redis+sentinel://[user:pass@]host:26379[,host:26379…]/<primary name>[?db=N])`,
+      `not a Sentinel URL: ${safeUrl(url)} (the form is redis+sentinel://host:26379[,host:26379…]/<primary name>[?db=N], with credentials as user:password@ before the first host)`,
     );
   const [, scheme, user, password, hostList, name, query] = match;
   const sentinels = hostList!.split(',').map((entry) => {

@@ -21,6 +21,7 @@ import {
   type Api,
   type ApiSetup,
 } from '../api/support.js';
+import { redact } from '../../src/core/redact.js';
 import { installQueuePlugin } from '../support/workers.js';
 import { sleep, waitFor } from '../support/wait.js';
 
@@ -178,6 +179,8 @@ describe('login, whoami, logout', () => {
     const run = await as('nobody', ['--url', api.base, '--token', tokens.viewer.token, 'plugin', 'list']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/shell history/);
+    // The host's own warning must not read as a secret to the redactor.
+    expect(redact(run.stderr)).toBe(run.stderr);
   });
 
   it('whoami names where the token came from: --token, SWITCHYARD_TOKEN (over the profile) or the profile', async () => {

@@ -1,6 +1,7 @@
 // The Sentinel form of --redis-url (README "Deployment beyond one machine"),
 // parsed into ioredis' sentinel options; passwords never shown in messages.
 import { describe, expect, it } from 'vitest';
+import { redact } from '../../src/core/redact.js';
 import { parseSentinelUrl, safeUrl } from '../../src/core/redis.js';
 
 describe('redis+sentinel:// URLs', () => {
@@ -40,6 +41,17 @@ describe('redis+sentinel:// URLs', () => {
     expect(parseSentinelUrl('redis://h:6379')).toBeUndefined();
     expect(() => parseSentinelUrl('redis+sentinel://h1:26379')).toThrow(/<primary name>/);
     expect(() => parseSentinelUrl('redis+sentinel://h1:26379/m?db=x')).toThrow(/db must be a number/);
+  });
+
+  it('the syntax the refusal shows survives redaction (api and logs redact what they print)', () => {
+    let message = '';
+    try {
+      parseSentinelUrl('redis+sentinel://h1:26379');
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/user:password@/);
+    expect(redact(message)).toBe(message);
   });
 
   it('safeUrl hides the password', () => {
