@@ -19,13 +19,18 @@ const NO_TOKEN_DETAIL =
 const UNKNOWN_TOKEN_DETAIL =
   'unknown or revoked token; check that the whole token was sent, or ask an admin for a new one';
 
+/** The token of the request's `Authorization: Bearer …` header, if it has one. */
+function bearerToken(request: FastifyRequest): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+}
+
 /** Checks the request's bearer token against `needed`: a 401 or 403 problem otherwise. */
 export function authenticator(tokens: TokenStore) {
   return async (request: FastifyRequest, needed: Role): Promise<void> => {
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new ProblemError(401, NO_TOKEN_DETAIL, undefined, { code: 'UNAUTHENTICATED' });
-    const check = await tokens.check(match[1]!);
+    const presented = bearerToken(request);
+    if (presented === undefined)
+      throw new ProblemError(401, NO_TOKEN_DETAIL, undefined, { code: 'UNAUTHENTICATED' });
+    const check = await tokens.check(presented);
     if (!check.ok && check.reason === 'expired')
       throw new ProblemError(
         401,
@@ -44,5 +49,18 @@ export function authenticator(tokens: TokenStore) {
       );
     }
     request.token = token;
+  };
+}
+
+/**
+ * Whether the token that opened a long answer (an event stream) is still
+ * valid: not revoked, not expired. Its role cannot change, so the route's
+ * role check stands. Like any use, it records the token's last use (at most
+ * one write a minute).
+ */
+export function tokenStillValid(tokens: TokenStore) {
+  return async (request: FastifyRequest): Promise<boolean> => {
+    const presented = bearerToken(request);
+    return presented !== undefined && (await tokens.check(presented)).ok;
   };
 }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { liveness } from '../core/liveness.js';
 import { createLogger } from '../core/log.js';
 import type { Runtime } from '../core/runtime.js';
-import { authenticator } from './authentication.js';
+import { authenticator, tokenStillValid } from './authentication.js';
 import { renderMetrics } from './metrics.js';
 import { ProblemError, sendProblem, toProblem } from './problems.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH } from './request-limits.js';
@@ -114,7 +114,11 @@ export async function buildApi(
   const kit = createRouteKit(app, authenticator(tokens));
   const streams = new StreamSlots({ ...streamLimitsFromEnv(), ...options.streamLimits });
   // Open event streams end when the app closes, so stopping the api never waits for one.
-  serveEventStreams(app, { keepAliveMs: options.streamKeepAliveMs ?? keepAliveMsFromEnv() });
+  // Each keep-alive also asks again whether the stream's token is valid (a revoked one loses its streams).
+  serveEventStreams(app, {
+    keepAliveMs: options.streamKeepAliveMs ?? keepAliveMsFromEnv(),
+    stillAllowed: tokenStillValid(tokens),
+  });
   const deps: ApiDeps = { runtime, tokens, streams };
   registerPluginRoutes(kit, deps);
   registerProjectRoutes(kit, deps);

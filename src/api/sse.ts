@@ -3,6 +3,11 @@
 // or the api stops. Streams are hijacked replies, which Fastify's close does
 // not end: the api's OpenStreams ends them itself before the server closes, or
 // one client following a long operation would keep the process alive.
+//
+// A stream also ends when its client left while the route was setting it up
+// (so its slot is given back), when its client stops reading (MAX_UNSENT_BYTES),
+// and when its token is revoked or expires (asked again each keep-alive).
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemError } from './problems.js';
 import { CSP } from './security-headers.js';
@@ -16,6 +21,19 @@ declare module 'fastify' {
 
 export type SendEvent = (event: string, data: unknown) => void;
 
+/** Whether the request that opened a stream may still have it (its token not revoked nor expired). */
+export type StillAllowed = (request: FastifyRequest) => Promise<boolean>;
+
+/**
+ * The most data a stream may have waiting for its client before the api drops
+ * the connection. A client that stops reading would otherwise make the api
+ * buffer every event it is sent without limit (a batch's `outcomes` carry
+ * whole results, up to 1 MiB each); one that keeps up never holds near this
+ * much. A dropped client connects again and reads the state afresh (the first
+ * event of a stream is the state then).
+ */
+export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
+
 interface OpenStream {
   /** Ends the stream: its body's signal aborts, its response ends. */
   end(): void;
@@ -28,8 +46,14 @@ export class OpenStreams {
   readonly #open = new Set<OpenStream>();
   #closing = false;
 
-  /** `keepAliveMs`: how often each stream sends a `: keep-alive` comment. */
-  constructor(readonly keepAliveMs: number) {}
+  /**
+   * `keepAliveMs`: how often each stream sends a `: keep-alive` comment, and
+   * asks `stillAllowed` whether its request's token is still valid.
+   */
+  constructor(
+    readonly keepAliveMs: number,
+    readonly stillAllowed: StillAllowed = async () => true,
+  ) {}
 
   get closing(): boolean {
     return this.#closing;
@@ -60,8 +84,11 @@ export class OpenStreams {
 }
 
 /** Gives `app` its OpenStreams, ended when the app closes (before the server waits for its connections). */
-export function serveEventStreams(app: FastifyInstance, options: { keepAliveMs: number }): OpenStreams {
-  const streams = new OpenStreams(options.keepAliveMs);
+export function serveEventStreams(
+  app: FastifyInstance,
+  options: { keepAliveMs: number; stillAllowed?: StillAllowed },
+): OpenStreams {
+  const streams = new OpenStreams(options.keepAliveMs, options.stillAllowed);
   app.decorate('eventStreams', streams);
   app.addHook('preClose', () => streams.closeAll());
   return streams;
@@ -87,27 +114,55 @@ export async function stream(
   });
   let open = true;
   const gone = new AbortController();
-  // A comment line: clients skip it, but it keeps an idle body from being dropped.
-  const keepAlive = setInterval(() => {
-    if (open) raw.write(': keep-alive\n\n');
-  }, streams.keepAliveMs);
-  const end = () => {
+  const end = (discardUnsent = false) => {
     if (!open) return;
     open = false;
     clearInterval(keepAlive);
     gone.abort();
-    raw.end();
+    // A client that does not read would hold the unsent data (and the socket) as long as it likes.
+    if (discardUnsent) raw.destroy();
+    else raw.end();
   };
-  raw.on('close', end);
+  const backedUp = () => raw.writableLength > MAX_UNSENT_BYTES;
+  let checking = false;
+  const recheckToken = async () => {
+    if (checking) return;
+    checking = true;
+    try {
+      // Ended cleanly: the client connects again and is refused (401).
+      if (!(await streams.stillAllowed(request))) end();
+    } catch {
+      // Redis unreachable: keep the stream (it hears nothing new either); the next tick asks again.
+    } finally {
+      checking = false;
+    }
+  };
+  // A comment line: clients skip it, but it keeps an idle body from being dropped.
+  const keepAlive = setInterval(() => {
+    if (!open) return;
+    if (backedUp()) return end(true);
+    raw.write(': keep-alive\n\n');
+    void recheckToken();
+  }, streams.keepAliveMs);
+  raw.on('close', () => end());
+  // The route awaited (the token check, a stream slot, the record) before this: a
+  // client that left meanwhile fired 'close' already, and it does not fire again.
+  const socket = request.raw.socket as Socket | null;
+  if (raw.destroyed || !socket || socket.destroyed) end();
   let finished = () => {};
-  streams.add({ end, finished: new Promise<void>((resolve) => (finished = resolve)) });
+  streams.add({ end: () => end(), finished: new Promise<void>((resolve) => (finished = resolve)) });
   try {
-    await body((event, data) => {
-      if (!open) throw new Error('stream ended');
-      raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    }, gone.signal);
+    if (open)
+      await body((event, data) => {
+        if (!open) throw new Error('stream ended');
+        if (backedUp()) {
+          end(true);
+          throw new Error('stream ended: the client does not read');
+        }
+        raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      }, gone.signal);
   } catch {
-    // the client went away, the api stops, or the record vanished: just end the stream
+    // the client went away or stopped reading, the api stops, or the record vanished: just end the stream
   } finally {
     end();
     finished();
