@@ -34,3 +34,10 @@ export class RemoteProblemError extends SwitchyardError {
 export class ApiUnreachableError extends Error {
   readonly code = 'API_UNREACHABLE';
 }
+
+/**
+ * The API answered, but not as it does (no event stream where one was asked
+ * for, an event past any sane size): a broken server or a proxy in the way.
+ * Exit 2 as when unreachable; a wait tries again until it gives up.
+ */
+export class ApiMisbehavingError extends ApiUnreachableError {}

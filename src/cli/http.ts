@@ -1,7 +1,7 @@
 // The HTTP client of remote mode: JSON over fetch with the bearer token, and
 // problem documents turned back into the errors (and exit codes) the same
 // failure has in local mode.
-import { ApiUnreachableError, NotAllowedError, RemoteProblemError } from './errors.js';
+import { ApiMisbehavingError, ApiUnreachableError, NotAllowedError, RemoteProblemError } from './errors.js';
 
 export interface Problem {
   status: number;
@@ -38,8 +38,16 @@ export class ApiClient {
       ...options,
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
-    const parsed = parseJson(await response.text());
-    if (response.ok) return { status: response.status, body: parsed as T };
+    const text = await response.text();
+    const parsed = parseJson(text);
+    if (response.ok) {
+      // HTML from a proxy or a captive portal: say so, rather than fail later on a missing field.
+      if (parsed === undefined && text !== '')
+        throw new ApiMisbehavingError(
+          `the API at ${this.url} answered ${method} ${path} with ${JSON.stringify(response.headers.get('content-type') ?? '')}, not JSON (a proxy in the way?)`,
+        );
+      return { status: response.status, body: parsed as T };
+    }
     throw problemError(this.url, { status: response.status, ...(parsed as Omit<Problem, 'status'>) });
   }
 
@@ -47,11 +55,12 @@ export class ApiClient {
    * GET under /api/v1 whose body is read as it arrives (an export, an event
    * stream): failures before the body are the errors `request` raises; the
    * body is yielded as text chunks, UTF-8 sequences split across network
-   * chunks joined again. An aborted `signal` ends the body quietly.
+   * chunks joined again. An answer whose type `contentType` does not match
+   * fails with ApiMisbehavingError. An aborted `signal` ends the body quietly.
    */
   async stream(
     path: string,
-    options: { accept: string; signal?: AbortSignal },
+    options: { accept: string; contentType?: RegExp; signal?: AbortSignal },
   ): Promise<AsyncIterable<string>> {
     // A slow answer fails as `request` does; a long body may take as long as it takes.
     const answered = new AbortController();
@@ -66,6 +75,13 @@ export class ApiClient {
     if (!response.ok) {
       const parsed = parseJson(await response.text());
       throw problemError(this.url, { status: response.status, ...(parsed as Omit<Problem, 'status'>) });
+    }
+    const contentType = response.headers.get('content-type') ?? '';
+    if (options.contentType && !options.contentType.test(contentType)) {
+      await response.body?.cancel().catch(() => {});
+      throw new ApiMisbehavingError(
+        `the API at ${this.url} answered ${path} with ${contentType ? JSON.stringify(contentType) : 'no content type'}, not ${options.accept} (a proxy in the way?)`,
+      );
     }
     return this.#chunks(response, options.signal);
   }

@@ -7,7 +7,7 @@ import { EXPORT_FORMATS, isExportFormat, type ExportFormat } from '../../core/ba
 import { hasDifferences, type BatchDiff } from '../../core/batch-diff.js';
 import { KEEP_PER_PLUGIN } from '../../core/batches.js';
 import { withBackend } from '../context.js';
-import { emit, say } from '../output.js';
+import { emit, escapeControlKeepingLines, say } from '../output.js';
 import { WorkFailed, finishBatch, withoutResults } from './work-output.js';
 
 export function registerBatchControlCommands(batch: Command): void {
@@ -62,11 +62,22 @@ export function registerBatchControlCommands(batch: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard batch export batch_1f2e… --format csv > results.csv')
     .action(async (batchId: string, options: { format: ExportFormat }, command: Command) =>
       withBackend(command, async ({ backend }) => {
+        const onTerminal = process.stdout.isTTY === true;
         for await (const chunk of await backend.work.exportBatch(batchId, options.format)) {
-          if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
+          if (!process.stdout.write(exportedText(chunk, onTerminal))) await once(process.stdout, 'drain');
         }
       }),
     );
+}
+
+/**
+ * An export's text as written to stdout. Piped or redirected it is data: the
+ * bytes as they are. On a terminal, fact values (a plugin's, or a server's)
+ * must not drive it: their control characters are shown as escapes, line
+ * breaks kept.
+ */
+export function exportedText(chunk: string, onTerminal: boolean): string {
+  return onTerminal ? escapeControlKeepingLines(chunk) : chunk;
 }
 
 function exportFormat(value: string): ExportFormat {

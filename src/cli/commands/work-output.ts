@@ -95,7 +95,7 @@ export async function followWithProgress(
   batch: BatchView,
   json: boolean,
 ): Promise<BatchView> {
-  let latest = { done: 0, total: batch.total };
+  let latest = { done: 0, total: count(batch.total) };
   const warning = warnWithoutWorkers(work, 'inspect', () => latest.done === 0);
   const bar =
     !json && process.stdout.isTTY
@@ -109,7 +109,7 @@ export async function followWithProgress(
         )
       : undefined;
   const started = Date.now();
-  bar?.start(batch.total, 0, { failed: 0, rate: '0.0', etaText: etaText(0, batch.total, 0) });
+  bar?.start(latest.total, 0, { failed: 0, rate: '0.0', etaText: etaText(0, latest.total, 0) });
   try {
     // Ctrl-C stops following, not the batch: it keeps running on the workers.
     let interrupted = false;
@@ -118,15 +118,15 @@ export async function followWithProgress(
       return work.followBatch(
         batch.batchId,
         (progress) => {
-          const done = progress.succeeded + progress.failed + (progress.cancelled ?? 0);
-          latest = { done, total: progress.total };
+          // Numbers only: cli-progress prints its tokens as they are, and in
+          // remote mode these came from a server (a string could hold ESC).
+          const failed = count(progress.failed);
+          const total = count(progress.total);
+          const done = count(progress.succeeded) + failed + count(progress.cancelled);
+          latest = { done, total };
           const elapsedMs = Date.now() - started;
           const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
-          bar?.update(done, {
-            failed: progress.failed,
-            rate,
-            etaText: etaText(done, progress.total, elapsedMs),
-          });
+          bar?.update(done, { failed, rate, etaText: etaText(done, total, elapsedMs) });
         },
         { pollMs: 500, signal },
       );
@@ -169,6 +169,12 @@ export async function finishBatch(
     throw new WorkFailed(
       `${final.failed} of ${final.total} inspections failed${final.cancelled ? `, ${final.cancelled} cancelled` : ''}`,
     );
+}
+
+/** A count as a number: whatever else a server sent (a string, nothing) is 0. */
+export function count(value: unknown): number {
+  const number = Number(value);
+  return Number.isFinite(number) && number >= 0 ? number : 0;
 }
 
 /** "12s", "3m" — or "…" until a first call has ended and there is a rate to go by. */
