@@ -1,0 +1,220 @@
+// Remote mode against a broken or hostile API (a tiny node:http server here):
+// an event stream that never ends an event must not fill the CLI's memory, an
+// answer that is no event stream must not be asked again every 250 ms forever,
+// and counts the server sends must not carry terminal escapes to the screen.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_EVENT_CHARS, serverEvents } from '../../src/cli/event-stream.js';
+import { ApiUnreachableError } from '../../src/cli/errors.js';
+import { ApiClient } from '../../src/cli/http.js';
+import { exportedText } from '../../src/cli/commands/batch-control.js';
+import { CLI, requireBuiltCli } from '../support/cli-process.js';
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+let server: Server | undefined;
+let configHome: string;
+
+beforeAll(() => {
+  requireBuiltCli();
+  configHome = mkdtempSync(join(tmpdir(), 'sy-hostile-'));
+});
+afterAll(() => rmSync(configHome, { recursive: true, force: true }));
+afterEach(async () => {
+  const running = server;
+  server = undefined;
+  if (!running) return;
+  running.closeAllConnections();
+  await new Promise((resolve) => running.close(resolve));
+});
+
+async function hostileApi(handler: Handler): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Writes `piece` again and again (minding backpressure) until the client leaves or `cap` characters went out. */
+function writeEndlessly(response: ServerResponse, piece: string, cap: number): void {
+  let sent = 0;
+  const more = () => {
+    while (sent < cap && !response.destroyed) {
+      sent += piece.length;
+      if (!response.write(piece)) return void response.once('drain', more);
+    }
+    response.end();
+  };
+  more();
+}
+
+/** Runs the built CLI in remote mode against `url`, with `env` added; what it printed and its exit status. */
+function cliAgainst(url: string, args: string[], env: Record<string, string> = {}, viaPty = false) {
+  const childEnv: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('SWITCHYARD_') && key !== 'FORCE_COLOR') childEnv[key] = value;
+  Object.assign(childEnv, {
+    NO_COLOR: '1',
+    XDG_CONFIG_HOME: configHome,
+    SWITCHYARD_URL: url,
+    SWITCHYARD_TOKEN: 'sy_test_token',
+    ...env,
+  });
+  const command = viaPty ? 'script' : process.execPath;
+  // `script` gives the CLI a terminal (stdout and stderr are TTYs), as a user's shell does.
+  const commandArgs = viaPty
+    ? ['-qefc', [process.execPath, CLI, ...args].map((arg) => `'${arg}'`).join(' '), '/dev/null']
+    : [CLI, ...args];
+  const child = spawn(command, commandArgs, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const started = performance.now();
+  // A CLI that would wait forever is stopped, so the test fails instead of hanging.
+  const stop = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise<{ code: number | null; output: string; ms: number }>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(stop);
+      resolve({ code, output, ms: performance.now() - started });
+    }),
+  );
+}
+
+describe('the event stream reader against a server that never ends an event', () => {
+  // Each server stops after 32 Mi characters (4× the bound), so a reader without one ends (wrongly) instead of running forever.
+  const cap = 32 * 1024 * 1024;
+
+  it.each([
+    ['one `data:` line that never ends', 'AAAAAAAA'.repeat(8 * 1024), 'data: '],
+    ['`data:` lines that never end in a blank line', 'data: AAAAAAAAAAAAAAAA\n'.repeat(4 * 1024), ''],
+  ])(
+    '%s: fails with the bound named, promptly',
+    async (_name, piece, opening) => {
+      const url = await hostileApi((_request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(opening);
+        writeEndlessly(response, piece, cap);
+      });
+      const api = new ApiClient(url, 'sy_test_token');
+      const started = performance.now();
+      const reading = (async () => {
+        const body = await api.stream('/batches/b/events', { accept: 'text/event-stream' });
+        for await (const _event of serverEvents(body, { url })) void _event;
+      })();
+      await expect(reading).rejects.toThrow(ApiUnreachableError);
+      await expect(reading).rejects.toThrow(`the API at ${url} sent`);
+      await expect(reading).rejects.toThrow(`longer than ${MAX_EVENT_CHARS} characters`);
+      expect(performance.now() - started).toBeLessThan(10_000);
+    },
+    30_000,
+  );
+});
+
+describe('a wait against an api that answers no event stream', () => {
+  it('op wait gives up with a clear message instead of asking again every 250 ms forever', async () => {
+    let streamsAsked = 0;
+    const url = await hostileApi((request, response) => {
+      if (request.url === '/api/v1/operations/op_1') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            id: 'op_1',
+            pluginId: 'p',
+            projectId: 'x',
+            action: 'a',
+            state: 'running',
+            requestedAt: new Date().toISOString(),
+          }),
+        );
+        return;
+      }
+      if (request.url?.endsWith('/events')) streamsAsked++;
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html><body>Sign in to the guest network</body></html>');
+    });
+    const giveUpMs = 2_000;
+    const run = await cliAgainst(url, ['op', 'wait', 'op_1'], {
+      SWITCHYARD_WAIT_GIVE_UP_MS: String(giveUpMs),
+    });
+    expect(run.code, run.output).toBe(2);
+    expect(run.output).toContain(`the API at ${url} answered /operations/op_1/events with "text/html"`);
+    expect(run.output).toContain('not text/event-stream');
+    expect(run.ms).toBeLessThan(giveUpMs + 10_000);
+    // Backing off: 250, 500, 1000 ms… not one request every 250 ms.
+    expect(streamsAsked).toBeLessThanOrEqual(5);
+  }, 30_000);
+
+  it('a 200 that is not JSON fails as the api misbehaving, not as a missing field', async () => {
+    const url = await hostileApi((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html></html>');
+    });
+    const run = await cliAgainst(url, ['op', 'wait', 'op_1']);
+    expect(run.code, run.output).toBe(2);
+    expect(run.output).toContain(
+      `the API at ${url} answered GET /operations/op_1 with "text/html", not JSON`,
+    );
+    expect(run.output).not.toMatch(/TypeError|Cannot read properties/);
+  }, 30_000);
+});
+
+describe('counts from the server on a terminal', () => {
+  it('a batch whose failed count is a string with escapes: the progress bar prints no raw ESC of it', async () => {
+    const injected = '\u001b]0;pwned\u0007\u001b[2J';
+    const view = {
+      batchId: 'batch_2',
+      pluginId: 'p',
+      state: 'running',
+      total: 2,
+      succeeded: 0,
+      failed: 0,
+      cancelled: 0,
+      pending: 2,
+      createdAt: new Date().toISOString(),
+    };
+    const url = await hostileApi((request, response) => {
+      if (request.method === 'POST' && request.url === '/api/v1/batches/batch_1/retry') {
+        response.writeHead(201, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(view));
+        return;
+      }
+      if (request.url === '/api/v1/batches/batch_2/events') {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(
+          `event: progress\ndata: ${JSON.stringify({ ...view, succeeded: 1, failed: injected })}\n\n`,
+        );
+        // Long enough for the bar to draw the progress before the end.
+        setTimeout(() => {
+          const done = { ...view, state: 'succeeded', succeeded: 2, pending: 0, results: [] };
+          response.end(`event: done\ndata: ${JSON.stringify(done)}\n\n`);
+        }, 600);
+        return;
+      }
+      response.writeHead(404, { 'content-type': 'application/problem+json' });
+      response.end(JSON.stringify({ status: 404, detail: 'no such thing' }));
+    });
+    const run = await cliAgainst(url, ['batch', 'retry', 'batch_1'], {}, true);
+    expect(run.code, run.output).toBe(0);
+    // The bar drew (a terminal), and with a number where the server sent text.
+    expect(run.output).toMatch(/\| 0 failed \|/);
+    expect(run.output).not.toContain('\u001b]0;pwned');
+    expect(run.output).not.toContain('\u001b[2J');
+  }, 30_000);
+});
+
+describe('batch export on a terminal', () => {
+  const chunk = 'batch_1,proj,succeeded,f,Label,"v\u001b[31mred\u009b2J\u202e",src,,,\nnext line\n';
+
+  it('piped or redirected: the bytes as they are (export output is data)', () => {
+    expect(exportedText(chunk, false)).toBe(chunk);
+  });
+
+  it('on a terminal: control characters (ESC, C1, bidi) shown as escapes, line breaks kept', () => {
+    const shown = exportedText(chunk, true);
+    expect(shown).toBe('batch_1,proj,succeeded,f,Label,"v\\x1b[31mred\\x9b2J\\u202e",src,,,\nnext line\n');
+  });
+});
