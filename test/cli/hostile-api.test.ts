@@ -13,6 +13,7 @@ import { MAX_EVENT_CHARS, serverEvents } from '../../src/cli/event-stream.js';
 import { ApiUnreachableError } from '../../src/cli/errors.js';
 import { ApiClient } from '../../src/cli/http.js';
 import { exportedText } from '../../src/cli/commands/batch-control.js';
+import { completableIds } from '../../src/cli/commands/completion.js';
 import { CLI, requireBuiltCli } from '../support/cli-process.js';
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -216,5 +217,13 @@ describe('batch export on a terminal', () => {
   it('on a terminal: control characters (ESC, C1, bidi) shown as escapes, line breaks kept', () => {
     const shown = exportedText(chunk, true);
     expect(shown).toBe('batch_1,proj,succeeded,f,Label,"v\\x1b[31mred\\x9b2J\\u202e",src,,,\nnext line\n');
+  });
+});
+
+describe('shell completion of ids the server sent', () => {
+  it('leaves out ids with control characters (a line break, ESC, C1, bidi); keeps the rest whole', () => {
+    expect(
+      completableIds(['web', 'evil\n--force', 'x\u001b]0;t\u0007', 'y\u009b2J', 'z\u202e', 'ünï-côde']),
+    ).toEqual(['web\n', 'ünï-côde\n']);
   });
 });

@@ -4,6 +4,7 @@
 // backend as every command: local Redis or the remote API; silent on failure).
 import type { Command, Option } from 'commander';
 import { InvalidInputError } from '../../core/errors.js';
+import { escapeControl } from '../../core/terminal-safe.js';
 import { withBackend } from '../context.js';
 
 type IdKind = 'plugins' | 'projects' | '';
@@ -54,7 +55,7 @@ export function registerCompletionCommand(program: Command): void {
               : kind === 'projects'
                 ? (await backend.projects.list()).map((project) => project.id)
                 : [];
-          process.stdout.write(ids.map((id) => `${id}\n`).join(''));
+          process.stdout.write(completableIds(ids).join(''));
         });
       } catch {
         // Completion must never print errors into the user's command line.
@@ -178,4 +179,13 @@ function fishScript(nodes: Node[], globals: string[]): string {
 
 function quote(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * The ids as completion lines. An id with a control character (a line break,
+ * ESC; only a broken or hostile server sends one) is left out: the shell would
+ * print it raw in its list of candidates, and escaped it would name nothing.
+ */
+export function completableIds(ids: string[]): string[] {
+  return ids.filter((id) => escapeControl(id) === id).map((id) => `${id}\n`);
 }
