@@ -41,3 +41,6 @@ export class ApiUnreachableError extends Error {
  * Exit 2 as when unreachable; a wait tries again until it gives up.
  */
 export class ApiMisbehavingError extends ApiUnreachableError {}
+
+/** One server event over the reader's bound: a wait reads the record with a GET instead. */
+export class EventTooLargeError extends ApiMisbehavingError {}

@@ -6,7 +6,12 @@
 // stream (429: the token holds as many open as it may), a GET now and then
 // stands in, so the wait still ends when the work does.
 import { sleep } from '../core/sleep.js';
-import { ApiMisbehavingError, ApiUnreachableError, RemoteProblemError } from './errors.js';
+import {
+  ApiMisbehavingError,
+  ApiUnreachableError,
+  EventTooLargeError,
+  RemoteProblemError,
+} from './errors.js';
 import type { ApiClient } from './http.js';
 
 export interface ServerEvent {
@@ -82,6 +87,13 @@ export async function untilDone(
         continue;
       }
       if (!(error instanceof ApiUnreachableError)) throw error;
+      // A finished batch's `done` carries every result and can outgrow the
+      // bound: its final state then comes from a GET (a hostile server that
+      // only sends oversized events still runs into the give-up below).
+      if (error instanceof EventTooLargeError) {
+        const over = await options.read();
+        if (over !== undefined) return over;
+      }
       unreachableSince ??= Date.now();
       if (Date.now() - unreachableSince > giveUpAfterMs()) throw error;
     }
@@ -102,7 +114,7 @@ export async function* serverEvents(
 ): AsyncGenerator<ServerEvent> {
   const maxChars = options.maxChars ?? MAX_EVENT_CHARS;
   const tooLarge = (what: string) =>
-    new ApiMisbehavingError(
+    new EventTooLargeError(
       `the API${options.url ? ` at ${options.url}` : ''} sent ${what} longer than ${maxChars} characters; stopped reading it (a broken server or proxy?)`,
     );
   // Its own: lastIndex is state, and generators interleave.

@@ -115,6 +115,37 @@ describe('the event stream reader against a server that never ends an event', ()
   );
 });
 
+describe('a legitimate event over the bound', () => {
+  it('op wait whose `done` outgrows the reader bound ends with the state a GET reads', async () => {
+    const operation = {
+      id: 'op_big',
+      pluginId: 'p',
+      projectId: 'x',
+      action: 'a',
+      state: 'succeeded',
+      requestedAt: new Date().toISOString(),
+      finishedAt: new Date().toISOString(),
+      summary: 'done',
+    };
+    const url = await hostileApi((request, response) => {
+      if (request.url === '/api/v1/operations/op_big') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(operation));
+        return;
+      }
+      // A `done` event just over the bound (as a finished batch with many results could be).
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      const padding = 'x'.repeat(MAX_EVENT_CHARS + 1024);
+      response.end(`event: done\ndata: ${JSON.stringify({ ...operation, padding })}\n\n`);
+    });
+    const run = await cliAgainst(url, ['--json', 'op', 'wait', 'op_big'], {
+      SWITCHYARD_WAIT_GIVE_UP_MS: '3000',
+    });
+    expect(run.code, run.output.slice(0, 500)).toBe(0);
+    expect(JSON.parse(run.output)).toMatchObject({ id: 'op_big', state: 'succeeded' });
+  }, 30_000);
+});
+
 describe('a wait against an api that answers no event stream', () => {
   it('op wait gives up with a clear message instead of asking again every 250 ms forever', async () => {
     let streamsAsked = 0;
