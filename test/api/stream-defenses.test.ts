@@ -12,13 +12,14 @@ import { keysFor } from '../../src/core/keys.js';
 import { makeProject } from '../support/data-dir.js';
 import { waitFor } from '../support/wait.js';
 import {
-  PLUGIN_ID,
   call,
   setUpApi,
   startApi,
   type Api,
   type ApiSetup,
   trustEnableAndScan,
+  queueEchoOperation,
+  startShopBatch,
 } from './support.js';
 
 let setup: ApiSetup | undefined;
@@ -48,25 +49,9 @@ async function viewerToken(name: string): Promise<{ id: string; token: string }>
   return made.json;
 }
 
-/** No worker runs: the operation stays queued, its stream open, until the test ends. */
-async function queuedOperation(): Promise<string> {
-  const created = await call<{ id: string }>(setup!.api, 'POST', '/api/v1/operations', {
-    token: admin,
-    body: { pluginId: PLUGIN_ID, projectId: 'shop', action: 'fixture.echo' },
-  });
-  expect(created.status, created.text).toBe(202);
-  return created.json.id;
-}
+const queuedOperation = () => queueEchoOperation(setup!.api, admin);
 
-/** No worker runs: the batch stays running until the test ends. */
-async function runningBatch(): Promise<string> {
-  const created = await call<{ batchId: string }>(setup!.api, 'POST', '/api/v1/batches', {
-    token: admin,
-    body: { pluginId: PLUGIN_ID, projects: ['shop'] },
-  });
-  expect(created.status, created.text).toBe(202);
-  return created.json.batchId;
-}
+const runningBatch = () => startShopBatch(setup!.api, admin);
 
 function streamRequest(api: Api, path: string, token: string): string {
   return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${api.port}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`;

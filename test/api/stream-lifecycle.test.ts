@@ -8,8 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverEvents, type ServerEvent } from '../../src/cli/event-stream.js';
 import { makeProject } from '../support/data-dir.js';
 import {
-  PLUGIN_ID,
-  call,
   globalArgs,
   runCli,
   setUpApi,
@@ -17,6 +15,8 @@ import {
   type Api,
   type ApiSetup,
   trustEnableAndScan,
+  queueEchoOperation,
+  startShopBatch,
 } from './support.js';
 
 let setup: ApiSetup | undefined;
@@ -35,24 +35,9 @@ afterAll(async () => {
   await setup?.close();
 });
 
-/** No worker runs: the operation stays queued, its stream idle, until the test ends. */
-async function queuedOperation(): Promise<string> {
-  const created = await call<{ id: string }>(setup!.api, 'POST', '/api/v1/operations', {
-    token: admin,
-    body: { pluginId: PLUGIN_ID, projectId: 'shop', action: 'fixture.echo' },
-  });
-  expect(created.status, created.text).toBe(202);
-  return created.json.id;
-}
+const queuedOperation = () => queueEchoOperation(setup!.api, admin);
 
-async function runningBatch(): Promise<string> {
-  const created = await call<{ batchId: string }>(setup!.api, 'POST', '/api/v1/batches', {
-    token: admin,
-    body: { pluginId: PLUGIN_ID, projects: ['shop'] },
-  });
-  expect(created.status, created.text).toBe(202);
-  return created.json.batchId;
-}
+const runningBatch = () => startShopBatch(setup!.api, admin);
 
 /** An open event stream: its raw text so far, and how its body ended. */
 interface RawStream {

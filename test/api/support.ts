@@ -334,3 +334,23 @@ export async function trustEnableAndScan(setup: ApiSetup, scopes: string[] = ALL
   });
   if (added.status !== 201) throw new Error(`project scan: ${added.text}`);
 }
+
+/** An operation of the fixture on project `shop`; with no worker running it stays queued. */
+export async function queueEchoOperation(api: Api, token: string): Promise<string> {
+  const created = await call<{ id: string }>(api, 'POST', '/api/v1/operations', {
+    token,
+    body: { pluginId: PLUGIN_ID, projectId: 'shop', action: 'fixture.echo' },
+  });
+  expect(created.status, created.text).toBe(202);
+  return created.json.id;
+}
+
+/** A batch of the fixture over project `shop`; with no worker running it stays running. */
+export async function startShopBatch(api: Api, token: string): Promise<string> {
+  const created = await call<{ batchId: string }>(api, 'POST', '/api/v1/batches', {
+    token,
+    body: { pluginId: PLUGIN_ID, projects: ['shop'] },
+  });
+  expect(created.status, created.text).toBe(202);
+  return created.json.batchId;
+}
