@@ -46,6 +46,11 @@ export function isBatchOver(batch: Pick<BatchView, 'state'>): boolean {
   return batch.state !== 'running';
 }
 
+/** A batch summary: the batch without its per-project results (lists, cancel answers). */
+export function withoutResults({ results: _results, ...batch }: BatchView): Omit<BatchView, 'results'> {
+  return batch;
+}
+
 export interface BatchProgress {
   batchId: string;
   projectId: string;

@@ -3,7 +3,7 @@
 // previous batch, diff and export.
 import { Readable } from 'node:stream';
 import { followBatchLive } from '../../core/batch-follow.js';
-import type { BatchView } from '../../core/batches.js';
+import { withoutResults } from '../../core/batches.js';
 import type { ApiDeps, RouteKit } from '../route-kit.js';
 import * as responses from '../responses.js';
 import { batchesQuery, bodies, diffQuery, exportQuery } from '../schemas.js';
@@ -33,7 +33,7 @@ export function registerBatchRoutes(
     'newest batches, filtered (state, pluginId), paginated',
     async (request) => {
       const page = await work.listBatches(query(batchesQuery, request));
-      return { ...page, items: page.items.map(({ results: _results, ...rest }) => rest) };
+      return { ...page, items: page.items.map(withoutResults) };
     },
     { response: responses.page(responses.batchSummary) },
   );
@@ -125,9 +125,4 @@ export function registerBatchRoutes(
     },
     { raw: true, streams: ['application/x-ndjson', 'text/csv'] },
   );
-}
-
-/** A batch summary: the batch without its per-project results. */
-function withoutResults({ results: _results, ...batch }: BatchView): Omit<BatchView, 'results'> {
-  return batch;
 }

@@ -5,10 +5,10 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { EXPORT_FORMATS, isExportFormat, type ExportFormat } from '../../core/batch-export.js';
 import { hasDifferences, type BatchDiff } from '../../core/batch-diff.js';
-import { KEEP_PER_PLUGIN } from '../../core/batches.js';
+import { KEEP_PER_PLUGIN, withoutResults } from '../../core/batches.js';
 import { withBackend } from '../context.js';
 import { emit, escapeControlKeepingLines, say } from '../output.js';
-import { WorkFailed, finishBatch, withoutResults } from './work-output.js';
+import { WorkFailed, finishBatch } from './work-output.js';
 
 export function registerBatchControlCommands(batch: Command): void {
   batch

@@ -3,7 +3,7 @@
 // the result, and the exit status of work that failed (docs/CLI.md: 1).
 import cliProgress from 'cli-progress';
 import ms from 'ms';
-import type { BatchView } from '../../core/batches.js';
+import { withoutResults, type BatchView } from '../../core/batches.js';
 import { isTerminal, type OperationView } from '../../core/operations.js';
 import type { Backend } from '../backend.js';
 import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
@@ -199,11 +199,6 @@ function warnWithoutWorkers(
       }
     });
   }, NO_WORKER_AFTER_MS);
-}
-
-export function withoutResults(batch: BatchView) {
-  const { results: _results, ...rest } = batch;
-  return rest;
 }
 
 /** docs/CLI.md: {batchId, total, succeeded, failed, results: [...]} (+ pending, state, …). */
