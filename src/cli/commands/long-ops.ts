@@ -10,6 +10,7 @@ import { InvalidInputError } from '../../core/errors.js';
 import { withBackend } from '../context.js';
 import { ago, emit, printJson, say } from '../output.js';
 import { durationFrom } from '../parse.js';
+import { untilInterrupted } from './work-output.js';
 
 export function registerLongOpCommands(program: Command): void {
   const plugin = subcommand(program, 'plugin');
@@ -60,7 +61,7 @@ export function registerLongOpCommands(program: Command): void {
     .action(async (id: string, options: { follow?: boolean }, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
         if (options.follow)
-          return untilInterrupted((signal) =>
+          return untilFollowEnds((signal) =>
             backend.work.followOperationLogs(id, (entries) => printLogEntries(entries, config.json), {
               signal,
             }),
@@ -73,18 +74,9 @@ export function registerLongOpCommands(program: Command): void {
     );
 }
 
-/** Runs `body` with a signal that Ctrl-C aborts (a follow ends quietly instead of dying). */
-export async function untilInterrupted(body: (signal: AbortSignal) => Promise<void>): Promise<void> {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  try {
-    await body(controller.signal);
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-  }
+/** Runs a log follow with a signal that Ctrl-C or SIGTERM aborts: the follow ends quietly instead of dying. */
+export function untilFollowEnds(body: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  return untilInterrupted(body, ['SIGINT', 'SIGTERM']);
 }
 
 /** Oldest first; with `jsonLines` one JSON document per entry (a follow's output). */

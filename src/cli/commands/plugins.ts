@@ -7,7 +7,7 @@ import type { LogLine } from '../backend.js';
 import { withBackend } from '../context.js';
 import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { listLimit, requireYes } from '../parse.js';
-import { containmentText, limitsText, printLogEntries, untilInterrupted } from './long-ops.js';
+import { containmentText, limitsText, printLogEntries, untilFollowEnds } from './long-ops.js';
 
 export function registerPluginCommands(program: Command): void {
   const plugin = program
@@ -149,14 +149,14 @@ export function registerPluginCommands(program: Command): void {
                 `operation ${operation.id} ran plugin ${operation.pluginId}, not ${id}`,
               );
             if (options.follow)
-              return untilInterrupted((signal) =>
+              return untilFollowEnds((signal) =>
                 backend.work.followOperationLogs(operation.id, printLive, { signal }),
               );
             const entries = (await backend.work.operationLogs(operation.id)).slice(-options.limit);
             return config.json ? printJson(entries) : printLogEntries(entries, false);
           }
           if (options.follow)
-            return untilInterrupted((signal) =>
+            return untilFollowEnds((signal) =>
               backend.plugins.followLogs(id, printLive, { limit: options.limit, signal }),
             );
           const logs = await backend.plugins.logs(id, options.limit);

@@ -29,15 +29,21 @@ export class Interrupted extends WorkFailed {
   }
 }
 
-/** Aborts when the user presses Ctrl-C while `body` runs (a wait stops instead of the process dying). */
-async function stoppableByCtrlC<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `body` with a signal that `signals` abort (default Ctrl-C), so a wait
+ * or a follow stops instead of the process dying.
+ */
+export async function untilInterrupted<T>(
+  body: (signal: AbortSignal) => Promise<T>,
+  signals: NodeJS.Signals[] = ['SIGINT'],
+): Promise<T> {
   const interrupt = new AbortController();
-  const onSigint = () => interrupt.abort();
-  process.once('SIGINT', onSigint);
+  const stop = () => interrupt.abort();
+  for (const signal of signals) process.once(signal, stop);
   try {
     return await body(interrupt.signal);
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    for (const signal of signals) process.off(signal, stop);
   }
 }
 
@@ -50,7 +56,7 @@ export async function finishOperation(
 ): Promise<void> {
   const warning = warnWithoutWorkers(work, 'operate', () => operation.state === 'queued');
   // Ctrl-C stops waiting, not the operation: it keeps going on its worker.
-  const final = await stoppableByCtrlC((signal) => work.waitOperation(operation.id, { signal })).finally(() =>
+  const final = await untilInterrupted((signal) => work.waitOperation(operation.id, { signal })).finally(() =>
     clearTimeout(warning),
   );
   if (!isTerminal(final.state))
@@ -78,7 +84,7 @@ export async function cancelOperation(work: Backend['work'], id: string, json: b
   const requested = await work.cancelOperation(id);
   const final = isTerminal(requested.state)
     ? requested
-    : await stoppableByCtrlC((interrupt) =>
+    : await untilInterrupted((interrupt) =>
         work.waitOperation(id, {
           signal: AbortSignal.any([interrupt, AbortSignal.timeout(CANCEL_SETTLES_WITHIN_MS)]),
         }),
@@ -113,7 +119,7 @@ export async function followWithProgress(
   try {
     // Ctrl-C stops following, not the batch: it keeps running on the workers.
     let interrupted = false;
-    const final = await stoppableByCtrlC((signal) => {
+    const final = await untilInterrupted((signal) => {
       signal.addEventListener('abort', () => (interrupted = true));
       return work.followBatch(
         batch.batchId,
