@@ -10,7 +10,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemError } from './problems.js';
-import { CSP } from './security-headers.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -105,12 +105,11 @@ export async function stream(
   if (streams.closing) throw new ProblemError(503, 'the api is stopping; connect again shortly');
   reply.hijack();
   const raw = reply.raw;
+  // Hijacked: the onSend hook that adds the security headers does not run.
   raw.writeHead(200, {
+    ...SECURITY_HEADERS,
     'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-store',
     connection: 'keep-alive',
-    'content-security-policy': CSP,
-    'x-content-type-options': 'nosniff',
   });
   let open = true;
   const gone = new AbortController();

@@ -151,7 +151,7 @@ export class WorkService {
     try {
       for (;;) {
         const batch = await this.getBatch(batchId);
-        if (isBatchOver(batch)) return (await this.batches.get(batchId))!;
+        if (isBatchOver(batch)) return batch;
         if (options.signal?.aborted) return batch;
         onProgress(batch);
         await sleepUntilWoken(options.pollMs ?? 1_000, undefined, (resolve) => (wake = resolve));
