@@ -1,78 +1,131 @@
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-// Layers, enforced (issue 11 item 6): src/core is the inner layer and imports
-// no shell; the shells (cli, api, worker, scheduler) share only through core;
-// sdk/ is published on its own and never imports the application in src/.
-// no-restricted-imports sees the import text, not the resolved file, so each
-// rule is written once per directory depth, counting the "../" a file needs.
-// It covers static imports and re-exports, not dynamic import().
+// Boundaries, enforced on resolved paths (import-x/no-restricted-paths: every
+// static import, re-export and dynamic import() is resolved to a file first,
+// so "../" counting and aliases cannot get around it), and no import cycle
+// anywhere in src/ (import-x/no-cycle). docs/ARCHITECTURE.md draws the rooms.
+//
+// src/core is a set of rooms, each a folder whose index.ts is its only door.
+// A room imports only the rooms listed for it here (the ones below it), and
+// only through their doors; the shells (cli, api, worker, scheduler) import
+// only room doors and never each other (the CLI starts the other processes
+// through their *-process.ts entry points); sdk/ never imports src/.
+export const ROOMS = {
+  safety: [],
+  platform: ['safety'],
+  redis: ['platform', 'safety'],
+  access: ['redis', 'platform', 'safety'],
+  projects: ['access', 'redis', 'platform', 'safety'],
+  supervision: ['platform', 'safety'],
+  plugins: ['supervision', 'projects', 'access', 'redis', 'platform', 'safety'],
+  'work/batches': ['plugins', 'projects', 'access', 'redis', 'platform', 'safety'],
+  'work/operations': ['plugins', 'projects', 'access', 'redis', 'platform', 'safety'],
+  'work/upkeep': [
+    'work/batches',
+    'work/operations',
+    'plugins',
+    'projects',
+    'access',
+    'redis',
+    'platform',
+    'safety',
+  ],
+  runtime: [
+    'work/upkeep',
+    'work/batches',
+    'work/operations',
+    'plugins',
+    'supervision',
+    'projects',
+    'access',
+    'redis',
+    'platform',
+    'safety',
+  ],
+};
 const SHELLS = ['cli', 'api', 'worker', 'scheduler'];
-const MAX_DEPTH = 4;
+const room = (name) => `src/core/${name}/**`;
+const DOOR = '**/src/core/**/index.ts';
 
-/** "../" n times, as a regex. */
-const up = (n) => `(?:\\.\\./){${n}}`;
-
-/** An import, from a file `depth` directories below src/, of src/<one of dirs>/ (then `rest`). */
-const intoSrc = (dirs, depth, rest = '') =>
-  `^(?:${up(depth)}|${up(depth + 1)}src/)(?:${dirs.join('|')})/${rest}`;
-
-/** no-restricted-imports for every file 1..MAX_DEPTH directories below `base`. */
-function layerRule(base, regexAt, message) {
-  return Array.from({ length: MAX_DEPTH }, (_, index) => ({
-    files: [`${base}/${'*/'.repeat(index)}*.{ts,js,mjs}`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { paths: ['switchyard'], patterns: [{ regex: regexAt(index + 1), message }] },
-      ],
-    },
-  }));
-}
-
-const layers = [
-  ...layerRule(
-    'src/core',
-    (depth) => intoSrc(SHELLS, depth),
-    'src/core is the inner layer: it imports no shell (cli, api, worker, scheduler); move what both need into src/core.',
-  ),
-  ...SHELLS.flatMap((shell) =>
-    layerRule(
-      `src/${shell}`,
-      (depth) =>
-        intoSrc(
-          SHELLS.filter((other) => other !== shell),
-          depth,
-        ),
-      'the shells (cli, api, worker, scheduler) do not import each other: share through src/core.',
-    ),
-  ),
-  {
-    // The one exception: the CLI starts the other processes, through their
-    // entry points (<shell>/run.ts) and nothing else of them.
-    files: ['src/cli/commands/up.ts', 'src/cli/commands/processes.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: ['switchyard'],
-          patterns: [
+const zones = [
+  ...Object.entries(ROOMS).flatMap(([name, below]) => {
+    const others = Object.keys(ROOMS).filter((other) => other !== name);
+    const forbidden = others.filter((other) => !below.includes(other));
+    return [
+      ...(forbidden.length > 0
+        ? [
             {
-              regex: intoSrc(['api', 'worker', 'scheduler'], 2, '(?!run\\.js$)'),
-              message: 'the CLI starts api, worker and scheduler through their run.js entry points only.',
+              target: `src/core/${name}/*.ts`,
+              from: forbidden.map(room),
+              message: `the ${name} room imports only ${below.length > 0 ? below.join(', ') : 'no other room'} (eslint.config.js ROOMS).`,
             },
-          ],
-        },
-      ],
-    },
+          ]
+        : []),
+      {
+        target: `src/core/${name}/*.ts`,
+        from: others.map(room),
+        except: [DOOR],
+        message: "another room is imported through its door only: '<room>/index.js'.",
+      },
+    ];
+  }),
+  {
+    target: 'src/core/**',
+    from: SHELLS.map((shell) => `src/${shell}/**`),
+    message: 'src/core imports no shell (cli, api, worker, scheduler); move what both need into a core room.',
   },
-  // From sdk/<d1>/…/<dn>/file, n+1 "../" reach the repository's root.
-  ...layerRule(
-    'sdk',
-    (depth) => `^${up(depth)}src/`,
-    'sdk/ is published on its own: it never imports the application in src/.',
-  ),
+  {
+    target: SHELLS.map((shell) => `src/${shell}/**`),
+    from: 'src/core/**',
+    except: [DOOR],
+    message: "a shell imports a core room through its door only: 'core/<room>/index.js'.",
+  },
+  ...SHELLS.map((shell) => ({
+    // The one exception: two CLI commands start the other processes through their entry points.
+    target: shell === 'cli' ? 'src/cli/**/!(up-command|processes).ts' : `src/${shell}/**`,
+    from: SHELLS.filter((other) => other !== shell).map((other) => `src/${other}/**`),
+    message: 'the shells (cli, api, worker, scheduler) do not import each other: share through a core room.',
+  })),
+  {
+    target: ['src/cli/commands/up-command.ts', 'src/cli/commands/processes.ts'],
+    from: ['src/api/**', 'src/worker/**', 'src/scheduler/**'],
+    except: [
+      '**/src/api/api-process.ts',
+      '**/src/worker/worker-process.ts',
+      '**/src/scheduler/scheduler-process.ts',
+    ],
+    message: 'the CLI starts api, worker and scheduler through their *-process.ts entry points only.',
+  },
+  {
+    target: 'sdk/**',
+    from: 'src/**',
+    message: 'sdk/ is published on its own: it never imports the application in src/.',
+  },
 ];
+
+const boundaries = {
+  files: ['src/**/*.{ts,js,mjs}', 'sdk/**/*.{ts,js,mjs}'],
+  plugins: { 'import-x': importX },
+  settings: {
+    // Which files import-x parses to follow their imports (no-cycle walks them).
+    'import-x/extensions': ['.ts', '.js', '.mjs'],
+    'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    'import-x/resolver-next': [
+      createTypeScriptImportResolver({
+        project: ['tsconfig.json', 'sdk/tsconfig.json'],
+        noWarnOnMultipleProjects: true,
+      }),
+    ],
+  },
+  rules: {
+    'import-x/no-restricted-paths': ['error', { zones }],
+    'import-x/no-cycle': ['error', { ignoreExternal: true }],
+    'import-x/no-duplicates': 'error',
+  },
+};
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'test-artifacts/**', 'coverage/**'] },
@@ -121,5 +174,5 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  ...layers,
+  boundaries,
 );

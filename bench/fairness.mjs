@@ -45,7 +45,7 @@ try {
   ]);
   const ids = await addProjects(install, projects);
   const [target] = await addProjects(install, 1, { idPrefix: 'op-target-' });
-  const { work } = install.runtime;
+  const { batches, operations } = install.runtime;
 
   let workers = [];
   let workersPriority;
@@ -62,11 +62,11 @@ try {
 
   async function operation(index) {
     const started = performance.now();
-    const { operation } = await work.createOperation(
+    const { operation } = await operations.create(
       { pluginId: 'fixture-inspector', projectId: target, action: 'fixture.echo', input: { index } },
       ACTOR,
     );
-    const done = await work.waitOperation(operation.id, { pollMs: 5 });
+    const done = await operations.wait(operation.id, { pollMs: 5 });
     if (done.state !== 'succeeded') throw new Error(`operation ended ${done.state}: ${done.errorMessage}`);
     return performance.now() - started;
   }
@@ -84,10 +84,10 @@ try {
     }
     await useWorkers(phase === PRIORITY_ON);
     const started = performance.now();
-    const batch = await work.createBatch('native-fixture', ids, ACTOR);
+    const batch = await batches.create('native-fixture', ids, ACTOR);
     let taken = 0;
     for (;;) {
-      const view = await work.batches.get(batch.batchId, { results: false });
+      const view = await batches.store.get(batch.batchId, { results: false });
       if (view.state !== 'running') {
         batchRuns[phase].push({ ms: performance.now() - started, view });
         break;

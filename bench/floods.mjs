@@ -89,16 +89,16 @@ try {
     }
   })();
 
-  const { work } = install.runtime;
+  const service = install.runtime.batches;
   const started = performance.now();
   const batches = {
-    flood: await work.createBatch('fault-stderr-flood', ids, ACTOR),
-    oversized: await work.createBatch('fault-oversized-line', ids, ACTOR),
+    flood: await service.create('fault-stderr-flood', ids, ACTOR),
+    oversized: await service.create('fault-oversized-line', ids, ACTOR),
   };
   const views = {};
   for (const [name, batch] of Object.entries(batches)) {
     for (;;) {
-      const view = await work.batches.get(batch.batchId);
+      const view = await service.store.get(batch.batchId);
       if (view.state !== 'running') {
         views[name] = view;
         break;

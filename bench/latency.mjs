@@ -38,7 +38,7 @@ try {
   ]);
   const [projectId] = await addProjects(install, 1);
   const worker = await startWorker(install, redis.url, 1);
-  const { core, work } = install.runtime;
+  const { core, batches } = install.runtime;
   await sleep(2_100); // let the package copy age past the fingerprint cache's racy window
 
   const arrivals = new Map();
@@ -59,8 +59,8 @@ try {
 
   async function orchestrated() {
     const started = performance.now();
-    const batch = await work.createBatch('native-fixture', [projectId], ACTOR);
-    const { at, message } = await event(work.batches.eventsChannel(batch.batchId));
+    const batch = await batches.create('native-fixture', [projectId], ACTOR);
+    const { at, message } = await event(batches.store.eventsChannel(batch.batchId));
     if (JSON.parse(message).status !== 'succeeded') throw new Error(`inspection failed: ${message}`);
     return at - started;
   }

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../dist/core/redis-server.js';
-import { createRuntime } from '../dist/core/runtime.js';
+import { startRedisServer } from '../dist/core/redis/redis-server.js';
+import { createRuntime } from '../dist/core/runtime/runtime.js';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
 export const CLI = join(REPO, 'dist', 'cli', 'main.js');
@@ -202,12 +202,12 @@ export async function startWorker(installation, redisUrl, concurrency, extra = [
 
 /** Creates a batch and resolves when it is finished (pub/sub, with a poll as fallback). */
 export async function runBatch(installation, pluginId, selection, { onProgress, pollMs = 250 } = {}) {
-  const { work } = installation.runtime;
+  const { batches } = installation.runtime;
   const started = performance.now();
-  const batch = await work.createBatch(pluginId, selection, ACTOR);
+  const batch = await batches.create(pluginId, selection, ACTOR);
   const enqueuedMs = performance.now() - started;
   for (;;) {
-    const view = await work.batches.get(batch.batchId, { results: false });
+    const view = await batches.store.get(batch.batchId, { results: false });
     onProgress?.(view);
     if (view.state !== 'running') {
       return { batch: view, ms: performance.now() - started, enqueuedMs };

@@ -12,7 +12,7 @@
 //   node bench/overhead.mjs [iterations=30]
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hashExecutable } from '../dist/core/fingerprint.js';
+import { hashExecutable } from '../dist/core/plugins/fingerprint.js';
 import {
   NATIVE_FIXTURE_DIST,
   addProjects,

@@ -62,11 +62,11 @@ try {
   console.error(
     `set-up: ${jobs} project records written in ${((performance.now() - setupStart) / 1000).toFixed(1)} s`,
   );
-  const { work, core } = install.runtime;
+  const { batches, core } = install.runtime;
 
   const memBefore = await usedMemory(client);
   const started = performance.now();
-  const batch = await work.createBatch('native-fixture', 'all', ACTOR);
+  const batch = await batches.create('native-fixture', 'all', ACTOR);
   const enqueueMs = performance.now() - started;
   const memEnqueued = await usedMemory(client);
   const waiting = await install.runtime.queues.inspect.getWaitingCount();
@@ -121,7 +121,7 @@ try {
   const loads = [await loadAverage()];
   let lastLoad = performance.now();
   for (;;) {
-    view = await work.batches.get(batch.batchId, { results: false });
+    view = await batches.store.get(batch.batchId, { results: false });
     const now = performance.now();
     await sampleRss(view.succeeded + view.failed);
     if (view.state !== 'running') break;

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const { superviseCall } = await import(join(REPO, 'dist/core/supervisor.js'));
-const { Spawner, HELPER_PATH } = await import(join(REPO, 'dist/core/spawner.js'));
-const { containment } = await import(join(REPO, 'dist/core/containment.js'));
+const { superviseCall } = await import(join(REPO, 'dist/core/supervision/supervisor.js'));
+const { Spawner, HELPER_PATH } = await import(join(REPO, 'dist/core/supervision/spawner.js'));
+const { containment } = await import(join(REPO, 'dist/core/supervision/containment.js'));
 const { pluginEnvironment } = await import('@switchyard/plugin-sdk/host');
 
 const CALLS = Number(process.argv[2] ?? 1000);

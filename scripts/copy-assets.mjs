@@ -4,4 +4,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-await cp(join(root, 'src', 'core', 'lua'), join(root, 'dist', 'core', 'lua'), { recursive: true });
+await cp(join(root, 'src', 'core', 'redis', 'lua'), join(root, 'dist', 'core', 'redis', 'lua'), {
+  recursive: true,
+});

@@ -1,7 +1,7 @@
 // Every /api/v1 route needs a bearer token whose role allows the route's role;
 // the token found is kept on the request (its name is the audit actor).
 import type { FastifyRequest } from 'fastify';
-import { roleAllows, type Role, type TokenStore, type TokenView } from '../core/tokens.js';
+import { roleAllows, type Role, type TokenStore, type TokenView } from '../core/access/index.js';
 import { ProblemError } from './problems.js';
 
 declare module 'fastify' {

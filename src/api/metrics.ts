@@ -2,9 +2,9 @@
 // worker count (read from Redis at scrape time), and the plugin call latency
 // histogram that the calling processes record.
 import { Gauge, Registry } from 'prom-client';
-import { renderCallMetrics } from '../core/call-metrics.js';
-import { QUEUE_NAMES } from '../core/jobs.js';
-import type { Runtime } from '../core/runtime.js';
+import { renderCallMetrics } from '../core/plugins/index.js';
+import { QUEUE_NAMES } from '../core/redis/index.js';
+import type { Runtime } from '../core/runtime/index.js';
 
 export async function renderMetrics(runtime: Runtime): Promise<string> {
   const registry = new Registry();

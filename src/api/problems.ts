@@ -4,11 +4,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { IdempotencyConflictError, NotFoundError, SwitchyardError } from '../core/errors.js';
-import { redact, redactDeep } from '../core/redact.js';
-import { isRedisUnavailable } from '../core/redis.js';
-import { ReplicaAckTimeoutError } from '../core/replica-ack.js';
-import type { Role } from '../core/tokens.js';
+import { IdempotencyConflictError, NotFoundError, SwitchyardError } from '../core/platform/index.js';
+import { redact, redactDeep } from '../core/safety/index.js';
+import { isRedisUnavailable, ReplicaAckTimeoutError } from '../core/redis/index.js';
+import type { Role } from '../core/access/index.js';
 import { BODY_LIMIT } from './request-limits.js';
 
 export class ProblemError extends Error {

@@ -11,14 +11,14 @@ import {
   type InspectResult,
   type OperateResult,
 } from '@switchyard/plugin-sdk/protocol';
-import type { AuditEntry } from '../core/audit.js';
-import type { BatchDiff } from '../core/batch-diff.js';
-import { BATCH_STATES, type BatchView } from '../core/batches.js';
-import { OPERATION_STATES, type OperationView } from '../core/operations.js';
-import type { PluginDetail, PluginView } from '../core/plugins.js';
-import type { Project } from '../core/projects.js';
-import type { Schedule } from '../core/schedules.js';
-import { ROLES, type TokenView } from '../core/tokens.js';
+import type { AuditEntry, TokenView } from '../core/access/index.js';
+import type { BatchDiff, BatchView } from '../core/work/batches/index.js';
+import { BATCH_STATES } from '../core/work/batches/index.js';
+import { OPERATION_STATES, type OperationView } from '../core/work/operations/index.js';
+import type { PluginDetail, PluginView } from '../core/plugins/index.js';
+import type { Project } from '../core/projects/index.js';
+import type { Schedule } from '../core/work/upkeep/index.js';
+import { ROLES } from '../core/access/index.js';
 
 const time = z.string().describe('RFC 3339 time');
 const json = z.json();

@@ -3,8 +3,8 @@
 // the OpenAPI document (/api/v1/openapi.json) in registration order.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { Runtime } from '../core/runtime.js';
-import type { Role, TokenStore } from '../core/tokens.js';
+import type { Runtime } from '../core/runtime/index.js';
+import type { Role, TokenStore } from '../core/access/index.js';
 import { parseOrProblem } from './problems.js';
 import type { RouteDoc } from './schemas.js';
 import type { StreamSlots } from './stream-limits.js';

@@ -4,13 +4,12 @@
 import { z } from 'zod';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import ms from 'ms';
-import { EXPORT_FORMATS } from '../core/batch-export.js';
-import { BATCH_STATES } from '../core/batches.js';
-import { MAX_LIST_LIMIT } from '../core/limits.js';
-import { OPERATION_STATES } from '../core/operations.js';
-import { MAX_PAGE_LIMIT } from '../core/pages.js';
-import { MAX_EXPIRY_MS, ROLES } from '../core/tokens.js';
-import { MAX_LIMIT_MS } from '../core/time-limits.js';
+import { EXPORT_FORMATS, BATCH_STATES } from '../core/work/batches/index.js';
+import { MAX_LIST_LIMIT } from '../core/platform/index.js';
+import { OPERATION_STATES } from '../core/work/operations/index.js';
+import { MAX_PAGE_LIMIT } from '../core/redis/index.js';
+import { MAX_EXPIRY_MS, ROLES } from '../core/access/index.js';
+import { MAX_LIMIT_MS } from '../core/plugins/index.js';
 import { problem } from './responses.js';
 
 const json: z.ZodType<unknown> = z.json();

@@ -4,7 +4,7 @@
 // over a limit is refused with 429 TOO_MANY_STREAMS; its slot frees when the
 // stream ends or its client leaves.
 import type { FastifyRequest } from 'fastify';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 export interface StreamLimits {

@@ -3,22 +3,22 @@
 // services over Redis (the local OS user is the actor); the remote backend
 // (remote-backend.ts) is the HTTP API (the token is the actor). Both return
 // the same view objects and raise errors with the same codes and exit status.
-import type { AuditEntry, AuditQuery } from '../core/audit.js';
-import type { BatchDiff } from '../core/batch-diff.js';
-import type { ExportFormat } from '../core/batch-export.js';
-import type { BatchProgress, BatchQuery, BatchView } from '../core/batches.js';
-import type { OperationQuery, OperationView } from '../core/operations.js';
-import type { Page } from '../core/pages.js';
-import type { PluginDetail, PluginService, PluginView } from '../core/plugins.js';
-import type { AddOptions, Project } from '../core/projects.js';
-import type { Runtime } from '../core/runtime.js';
-import { addSchedule, removeSchedule, type ScheduleInput } from '../core/schedule-service.js';
-import type { Schedule } from '../core/schedules.js';
-import type { TimeLimitSettings } from '../core/time-limits.js';
-import type { TokenView } from '../core/tokens.js';
-import type { OperationRequest, ProjectSelection } from '../core/work.js';
-import { queryAudit } from '../core/audit.js';
-import { followOperationLogs, followPluginLogs } from './log-follow.js';
+import { queryAudit, type AuditEntry, type AuditQuery, type TokenView } from '../core/access/index.js';
+import type {
+  BatchDiff,
+  ExportFormat,
+  BatchQuery,
+  BatchView,
+  ProjectSelection,
+} from '../core/work/batches/index.js';
+import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
+import type { Page } from '../core/redis/index.js';
+import type { PluginDetail, PluginService, PluginView, TimeLimitSettings } from '../core/plugins/index.js';
+import type { AddOptions, Project } from '../core/projects/index.js';
+import type { Runtime } from '../core/runtime/index.js';
+import { addSchedule, removeSchedule } from '../core/work/upkeep/index.js';
+import type { Schedule, ScheduleInput } from '../core/work/upkeep/index.js';
+import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
 export type LogLine = Awaited<ReturnType<PluginService['logs']>>[number];
@@ -58,8 +58,8 @@ export interface Backend {
     /** Until the batch is over, or (signal aborted) as it is then. */
     followBatch(
       batchId: string,
-      onProgress: (progress: BatchProgress | BatchView) => void,
-      options: { pollMs?: number; signal?: AbortSignal },
+      onProgress: (view: BatchView) => void,
+      options: { signal?: AbortSignal },
     ): Promise<BatchView>;
     cancelBatch(batchId: string): Promise<BatchView>;
     retryBatch(batchId: string, options: { failedOnly: boolean }): Promise<BatchView>;
@@ -99,7 +99,7 @@ export interface Backend {
 
 /** The core services over Redis, acting as `actor` (the local OS user). */
 export function localBackend(runtime: Runtime, actor: string): Backend {
-  const { core, work, tokens } = runtime;
+  const { core, batches, operations, tokens } = runtime;
   const backend: Backend = {
     mode: 'local',
     plugins: {
@@ -122,22 +122,23 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       remove: (id) => core.projects.remove(id, actor),
     },
     work: {
-      createBatch: (pluginId, selection) => work.createBatch(pluginId, selection, actor),
-      getBatch: (batchId) => work.getBatch(batchId),
-      listBatches: (query) => work.listBatches(query),
-      followBatch: (batchId, onProgress, options) => work.followBatch(batchId, onProgress, options),
-      cancelBatch: (batchId) => work.control.cancel(batchId, actor),
-      retryBatch: (batchId, options) => work.control.retry(batchId, options, actor),
-      diffBatches: (fromId, toId) => work.control.diff(fromId, toId),
-      exportBatch: (batchId, format) => work.control.export(batchId, format),
-      createOperation: (request) => work.createOperation(request, actor),
-      getOperation: (id) => work.getOperation(id),
-      operationLogs: (id) => work.operationLogs(id),
+      createBatch: (pluginId, selection) => batches.create(pluginId, selection, actor),
+      getBatch: (batchId) => batches.get(batchId),
+      listBatches: (query) => batches.list(query),
+      followBatch: (batchId, onProgress, options) => batches.follow(batchId, onProgress, options),
+      cancelBatch: (batchId) => batches.cancel(batchId, actor),
+      retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
+      diffBatches: (fromId, toId) => batches.diff(fromId, toId),
+      exportBatch: (batchId, format) => batches.export(batchId, format),
+      createOperation: (request) => operations.create(request, actor),
+      getOperation: (id) => operations.get(id),
+      operationLogs: (id) => operations.logs(id),
       followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
-      listOperations: (query) => work.listOperations(query),
-      cancelOperation: (id) => work.cancelOperation(id, actor),
-      waitOperation: (id, options) => work.waitOperation(id, options),
-      workersConsuming: (queue) => work.workersConsuming(queue),
+      listOperations: (query) => operations.list(query),
+      cancelOperation: (id) => operations.cancel(id, actor),
+      waitOperation: (id, options) => operations.wait(id, options),
+      workersConsuming: (queue) =>
+        queue === 'inspect' ? batches.workersConsuming() : operations.workersConsuming(),
     },
     audit: (query) => queryAudit(core.redis, core.keys, query),
     schedules: {

@@ -8,14 +8,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OS_TRUST_BOUNDARY_STATEMENT } from '@switchyard/plugin-sdk/protocol';
 import { packPlugin } from '@switchyard/plugin-sdk/pack';
-import { localUser } from '../core/context.js';
-import { createLogger } from '../core/log.js';
-import { runtimeFor } from '../core/process-runtime.js';
+import { localUser, runtimeFor } from '../core/runtime/index.js';
+import { createLogger } from '../core/platform/index.js';
 import { localBackend } from './backend.js';
 import { printBatchResults, followWithProgress } from './commands/work-output.js';
-import { printPluginTable } from './commands/plugins.js';
+import { printPluginTable } from './commands/plugin-commands.js';
 import { resolveConfig } from './config.js';
-import { StartAborted, startUp, type RunningUp } from './up.js';
+import { StartAborted, startUp, type RunningUp } from './embedded-up.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -128,7 +127,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     await runtime.core.projects.scan(projectsDir, { trust: true }, actor);
 
     say('\n6. One batch inspection over every project, each call a fresh supervised process');
-    const batch = await runtime.work.createBatch('fixture-inspector', 'all', actor);
+    const batch = await runtime.batches.create('fixture-inspector', 'all', actor);
     const started = Date.now();
     const final = await followWithProgress(localBackend(runtime, actor).work, batch, false);
     say('');

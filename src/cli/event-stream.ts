@@ -5,13 +5,13 @@
 // then, so what is printed is never stale. While the api refuses another
 // stream (429: the token holds as many open as it may), a GET now and then
 // stands in, so the wait still ends when the work does.
-import { sleep } from '../core/sleep.js';
+import { sleep } from '../core/platform/index.js';
 import {
   ApiMisbehavingError,
   ApiUnreachableError,
   EventTooLargeError,
   RemoteProblemError,
-} from './errors.js';
+} from './cli-errors.js';
 import type { ApiClient } from './http.js';
 
 export interface ServerEvent {

@@ -1,7 +1,12 @@
 // The HTTP client of remote mode: JSON over fetch with the bearer token, and
 // problem documents turned back into the errors (and exit codes) the same
 // failure has in local mode.
-import { ApiMisbehavingError, ApiUnreachableError, NotAllowedError, RemoteProblemError } from './errors.js';
+import {
+  ApiMisbehavingError,
+  ApiUnreachableError,
+  NotAllowedError,
+  RemoteProblemError,
+} from './cli-errors.js';
 
 export interface Problem {
   status: number;

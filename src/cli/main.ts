@@ -2,20 +2,20 @@
 // The `switchyard` command. Thin: every rule lives in the core services.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { SwitchyardError } from '../core/errors.js';
-import { RedisUnreachableError } from '../core/redis.js';
+import { SwitchyardError } from '../core/platform/index.js';
+import { RedisUnreachableError } from '../core/redis/index.js';
 import { registerLongOpCommands } from './commands/long-ops.js';
-import { registerPluginCommands } from './commands/plugins.js';
+import { registerPluginCommands } from './commands/plugin-commands.js';
 import { registerProcessCommands } from './commands/processes.js';
-import { registerProjectCommands } from './commands/projects.js';
-import { registerScheduleCommands } from './commands/schedules.js';
+import { registerProjectCommands } from './commands/project-commands.js';
+import { registerScheduleCommands } from './commands/schedule-commands.js';
 import { registerSessionCommands } from './commands/session.js';
 import { registerCompletionCommand } from './commands/completion.js';
-import { registerTokenCommands } from './commands/tokens.js';
-import { registerWorkCommands } from './commands/work.js';
+import { registerTokenCommands } from './commands/token-commands.js';
+import { registerWorkCommands } from './commands/work-commands.js';
 import { Interrupted, WorkFailed } from './commands/work-output.js';
-import { registerDemoCommand, registerUpCommand } from './commands/up.js';
-import { ApiUnreachableError, NotAllowedError } from './errors.js';
+import { registerDemoCommand, registerUpCommand } from './commands/up-command.js';
+import { ApiUnreachableError, NotAllowedError } from './cli-errors.js';
 import { escapeControlKeepingLines, printJson } from './output.js';
 
 /** The package's version (package.json sits two levels above src/cli and dist/cli). */

@@ -5,7 +5,7 @@
 import Table from 'cli-table3';
 import ms from 'ms';
 import stringWidth from 'string-width';
-import { escapeControl, escapeControlKeepingLines } from '../core/terminal-safe.js';
+import { escapeControl, escapeControlKeepingLines } from '../core/safety/index.js';
 
 type Cell = string | number | boolean | undefined;
 

@@ -2,9 +2,8 @@
 import { InvalidArgumentError } from 'commander';
 import ms from 'ms';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
-import { InvalidInputError } from '../core/errors.js';
-import { MAX_LIST_LIMIT } from '../core/limits.js';
-import { cronProblem } from '../core/schedules.js';
+import { InvalidInputError, MAX_LIST_LIMIT } from '../core/platform/index.js';
+import { cronProblem } from '../core/work/upkeep/index.js';
 
 /** An integer option from `min` to `max`; anything else fails with `problem`. */
 function integerIn(min: number, max: number, problem: string) {

@@ -5,7 +5,7 @@ import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promise
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from '../core/platform/index.js';
 
 export const DEFAULT_PROFILE = 'default';
 

@@ -2,13 +2,13 @@
 // bearer token. It needs no Redis and no data dir; the API's answers are the
 // same view objects the core services return locally.
 import { resolve } from 'node:path';
-import { NotFoundError } from '../core/errors.js';
-import { isBatchOver, type BatchView } from '../core/batches.js';
-import { isTerminal, type OperationView } from '../core/operations.js';
+import { NotFoundError } from '../core/platform/index.js';
+import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
+import { isTerminal, type OperationView } from '../core/work/operations/index.js';
 import type { Backend } from './backend.js';
 import { untilDone } from './event-stream.js';
 import type { ApiClient } from './http.js';
-import { followOperationLogs, followPluginLogs } from './log-follow.js';
+import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 
 const enc = encodeURIComponent;
 

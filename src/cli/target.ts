@@ -1,7 +1,7 @@
 // Which mode a command runs in (CLI.md "two modes"): remote with --url /
 // SWITCHYARD_URL / a profile, local (Redis directly) otherwise. A profile's
 // token is only ever sent to that profile's URL.
-import { InvalidInputError } from '../core/errors.js';
+import { InvalidInputError } from '../core/platform/index.js';
 import { note } from './output.js';
 import { DEFAULT_PROFILE, readProfiles, type Profile } from './profiles.js';
 

@@ -2,9 +2,8 @@
 // plugins, rediscovery, retention clean-up and user-configured recurring
 // inspections. Job scheduler ids are fixed, so starting two schedulers yields
 // one job per interval, not two.
-import { SCHEDULER_BEAT_MS, beatScheduler } from '../core/liveness.js';
-import type { Runtime } from '../core/runtime.js';
-import { upsertRecurring } from '../core/schedules.js';
+import { SCHEDULER_BEAT_MS, beatScheduler, upsertRecurring } from '../core/work/upkeep/index.js';
+import type { Runtime } from '../core/runtime/index.js';
 
 export interface SchedulerOptions {
   healthEveryMs: number;

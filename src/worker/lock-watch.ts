@@ -6,7 +6,7 @@
 // renewal that succeeded was sent and aborts a job whose lock is about to
 // lapse without one.
 import { Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
-import { lapseMarginMs } from '../core/project-lock.js';
+import { lapseMarginMs } from '../core/projects/index.js';
 
 export const LOCK_LOST = 'lock-lost';
 

@@ -5,9 +5,9 @@
 import { reconnectWorker, watchPulling } from './pull-watchdog.js';
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InspectionRunner } from '../core/inspection-runner.js';
-import { MaintenanceService } from '../core/maintenance.js';
-import { FinalJobError } from '../core/job-errors.js';
+import { InspectionRunner } from '../core/work/batches/index.js';
+import { MaintenanceService } from '../core/work/upkeep/index.js';
+import { FinalJobError } from '../core/platform/index.js';
 import {
   QUEUE_NAMES,
   healthJobSchema,
@@ -15,10 +15,10 @@ import {
   maintenanceJobSchema,
   operateJobSchema,
   type RetentionConfig,
-} from '../core/jobs.js';
-import { OperationRunner } from '../core/operation-runner.js';
-import { duplicateRedis } from '../core/redis.js';
-import type { Runtime } from '../core/runtime.js';
+} from '../core/redis/index.js';
+import { OperationRunner } from '../core/work/operations/index.js';
+import { duplicateRedis } from '../core/redis/index.js';
+import type { Runtime } from '../core/runtime/index.js';
 import { LockWatchedWorker } from './lock-watch.js';
 import { OperationPriority, endedMessage, startedMessage } from './operation-priority.js';
 
@@ -54,7 +54,14 @@ export interface RunningWorkers {
 const MAX_STALLS = 3;
 
 export async function startWorkers(runtime: Runtime, options: WorkerOptions): Promise<RunningWorkers> {
-  const { core, work, queues, identity, bullConnection: connection } = runtime;
+  const {
+    core,
+    batches,
+    operations: operationService,
+    queues,
+    identity,
+    bullConnection: connection,
+  } = runtime;
   const { keys } = core;
   const log = options.log ?? (() => {});
   const busyDelayMs = options.projectBusyDelayMs ?? 500;
@@ -64,9 +71,9 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     void core.redis
       .publish(keys.operationActivityChannel, message)
       .catch((error: Error) => log('publish-failed', { error: error.message }));
-  const inspections = new InspectionRunner(core.plugins, work.batches, priority);
+  const inspections = new InspectionRunner(core.plugins, batches.store, priority);
   const maintenance = new MaintenanceService(runtime, options.retention);
-  const operations = new OperationRunner(core.redis, keys, core.plugins, work.operations, {
+  const operations = new OperationRunner(core.redis, keys, core.plugins, operationService.store, {
     identity,
     projectLockMs: options.projectLockMs ?? 30_000,
     onStarted: (id) => announce(startedMessage(id)),

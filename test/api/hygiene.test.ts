@@ -5,8 +5,8 @@
 // batch over pub/sub, not by polling the record.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keysFor } from '../../src/core/keys.js';
-import { BatchStore } from '../../src/core/batches.js';
+import { keysFor } from '../../src/core/redis/keys.js';
+import { BatchStore } from '../../src/core/work/batches/batch-store.js';
 import { call, expectProblem, readEvents, setUpApi, waitFor, type ApiSetup } from './support.js';
 
 let setup: ApiSetup | undefined;

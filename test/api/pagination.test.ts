@@ -4,10 +4,10 @@
 // CLI's list filters go through the same core.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendAudit } from '../../src/core/audit.js';
-import { BatchStore } from '../../src/core/batches.js';
-import { keysFor, type Keys } from '../../src/core/keys.js';
-import { OperationStore } from '../../src/core/operations.js';
+import { appendAudit } from '../../src/core/access/audit.js';
+import { BatchStore } from '../../src/core/work/batches/batch-store.js';
+import { keysFor, type Keys } from '../../src/core/redis/keys.js';
+import { OperationStore } from '../../src/core/work/operations/operation-store.js';
 import { completion } from '../support/cli-process.js';
 import { call, expectProblem, globalArgs, setUpApi, spawnCli, type ApiSetup } from './support.js';
 

@@ -6,7 +6,7 @@ import { chmod, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keysFor } from '../../src/core/keys.js';
+import { keysFor } from '../../src/core/redis/keys.js';
 import { REPO } from '../support/data-dir.js';
 import { call, setUpApi, startWorker, waitFor, type ApiSetup } from './support.js';
 

@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchView } from '../../src/core/batches.js';
+import type { BatchView } from '../../src/core/work/batches/batch-store.js';
 import { makeProject } from '../support/data-dir.js';
 import {
   ALL_SCOPES,

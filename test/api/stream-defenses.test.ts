@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keysFor } from '../../src/core/keys.js';
+import { keysFor } from '../../src/core/redis/keys.js';
 import { makeProject } from '../support/data-dir.js';
 import { waitFor } from '../support/wait.js';
 import {

@@ -90,7 +90,7 @@ describe('batch page in Chromium', () => {
   it('a running batch shows per-project rows and its failures before it ends; Cancel and Retry (failed) work', async () => {
     const { runtime } = installation!;
     const ids = Array.from({ length: TOTAL }, (_, index) => `p${String(index).padStart(3, '0')}`);
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ids, ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ids, ACTOR);
     await page.goto(`${base}/#/batches/${batch.batchId}`);
 
     // Rows and the failure count while it runs, from the live stream.
@@ -108,7 +108,7 @@ describe('batch page in Chromium', () => {
       await page.getByTestId('bar-failed').evaluate((el) => parseFloat((el as HTMLElement).style.width)),
     ).toBeGreaterThan(0);
     expect(await page.getByTestId('batch-results').innerText()).not.toContain('Nothing yet');
-    expect((await runtime.work.getBatch(batch.batchId)).state).toBe('running');
+    expect((await runtime.batches.get(batch.batchId)).state).toBe('running');
     await page.screenshot({ path: join(SHOTS, 'batch-running-with-failures.png'), fullPage: true });
 
     // Cancel from the page.
@@ -116,7 +116,7 @@ describe('batch page in Chromium', () => {
     await page.waitForFunction(() =>
       globalThis.document.querySelector('[data-testid="batch-state"]')?.textContent?.includes('cancelled'),
     );
-    const cancelled = await runtime.work.getBatch(batch.batchId);
+    const cancelled = await runtime.batches.get(batch.batchId);
     expect(cancelled.state).toBe('cancelled');
     expect(cancelled.cancelledBy).toBe('token:initial-admin');
     expect(await page.getByTestId('batch-cancel').isHidden()).toBe(true);
@@ -129,7 +129,7 @@ describe('batch page in Chromium', () => {
     await page.waitForFunction((old) => !globalThis.location.hash.includes(old), batch.batchId);
     const retryId = decodeURIComponent(page.url().split('#/batches/')[1]!);
     const retry = await waitFor('the retry batch', async () =>
-      runtime.work.batches.get(retryId, { results: false }),
+      runtime.batches.store.get(retryId, { results: false }),
     );
     expect(retry.retryOf).toBe(batch.batchId);
     expect(retry.total).toBe(cancelled.failed + cancelled.cancelled);
@@ -140,7 +140,7 @@ describe('batch page in Chromium', () => {
           ?.textContent?.includes(`of ${total} projects`),
       retry.total,
     );
-    await runtime.work.control.cancel(retryId, ACTOR);
+    await runtime.batches.cancel(retryId, ACTOR);
   }, 120_000);
 
   it('an unknown batch id shows only the 404: no Loading… card, no empty cards', async () => {

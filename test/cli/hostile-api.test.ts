@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_EVENT_CHARS, serverEvents } from '../../src/cli/event-stream.js';
-import { ApiUnreachableError } from '../../src/cli/errors.js';
+import { ApiUnreachableError } from '../../src/cli/cli-errors.js';
 import { ApiClient } from '../../src/cli/http.js';
-import { exportedText } from '../../src/cli/commands/batch-control.js';
+import { exportedText } from '../../src/cli/commands/batch-commands.js';
 import { completableIds } from '../../src/cli/commands/completion.js';
 import { CLI, requireBuiltCli } from '../support/cli-process.js';
 

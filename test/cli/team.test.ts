@@ -21,7 +21,7 @@ import {
   type Api,
   type ApiSetup,
 } from '../api/support.js';
-import { redact } from '../../src/core/redact.js';
+import { redact } from '../../src/core/safety/redact.js';
 import { installQueuePlugin } from '../support/workers.js';
 import { sleep, waitFor } from '../support/wait.js';
 

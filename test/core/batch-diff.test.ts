@@ -2,8 +2,8 @@
 // difference listed, status changes, absent and failed projects.
 import { describe, expect, it } from 'vitest';
 import type { Fact } from '@switchyard/plugin-sdk/protocol';
-import { diffBatches, hasDifferences, type DiffSide } from '../../src/core/batch-diff.js';
-import type { ProjectOutcome } from '../../src/core/batches.js';
+import { diffBatches, hasDifferences, type DiffSide } from '../../src/core/work/batches/batch-diff.js';
+import type { ProjectOutcome } from '../../src/core/work/batches/batch-store.js';
 
 const fact = (id: string, value: string, warning?: string): Fact => ({
   id,

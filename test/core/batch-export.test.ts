@@ -1,8 +1,8 @@
 // batch export as a pure generator: jsonl one line per project, csv one row
 // per fact with real quoting and formula escaping, produced chunk by chunk.
 import { describe, expect, it } from 'vitest';
-import { exportBatch } from '../../src/core/batch-export.js';
-import type { ProjectOutcome } from '../../src/core/batches.js';
+import { exportBatch } from '../../src/core/work/batches/batch-export.js';
+import type { ProjectOutcome } from '../../src/core/work/batches/batch-store.js';
 
 const outcomes: ProjectOutcome[] = [
   {

@@ -8,9 +8,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/containment.js';
-import { PluginCrashedError } from '../../src/core/errors.js';
-import { superviseCall, type CallSpec } from '../../src/core/supervisor.js';
+import { containment } from '../../src/core/supervision/containment.js';
+import { PluginCrashedError } from '../../src/core/platform/errors.js';
+import { superviseCall, type CallSpec } from '../../src/core/supervision/supervisor.js';
 import { useDataDir } from '../support/core-suite.js';
 import { REPO } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';

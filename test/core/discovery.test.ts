@@ -3,9 +3,9 @@
 import { chmod, cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readAudit } from '../../src/core/audit.js';
-import type { Core } from '../../src/core/context.js';
-import { MAX_PACKAGES, discoverPackages } from '../../src/core/discovery.js';
+import { readAudit } from '../../src/core/access/audit.js';
+import type { Core } from '../../src/core/runtime/core-services.js';
+import { MAX_PACKAGES, discoverPackages } from '../../src/core/plugins/discovery.js';
 import { trustAndEnable, useCoreSuite, useDataDir } from '../support/core-suite.js';
 import { testManifest as manifest, writeScriptPackage } from '../support/manifest.js';
 import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';

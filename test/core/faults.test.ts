@@ -18,8 +18,8 @@ import {
 } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAudit } from '../../src/core/audit.js';
-import { createCore, type Core } from '../../src/core/context.js';
+import { readAudit } from '../../src/core/access/audit.js';
+import { createCore, type Core } from '../../src/core/runtime/core-services.js';
 import {
   FingerprintChangedError,
   IdentityMismatchError,
@@ -34,9 +34,9 @@ import {
   ProjectUntrustedError,
   ProtocolMismatchError,
   SwitchyardError,
-} from '../../src/core/errors.js';
-import type { CallOptions, PluginDetail } from '../../src/core/plugins.js';
-import { STDERR_LINE_CHARS, STDERR_LINES } from '../../src/core/stderr-tail.js';
+} from '../../src/core/platform/errors.js';
+import type { CallOptions, PluginDetail } from '../../src/core/plugins/plugin-service.js';
+import { STDERR_LINE_CHARS, STDERR_LINES } from '../../src/core/supervision/stderr-tail.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO, makeProject } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';

@@ -1,4 +1,4 @@
-// The per-call verification's fast path (src/core/intact-package.ts) answers
+// The per-call verification's fast path (src/core/plugins/intact-package.ts) answers
 // "intact, fingerprint X" only for a package that passes every on-disk rule
 // and whose fingerprint the full path already computed; for anything else it
 // answers undefined, so the full path runs and words the error.
@@ -6,8 +6,8 @@ import { appendFile, chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, syml
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hashExecutable } from '../../src/core/fingerprint.js';
-import { intactFingerprint, type PackageLocation } from '../../src/core/intact-package.js';
+import { hashExecutable } from '../../src/core/plugins/fingerprint.js';
+import { intactFingerprint, type PackageLocation } from '../../src/core/plugins/intact-package.js';
 
 const FIXTURE = join(import.meta.dirname, '..', '..', 'examples', 'plugins', 'native-fixture', 'dist');
 

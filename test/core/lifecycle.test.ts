@@ -3,8 +3,8 @@
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Core } from '../../src/core/context.js';
-import { readAudit } from '../../src/core/audit.js';
+import type { Core } from '../../src/core/runtime/core-services.js';
+import { readAudit } from '../../src/core/access/audit.js';
 import { FIXTURE_INSPECTOR_DIST, installPackage, makeProject } from '../support/data-dir.js';
 import { useCoreSuite } from '../support/core-suite.js';
 

@@ -6,9 +6,9 @@
 import { chmod, lchown, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Core } from '../../src/core/context.js';
-import { discoverPackages } from '../../src/core/discovery.js';
-import { PackageInvalidError } from '../../src/core/errors.js';
+import type { Core } from '../../src/core/runtime/core-services.js';
+import { discoverPackages } from '../../src/core/plugins/discovery.js';
+import { PackageInvalidError } from '../../src/core/platform/errors.js';
 import { trustAndEnable, useCoreSuite, useDataDir } from '../support/core-suite.js';
 import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
 import { testManifest as manifest, writeScriptPackage } from '../support/manifest.js';

@@ -2,9 +2,9 @@
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readAudit } from '../../src/core/audit.js';
-import type { Core } from '../../src/core/context.js';
-import { projectIdFor } from '../../src/core/projects.js';
+import { readAudit } from '../../src/core/access/audit.js';
+import type { Core } from '../../src/core/runtime/core-services.js';
+import { projectIdFor } from '../../src/core/projects/project-service.js';
 import { useCoreSuite } from '../support/core-suite.js';
 
 const suite = useCoreSuite('projects');

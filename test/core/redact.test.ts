@@ -2,8 +2,8 @@
 // each of which must disappear, and of look-alikes a reviewer must still see.
 // Values are built from pieces so that no scanner mistakes this file for a leak.
 import { describe, expect, it } from 'vitest';
-import { StderrTail } from '../../src/core/stderr-tail.js';
-import { redact, redactDeep, registerEnvSecrets, registerSecret } from '../../src/core/redact.js';
+import { StderrTail } from '../../src/core/supervision/stderr-tail.js';
+import { redact, redactDeep, registerEnvSecrets, registerSecret } from '../../src/core/safety/redact.js';
 
 const r = (unit: string, times: number) => unit.repeat(times);
 const HEX40 = r('0123456789abcdef', 3).slice(0, 40);

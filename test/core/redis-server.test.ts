@@ -1,4 +1,4 @@
-// The one redis-server launcher (src/core/redis-server.ts): a dir never gets a
+// The one redis-server launcher (src/core/redis/redis-server.ts): a dir never gets a
 // second server while its server runs, and the server dies with the process
 // that started it, even when that process is SIGKILLed (parent-death signal).
 import { spawn } from 'node:child_process';
@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisDirBusyError, pings, startRedisServer } from '../../src/core/redis-server.js';
+import { RedisDirBusyError, pings, startRedisServer } from '../../src/core/redis/redis-server.js';
 import { requireBuiltCli } from '../support/cli-process.js';
 import { REPO } from '../support/data-dir.js';
 import { freePort } from '../support/redis.js';

@@ -3,8 +3,8 @@
 // the newest two finished batches of each plugin (what `batch diff` and the
 // web UI's comparison need); an operation still queued stays.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRetention } from '../../src/core/retention.js';
-import { createRuntime, type Runtime } from '../../src/core/runtime.js';
+import { runRetention } from '../../src/core/work/upkeep/retention.js';
+import { createRuntime, type Runtime } from '../../src/core/runtime/runtime.js';
 import { makeDataDir, uniquePrefix } from '../support/data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { sleep } from '../support/wait.js';
@@ -32,7 +32,8 @@ afterAll(async () => {
 
 describe('retention', () => {
   it('deletes terminal operations with their idempotency keys and old finished batches; keeps the newest two per plugin and the rest', async () => {
-    const { operations, batches } = runtime.work;
+    const operations = runtime.operations.store;
+    const batches = runtime.batches.store;
     const request = { pluginId: 'p', projectId: 'x', action: 'a', input: null, requestedBy: 'test' };
     const done = await operations.create({ ...request, idempotencyKey: 'k-done' });
     await operations.transition(done.operation.id, ['queued'], 'failed', { errorCode: 'X' });
@@ -45,7 +46,7 @@ describe('retention', () => {
     const otherPlugin = await batches.create('q', [], 'test');
     await sleep(5);
 
-    expect(await runRetention(runtime.work, { recordsSeconds: 0, failedJobsSeconds: 1 })).toEqual({
+    expect(await runRetention(runtime, { recordsSeconds: 0, failedJobsSeconds: 1 })).toEqual({
       batches: 1,
       operations: 1,
     });

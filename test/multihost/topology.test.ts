@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BatchView } from '../../src/core/batches.js';
+import type { BatchView } from '../../src/core/work/batches/batch-store.js';
 import { requireBuiltCli } from '../support/cli-process.js';
 import { runTable } from '../support/run-table.js';
 import { sleep, waitFor } from '../support/wait.js';

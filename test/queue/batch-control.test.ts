@@ -6,8 +6,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { queryAudit } from '../../src/core/audit.js';
-import type { BatchDiff } from '../../src/core/batch-diff.js';
+import { queryAudit } from '../../src/core/access/audit.js';
+import type { BatchDiff } from '../../src/core/work/batches/batch-diff.js';
 import { completion, globalArgs, spawnCliProcess } from '../support/cli-process.js';
 import { isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
@@ -54,7 +54,7 @@ describe('batch control on 200 projects', () => {
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '20000');
     await writeFile(join(roots.get(projectId(0))!, 'inspect-spawn-child'), '');
     await startWorker(installation, { concurrency: 4 });
-    const batch = await runtime.work.createBatch(PLUGIN_ID, 'all', ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
     const grandchildFile = join(roots.get(projectId(0))!, 'inspect-grandchild.pid');
     await waitFor('four inspections to run', async () => (await inspectCalls(installation)) >= 4, 30_000);
     const grandchild = await waitFor(
@@ -203,7 +203,7 @@ describe('batch control on 200 projects', () => {
     expect(batchId, stderr).toBeDefined();
     expect(stderr).toContain(`switchyard batch show ${batchId} --watch`);
     expect(stderr).toContain(`switchyard batch cancel ${batchId}`);
-    expect((await runtime.work.getBatch(batchId!)).state).toBe('running');
+    expect((await runtime.batches.get(batchId!)).state).toBe('running');
 
     const watch = spawnCliProcess([
       ...globalArgs(installation),

@@ -4,7 +4,7 @@
 // every request is audited.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readAudit } from '../../src/core/audit.js';
+import { readAudit } from '../../src/core/access/audit.js';
 import { liveGroupMembers, isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
@@ -33,24 +33,24 @@ describe('cancel', () => {
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('queued');
     await installation.addProject('control');
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'queued', action: 'append', input: { append: 'never' } },
       ACTOR,
     );
-    const cancelled = await runtime.work.cancelOperation(operation.id, ACTOR);
+    const cancelled = await runtime.operations.cancel(operation.id, ACTOR);
     expect(cancelled.state).toBe('cancelled');
 
     await startWorker(installation);
     // A control operation submitted after the cancel: once it ran, the worker has been through the queue.
-    const { operation: control } = await runtime.work.createOperation(
+    const { operation: control } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'control', action: 'append', input: { append: 'control' } },
       ACTOR,
     );
-    const controlFinal = await runtime.work.waitOperation(control.id, {
+    const controlFinal = await runtime.operations.wait(control.id, {
       signal: AbortSignal.timeout(20_000),
     });
     await sleep(500);
-    const after = await runtime.work.getOperation(operation.id);
+    const after = await runtime.operations.get(operation.id);
     const lines = await readLines(join(root, 'operations.log'));
     const operateCalls = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
       line.startsWith('project.operate queued '),
@@ -77,8 +77,8 @@ describe('cancel', () => {
     expect(await isAlive(grandchild)).toBe(true);
 
     const started = performance.now();
-    const first = await runtime.work.cancelOperation(operation.id, ACTOR);
-    const second = await runtime.work.cancelOperation(operation.id, ACTOR);
+    const first = await runtime.operations.cancel(operation.id, ACTOR);
+    const second = await runtime.operations.cancel(operation.id, ACTOR);
     const gone = await waitFor(
       'the process group to be gone',
       async () =>
@@ -88,12 +88,12 @@ describe('cancel', () => {
       5_000,
       10,
     );
-    const final = await runtime.work.waitOperation(operation.id, {
+    const final = await runtime.operations.wait(operation.id, {
       signal: AbortSignal.timeout(5_000),
       pollMs: 20,
     });
     const stateMs = performance.now() - started;
-    const third = await runtime.work.cancelOperation(operation.id, ACTOR);
+    const third = await runtime.operations.cancel(operation.id, ACTOR);
     const audits = await cancelAudits(installation, operation.id);
     const outcomes = audits.map((entry) => entry.detail.outcome);
     report.add(
@@ -114,12 +114,12 @@ describe('cancel', () => {
     const installation = await suite.install('cancel-twice');
     const { runtime } = installation;
     await installation.addProject('twice');
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'twice', action: 'append', input: { append: 'never' } },
       ACTOR,
     );
-    const first = await runtime.work.cancelOperation(operation.id, ACTOR);
-    const second = await runtime.work.cancelOperation(operation.id, ACTOR);
+    const first = await runtime.operations.cancel(operation.id, ACTOR);
+    const second = await runtime.operations.cancel(operation.id, ACTOR);
     const audits = await cancelAudits(installation, operation.id);
     report.add(
       'cancel the same queued operation twice',
@@ -141,13 +141,13 @@ describe('cancel', () => {
     const { runtime } = installation;
     await installation.addProject('finished');
     await startWorker(installation);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'finished', action: 'append', input: { append: 'done' } },
       ACTOR,
     );
-    const done = await runtime.work.waitOperation(operation.id, { signal: AbortSignal.timeout(20_000) });
+    const done = await runtime.operations.wait(operation.id, { signal: AbortSignal.timeout(20_000) });
     expect(done.state).toBe('succeeded');
-    const after = await runtime.work.cancelOperation(operation.id, ACTOR);
+    const after = await runtime.operations.cancel(operation.id, ACTOR);
     const audits = await cancelAudits(installation, operation.id);
     report.add(
       'cancel a finished (succeeded) operation',

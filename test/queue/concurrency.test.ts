@@ -2,7 +2,7 @@
 // keys: the same key returns the same operation, enqueued and run once.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readAudit } from '../../src/core/audit.js';
+import { readAudit } from '../../src/core/access/audit.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { ACTOR, PLUGIN_ID, readLines, sleep, startWorker } from '../support/workers.js';
 
@@ -21,7 +21,7 @@ describe('one project, many workers', () => {
     ]);
     const submitted = await Promise.all(
       ['first', 'second'].map((name) =>
-        runtime.work.createOperation(
+        runtime.operations.create(
           {
             pluginId: PLUGIN_ID,
             projectId: 'shared',
@@ -34,10 +34,10 @@ describe('one project, many workers', () => {
     );
     const finals = await Promise.all(
       submitted.map(({ operation }) =>
-        runtime.work.waitOperation(operation.id, { signal: AbortSignal.timeout(30_000), pollMs: 50 }),
+        runtime.operations.wait(operation.id, { signal: AbortSignal.timeout(30_000), pollMs: 50 }),
       ),
     );
-    const records = await Promise.all(finals.map((final) => runtime.work.operations.get(final.id)));
+    const records = await Promise.all(finals.map((final) => runtime.operations.store.get(final.id)));
     const intervals = (await readLines(join(root, 'operations.log'))).map((line) => {
       const match = /^(\S+) start=(\d+) end=(\d+)$/.exec(line)!;
       return { name: match[1]!, start: Number(match[2]), end: Number(match[3]) };
@@ -70,16 +70,16 @@ describe('one project, many workers', () => {
       idempotencyKey: `key-${installation.prefix}`,
     };
     const together = await Promise.all([
-      runtime.work.createOperation(request, ACTOR),
-      runtime.work.createOperation(request, ACTOR),
+      runtime.operations.create(request, ACTOR),
+      runtime.operations.create(request, ACTOR),
     ]);
-    const again = await runtime.work.createOperation(request, ACTOR);
+    const again = await runtime.operations.create(request, ACTOR);
     const counts = await runtime.queues.operate.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
     const jobs = Object.values(counts).reduce((sum, count) => sum + count, 0);
     await startWorker(installation);
     const id = together[0].operation.id;
-    const final = await runtime.work.waitOperation(id, { signal: AbortSignal.timeout(20_000) });
-    const afterFinish = await runtime.work.createOperation(request, ACTOR);
+    const final = await runtime.operations.wait(id, { signal: AbortSignal.timeout(20_000) });
+    const afterFinish = await runtime.operations.create(request, ACTOR);
     await sleep(500);
     const lines = await readLines(join(root, 'operations.log'));
     const operateCalls = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>

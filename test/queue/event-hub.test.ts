@@ -1,4 +1,4 @@
-// The shared subscriber (core/event-hub.ts): every follower of a runtime rides
+// The shared subscriber (core/redis/event-hub.ts): every follower of a runtime rides
 // one Redis connection, a channel is subscribed once however many follow it
 // and unsubscribed after the last, the connection closes when nothing is
 // followed, and when the connection is killed the followers re-read as soon as
@@ -6,9 +6,8 @@
 // resync can meet the tests' 2 s bounds.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followBatchLive } from '../../src/core/batch-follow.js';
-import { EVENT_HUB_CONNECTION_NAME } from '../../src/core/event-hub.js';
-import type { OperationView } from '../../src/core/operations.js';
+import { EVENT_HUB_CONNECTION_NAME } from '../../src/core/redis/event-hub.js';
+import type { OperationView } from '../../src/core/work/operations/operation-store.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { ACTOR, PLUGIN_ID, waitFor, type Installation } from '../support/workers.js';
 
@@ -42,7 +41,7 @@ async function subscribers(channel: string): Promise<number> {
 }
 
 async function queuedOperation(installation: Installation, project: string): Promise<OperationView> {
-  const { operation } = await installation.runtime.work.createOperation(
+  const { operation } = await installation.runtime.operations.create(
     { pluginId: PLUGIN_ID, projectId: project, action: 'append', input: { append: 'never' } },
     ACTOR,
   );
@@ -53,7 +52,7 @@ async function queuedOperation(installation: Installation, project: string): Pro
 function follow(installation: Installation, id: string, signal: AbortSignal) {
   let started!: () => void;
   const first = new Promise<void>((resolve) => (started = resolve));
-  const done = installation.runtime.work.followOperation(id, () => started(), {
+  const done = installation.runtime.operations.follow(id, () => started(), {
     signal,
     fallbackReadMs: NO_RE_READ_MS,
   });
@@ -68,8 +67,8 @@ describe('the event hub', () => {
     const before = (await clientLines()).length;
     const a = await queuedOperation(installation, 'shop');
     const b = await queuedOperation(installation, 'shop');
-    const aChannel = runtime.work.operations.eventsChannel(a.id);
-    const bChannel = runtime.work.operations.eventsChannel(b.id);
+    const aChannel = runtime.operations.store.eventsChannel(a.id);
+    const bChannel = runtime.operations.store.eventsChannel(b.id);
     const stopA = new AbortController();
     const stopRest = new AbortController();
     const followers = [
@@ -91,7 +90,7 @@ describe('the event hub', () => {
     expect(await subscribers(bChannel)).toBe(1);
 
     // b's followers still hear b's channel.
-    await runtime.work.cancelOperation(b.id, ACTOR);
+    await runtime.operations.cancel(b.id, ACTOR);
     const ended = await Promise.all(followers.slice(10).map((follower) => follower.done));
     expect(ended.map((view) => view.state)).toEqual(Array(10).fill('cancelled'));
     // Nothing followed: the connection is closed.
@@ -106,15 +105,14 @@ describe('the event hub', () => {
     await installation.addProject('blog');
     const lost = await queuedOperation(installation, 'shop');
     const later = await queuedOperation(installation, 'shop');
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ['blog'], ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ['blog'], ACTOR);
     const signal = AbortSignal.timeout(10_000);
     const lostFollow = follow(installation, lost.id, signal);
     const laterFollow = follow(installation, later.id, signal);
     let batchStarted!: () => void;
     const batchFirst = new Promise<void>((resolve) => (batchStarted = resolve));
     const batchStates: string[] = [];
-    const batchDone = followBatchLive(
-      runtime.work,
+    const batchDone = runtime.batches.follow(
       batch.batchId,
       (view) => {
         batchStates.push(view.state);
@@ -132,10 +130,10 @@ describe('the event hub', () => {
     await admin!.config('SET', 'maxclients', String((await clientLines()).length - 1));
     try {
       await admin!.client('KILL', 'ID', hub!);
-      await runtime.work.cancelOperation(lost.id, ACTOR);
-      await runtime.work.control.cancel(batch.batchId, ACTOR);
-      expect(await subscribers(runtime.work.operations.eventsChannel(lost.id))).toBe(0);
-      expect(await subscribers(runtime.work.batches.eventsChannel(batch.batchId))).toBe(0);
+      await runtime.operations.cancel(lost.id, ACTOR);
+      await runtime.batches.cancel(batch.batchId, ACTOR);
+      expect(await subscribers(runtime.operations.store.eventsChannel(lost.id))).toBe(0);
+      expect(await subscribers(runtime.batches.store.eventsChannel(batch.batchId))).toBe(0);
     } finally {
       await admin!.config('SET', 'maxclients', maxclients);
     }
@@ -149,12 +147,12 @@ describe('the event hub', () => {
     // Subscribed again: a later change arrives as a message.
     await waitFor(
       'the later operation subscribed again',
-      async () => (await subscribers(runtime.work.operations.eventsChannel(later.id))) === 1,
+      async () => (await subscribers(runtime.operations.store.eventsChannel(later.id))) === 1,
       5_000,
       20,
     );
     const cancelledAt = Date.now();
-    await runtime.work.cancelOperation(later.id, ACTOR);
+    await runtime.operations.cancel(later.id, ACTOR);
     expect((await laterFollow.done).state).toBe('cancelled');
     expect(Date.now() - cancelledAt).toBeLessThan(2_000);
   });

@@ -84,7 +84,7 @@ describe('job faults', () => {
       ...((await isAlive(grandchild)) ? [grandchild] : []),
       ...(await livePluginPids(packageDir)).map((entry) => entry.pid),
     ];
-    const final = await runtime.work.getOperation(operation.id);
+    const final = await runtime.operations.get(operation.id);
     report.add(
       'SIGTERM a worker (--shutdown-deadline 1000) while its plugin sleeps 30 s (with a grandchild)',
       'the worker exits soon after the deadline; no plugin process (leader, group, grandchild) left behind',
@@ -107,7 +107,7 @@ describe('job faults', () => {
     const root = await installation.addProject('flaky');
     await writeFile(join(root, 'inspect-crash-once'), '');
     await startWorker(installation);
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ['flaky'], ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ['flaky'], ACTOR);
     const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });
     const attempts = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
       line.startsWith('project.inspect flaky '),
@@ -129,11 +129,11 @@ describe('job faults', () => {
     const root = await installation.addProject('flaky-op');
     await writeFile(join(packageDir, 'crash-initialize-once'), '');
     await startWorker(installation);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'flaky-op', action: 'append', input: { append: 'ran' } },
       ACTOR,
     );
-    const final = await runtime.work.waitOperation(operation.id, { signal: AbortSignal.timeout(20_000) });
+    const final = await runtime.operations.wait(operation.id, { signal: AbortSignal.timeout(20_000) });
     const crashes = await readLines(join(packageDir, 'crashes.log'));
     const lines = await readLines(join(root, 'operations.log'));
     report.add(
@@ -151,7 +151,7 @@ describe('job faults', () => {
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('crashy');
     await startWorker(installation);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       {
         pluginId: PLUGIN_ID,
         projectId: 'crashy',
@@ -160,7 +160,7 @@ describe('job faults', () => {
       },
       ACTOR,
     );
-    const final = await runtime.work.waitOperation(operation.id, { signal: AbortSignal.timeout(20_000) });
+    const final = await runtime.operations.wait(operation.id, { signal: AbortSignal.timeout(20_000) });
     await sleep(1_000); // a retry (500 ms backoff) would show by now
     const calls = operateCalls(await readLines(join(packageDir, 'calls.log')), 'crashy');
     const lines = await readLines(join(root, 'operations.log'));
@@ -181,14 +181,14 @@ describe('job faults', () => {
     const installation = await suite.install('final-untrusted');
     const { runtime, packageDir } = installation;
     const root = await installation.addProject('revoked');
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'revoked', action: 'append', input: { append: 'never' } },
       ACTOR,
     );
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ['revoked'], ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ['revoked'], ACTOR);
     await runtime.core.projects.setTrusted('revoked', false, ACTOR);
     await startWorker(installation);
-    const final = await runtime.work.waitOperation(operation.id, { signal: AbortSignal.timeout(20_000) });
+    const final = await runtime.operations.wait(operation.id, { signal: AbortSignal.timeout(20_000) });
     const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });
     await sleep(1_000); // a retry (500 ms backoff) would show by now
     const operateJob = await runtime.queues.operate.getJob(operation.id);

@@ -6,7 +6,7 @@
 // SIGSTOPped: connections stay open and every command hangs, as in a partition.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { OperationView } from '../../src/core/operations.js';
+import type { OperationView } from '../../src/core/work/operations/operation-store.js';
 import { isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { PLUGIN_ID, readLines, runCli, startWorker, waitFor } from '../support/workers.js';
@@ -43,7 +43,7 @@ describe('a worker that cannot renew its locks', () => {
     });
     await waitFor(
       'the operation to be dispatched',
-      async () => (await runtime.work.operations.get(id))?.dispatched,
+      async () => (await runtime.operations.store.get(id))?.dispatched,
     );
     // Let a renewal or two happen, then read how long each lock still holds and cut Redis off.
     await new Promise((resolve) => setTimeout(resolve, LOCK_MS));
@@ -63,7 +63,7 @@ describe('a worker that cannot renew its locks', () => {
     } finally {
       suite.redis.resume();
     }
-    const final = await runtime.work.waitOperation(id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
+    const final = await runtime.operations.wait(id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
     const appended = await readLines(join(root, 'operations.log'));
     report.add(
       `Redis SIGSTOPped while a long operation runs (worker lock ${LOCK_MS / 1000} s)`,

@@ -7,8 +7,8 @@
 // LONG_OP_MS (40 s; SWITCHYARD_LONG_OP_MS=180000 runs the 3 minutes).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LogEntry } from '../../src/core/plugin-store.js';
-import type { OperationView } from '../../src/core/operations.js';
+import type { LogEntry } from '../../src/core/plugins/plugin-store.js';
+import type { OperationView } from '../../src/core/work/operations/operation-store.js';
 import { completion, globalArgs, spawnCliProcess, untilOutput } from '../support/cli-process.js';
 import { isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
@@ -58,7 +58,7 @@ async function opLogs(installation: Installation, id: string): Promise<LogEntry[
 const ticks = (entries: LogEntry[]) => entries.filter((entry) => /^tick \d+ long$/.test(entry.line));
 
 function untilState(installation: Installation, id: string, timeoutMs: number): Promise<OperationView> {
-  return installation.runtime.work.waitOperation(id, { signal: AbortSignal.timeout(timeoutMs), pollMs: 100 });
+  return installation.runtime.operations.wait(id, { signal: AbortSignal.timeout(timeoutMs), pollMs: 100 });
 }
 
 async function pidOf(root: string): Promise<number> {
@@ -116,7 +116,7 @@ describe('long operations', () => {
         30_000,
         500,
       );
-      const runningThen = await runtime.work.getOperation(id);
+      const runningThen = await runtime.operations.get(id);
       await untilOutput(follow, () => follow.stdout().includes('tick 3 long'), 'op logs --follow', 10_000);
       await untilOutput(
         pluginFollow,
@@ -255,7 +255,7 @@ describe('long operations', () => {
       40_000,
       500,
     );
-    const record = (await installation.runtime.work.operations.get(id))!;
+    const record = (await installation.runtime.operations.store.get(id))!;
     expect(record).toMatchObject({ state: 'running', dispatched: true });
     const victim = workers.find((worker: Spawned) => worker.pid === pidOfIdentity(record.worker))!;
     const killedAt = performance.now();

@@ -3,7 +3,7 @@
 // once. The safety re-read is set to 60 s here: a state that is not published
 // would only arrive after it, and the tests' 2 s bounds fail.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { OperationView } from '../../src/core/operations.js';
+import type { OperationView } from '../../src/core/work/operations/operation-store.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   ACTOR,
@@ -44,19 +44,19 @@ describe('followOperation', () => {
     const { runtime } = installation;
     await installation.addProject('shop');
     await startWorker(installation);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'shop', action: 'append', input: { append: 'x', sleepMs: 1_000 } },
       ACTOR,
     );
     const seen: Seen[] = [];
     const signal = AbortSignal.timeout(20_000);
     const [final, waited] = await Promise.all([
-      runtime.work.followOperation(
+      runtime.operations.follow(
         operation.id,
         (view) => seen.push({ state: view.state, at: Date.now(), view }),
         { signal, fallbackReadMs: NO_RE_READ_MS },
       ),
-      runtime.work.waitOperation(operation.id, { signal, pollMs: NO_RE_READ_MS }),
+      runtime.operations.wait(operation.id, { signal, pollMs: NO_RE_READ_MS }),
     ]);
     const waitedAt = Date.now();
 
@@ -77,14 +77,14 @@ describe('followOperation', () => {
     installation = await createInstallation(redis!.url, 'op-follow-cancel');
     const { runtime } = installation;
     await installation.addProject('shop');
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'shop', action: 'append', input: { append: 'never' } },
       ACTOR,
     );
     const seen: string[] = [];
     let subscribed!: () => void;
     const firstState = new Promise<void>((resolve) => (subscribed = resolve));
-    const following = runtime.work.followOperation(
+    const following = runtime.operations.follow(
       operation.id,
       (view) => {
         seen.push(view.state);
@@ -95,7 +95,7 @@ describe('followOperation', () => {
     // The first state is reported after the subscription: the cancel cannot slip before it.
     await firstState;
     const cancelledAt = Date.now();
-    await runtime.work.cancelOperation(operation.id, ACTOR);
+    await runtime.operations.cancel(operation.id, ACTOR);
     const final = await following;
 
     expect(final.state).toBe('cancelled');
@@ -107,7 +107,7 @@ describe('followOperation', () => {
     installation = await createInstallation(redis!.url, 'op-follow-unknown');
     const { runtime } = installation;
     const before = await clients(installation);
-    await expect(runtime.work.followOperation('op_nope', () => {})).rejects.toThrow(/unknown operation/);
+    await expect(runtime.operations.follow('op_nope', () => {})).rejects.toThrow(/unknown operation/);
     // disconnect() is asynchronous on the server's side.
     for (let tries = 0; tries < 50 && (await clients(installation)) > before; tries++)
       await new Promise((resolve) => setTimeout(resolve, 20));

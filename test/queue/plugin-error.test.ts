@@ -27,7 +27,7 @@ describe('application error (-32000)', () => {
     await startWorker(installation);
     const before = (await runtime.core.plugins.show(PLUGIN_ID)).health;
 
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ['refusing'], ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ['refusing'], ACTOR);
     const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });
     await sleep(1_500); // a retry (500 ms backoff) would have shown by now
     const attempts = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
@@ -56,12 +56,12 @@ describe('application error (-32000)', () => {
     await startWorker(installation);
     const before = (await runtime.core.plugins.show(PLUGIN_ID)).health;
 
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'refused', action: 'append', input: { appError: true } },
       ACTOR,
     );
     const done = await waitFor('the operation to end', async () => {
-      const view = await runtime.work.getOperation(operation.id);
+      const view = await runtime.operations.get(operation.id);
       return view.state === 'queued' || view.state === 'running' ? undefined : view;
     });
     await sleep(1_500); // a retry (500 ms backoff) would have shown by now

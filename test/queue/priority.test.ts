@@ -56,9 +56,9 @@ async function operationDuringBatch(
       .filter((line) => line.startsWith('project.inspect '))
       .map((line) => Number(line.split(' ')[4]));
 
-  const batch = await runtime.work.createBatch(PLUGIN_ID, ids, ACTOR);
+  const batch = await runtime.batches.create(PLUGIN_ID, ids, ACTOR);
   await waitFor('the batch to be under way', async () => (await inspections()).length >= 8);
-  const { operation } = await runtime.work.createOperation(
+  const { operation } = await runtime.operations.create(
     {
       pluginId: PLUGIN_ID,
       projectId: 'operated',
@@ -67,7 +67,7 @@ async function operationDuringBatch(
     },
     ACTOR,
   );
-  const final = await runtime.work.waitOperation(operation.id, {
+  const final = await runtime.operations.wait(operation.id, {
     signal: AbortSignal.timeout(60_000),
     pollMs: 50,
   });

@@ -4,7 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isTerminal } from '../../src/core/operations.js';
+import { isTerminal } from '../../src/core/work/operations/operation-store.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
@@ -31,16 +31,16 @@ describe('Redis killed with -9 and restarted during a batch', () => {
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '80\n');
     await Promise.all([startWorker(installation), startWorker(installation)]);
 
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ids, ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ids, ACTOR);
     const recorded = async () => {
-      const view = await runtime.work.batches.get(batch.batchId, { results: false });
+      const view = await runtime.batches.store.get(batch.batchId, { results: false });
       return view!.succeeded + view!.failed;
     };
     await waitFor('25 recorded results', async () => (await recorded()) >= 25, 60_000, 20);
     // Acknowledged just before the kill: each call returned, so the API would have answered 201.
     const acknowledged: string[] = [];
     for (const project of opProjects) {
-      const { operation } = await runtime.work.createOperation(
+      const { operation } = await runtime.operations.create(
         { pluginId: PLUGIN_ID, projectId: project, action: 'append', input: { append: 'once' } },
         ACTOR,
       );
@@ -51,7 +51,7 @@ describe('Redis killed with -9 and restarted during a batch', () => {
     await sleep(1_500);
     await suite.redis.restart();
 
-    const survived = await Promise.all(acknowledged.map((id) => runtime.work.operations.get(id)));
+    const survived = await Promise.all(acknowledged.map((id) => runtime.operations.store.get(id)));
     const finished = await untilBatchFinished(runtime, batch.batchId, {
       what: 'the batch to finish after the restart',
       timeoutMs: 90_000,
@@ -59,7 +59,7 @@ describe('Redis killed with -9 and restarted during a batch', () => {
     });
     const operations = await Promise.all(
       acknowledged.map((id) =>
-        runtime.work.waitOperation(id, { signal: AbortSignal.timeout(30_000), pollMs: 100 }),
+        runtime.operations.wait(id, { signal: AbortSignal.timeout(30_000), pollMs: 100 }),
       ),
     );
     const entries = await Promise.all(roots.map((root) => readLines(join(root, 'operations.log'))));

@@ -2,7 +2,7 @@
 // once per interval, not once per scheduler process.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readAudit } from '../../src/core/audit.js';
+import { readAudit } from '../../src/core/access/audit.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { kill9, readLines, sleep, startScheduler, startWorker } from '../support/workers.js';
 

@@ -4,7 +4,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BatchView } from '../../src/core/batches.js';
+import type { BatchView } from '../../src/core/work/batches/batch-store.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
@@ -42,10 +42,10 @@ describe('a worker killed with SIGKILL', () => {
     const [victim, survivor] = workers as [Spawned, Spawned];
 
     const started = performance.now();
-    const batch = await runtime.work.createBatch(PLUGIN_ID, 'all', ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
     expect(batch.total).toBe(200);
     const done = async () => {
-      const view = await runtime.work.batches.get(batch.batchId, { results: false });
+      const view = await runtime.batches.store.get(batch.batchId, { results: false });
       return view!.succeeded + view!.failed;
     };
     await waitFor('50 recorded results', async () => (await done()) >= 50, 60_000, 20);
@@ -125,7 +125,7 @@ describe('a worker killed with SIGKILL', () => {
     const { runtime } = installation;
     const root = await installation.addProject('alpha');
     const workers = await Promise.all([startWorker(installation), startWorker(installation)]);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       {
         pluginId: PLUGIN_ID,
         projectId: 'alpha',
@@ -135,13 +135,13 @@ describe('a worker killed with SIGKILL', () => {
       ACTOR,
     );
     await waitFor('the plugin to append', async () => (await readLines(join(root, 'operations.log'))).length);
-    const before = (await runtime.work.operations.get(operation.id))!;
+    const before = (await runtime.operations.store.get(operation.id))!;
     expect(before).toMatchObject({ state: 'running', dispatched: true });
     const victim = byPid(workers, pidOfIdentity(before.worker));
     const killedAt = performance.now();
     await kill9(victim);
 
-    const final = await runtime.work.waitOperation(operation.id, {
+    const final = await runtime.operations.wait(operation.id, {
       signal: AbortSignal.timeout(20_000),
       pollMs: 50,
     });
@@ -166,7 +166,7 @@ describe('a worker killed with SIGKILL', () => {
     const root = await installation.addProject('beta');
     await writeFile(join(packageDir, 'slow-initialize-once'), '4000\n');
     const workers = await Promise.all([startWorker(installation), startWorker(installation)]);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'beta', action: 'append', input: { append: 'ran' } },
       ACTOR,
     );
@@ -175,13 +175,13 @@ describe('a worker killed with SIGKILL', () => {
       const name = (await readdir(packageDir)).find((file) => file.startsWith('initializing-'));
       return name ? Number((await readFile(join(packageDir, name), 'utf8')).trim()) : undefined;
     });
-    const before = (await runtime.work.operations.get(operation.id))!;
+    const before = (await runtime.operations.store.get(operation.id))!;
     expect(before).toMatchObject({ state: 'running', dispatched: false });
     expect(pidOfIdentity(before.worker)).toBe(initializing);
     const victim = byPid(workers, initializing);
     await kill9(victim);
 
-    const final = await runtime.work.waitOperation(operation.id, {
+    const final = await runtime.operations.wait(operation.id, {
       signal: AbortSignal.timeout(20_000),
       pollMs: 50,
     });
@@ -192,7 +192,7 @@ describe('a worker killed with SIGKILL', () => {
       10_000,
     );
     const lines = await readLines(join(root, 'operations.log'));
-    const after = (await runtime.work.operations.get(operation.id))!;
+    const after = (await runtime.operations.store.get(operation.id))!;
     report.add(
       'SIGKILL the worker while the plugin is in initialize (before dispatch)',
       'retried by the other worker: succeeded; project file has 1 entry',
@@ -210,7 +210,7 @@ describe('a worker killed with SIGKILL', () => {
     const root = await installation.addProject('gamma');
     await writeFile(join(packageDir, 'slow-initialize-ms'), '4000\n');
     const workers = await Promise.all([startWorker(installation), startWorker(installation)]);
-    const { operation } = await runtime.work.createOperation(
+    const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'gamma', action: 'append', input: { append: 'ran' } },
       ACTOR,
     );
@@ -235,7 +235,7 @@ describe('a worker killed with SIGKILL', () => {
     await rm(join(packageDir, 'slow-initialize-ms'));
     await startWorker(installation);
 
-    const final = await runtime.work.waitOperation(operation.id, {
+    const final = await runtime.operations.wait(operation.id, {
       signal: AbortSignal.timeout(15_000),
       pollMs: 100,
     });

@@ -3,12 +3,12 @@
 // `--redis-url redis+sentinel://…`; the primary is killed with -9 mid-batch.
 // Every worker takes jobs again after the failover, the batch completes with
 // one result per project, and every operation acknowledged after a replica
-// confirmed it (WAIT, src/core/replica-ack.ts) survives on the new primary.
+// confirmed it (WAIT, src/core/redis/replica-ack.ts) survives on the new primary.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isTerminal } from '../../src/core/operations.js';
-import { ReplicaAcknowledger } from '../../src/core/replica-ack.js';
+import { isTerminal } from '../../src/core/work/operations/operation-store.js';
+import { ReplicaAcknowledger } from '../../src/core/redis/replica-ack.js';
 import { requireBuiltCli } from '../support/cli-process.js';
 import { runTable } from '../support/run-table.js';
 import {
@@ -65,7 +65,7 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
     ]);
 
     // What WAIT costs: createOperation now waits for a replica before it answers
-    // (src/core/work.ts); beside it, one write alone vs the WAIT that follows it.
+    // (src/core/runtime/work-service.ts); beside it, one write alone vs the WAIT that follows it.
     const acknowledger = new ReplicaAcknowledger({ timeoutMs: 2_000 });
     const plainMs: number[] = [];
     const waitedMs: number[] = [];
@@ -75,7 +75,7 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
     );
     for (let index = 0; index < latencyProjects.length; index += 1) {
       const started = performance.now();
-      await runtime.work.createOperation(
+      await runtime.operations.create(
         { pluginId: PLUGIN_ID, projectId: `lat-${index}`, action: 'append', input: { append: 'lat' } },
         ACTOR,
       );
@@ -88,9 +88,9 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
       waitOnlyMs.push(ack.waitedMs);
     }
 
-    const batch = await runtime.work.createBatch(PLUGIN_ID, ids, ACTOR);
+    const batch = await runtime.batches.create(PLUGIN_ID, ids, ACTOR);
     const recorded = async () => {
-      const view = await runtime.work.batches.get(batch.batchId, { results: false });
+      const view = await runtime.batches.store.get(batch.batchId, { results: false });
       return view!.succeeded + view!.failed;
     };
     await waitFor('80 recorded results', async () => (await recorded()) >= 80, 60_000, 20);
@@ -98,7 +98,7 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
     // Operations acknowledged the way the API must: record + job + audit, then a replica's WAIT.
     const acknowledged: string[] = [];
     for (const project of opProjects) {
-      const { operation } = await runtime.work.createOperation(
+      const { operation } = await runtime.operations.create(
         { pluginId: PLUGIN_ID, projectId: project, action: 'append', input: { append: 'once' } },
         ACTOR,
       );
@@ -135,10 +135,10 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
       timeoutMs: 180_000,
       intervalMs: 200,
     });
-    const survived = await Promise.all(acknowledged.map((id) => runtime.work.operations.get(id)));
+    const survived = await Promise.all(acknowledged.map((id) => runtime.operations.store.get(id)));
     const operations = await Promise.all(
       acknowledged.map((id) =>
-        runtime.work.waitOperation(id, { signal: AbortSignal.timeout(60_000), pollMs: 200 }),
+        runtime.operations.wait(id, { signal: AbortSignal.timeout(60_000), pollMs: 200 }),
       ),
     );
     const entries = await Promise.all(roots.map((root) => readLines(join(root, 'operations.log'))));

@@ -5,7 +5,7 @@
 import { Queue, Worker } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { watchPulling, reconnectWorker, type PullWatchdog } from '../../src/worker/pull-watchdog.js';
-import { createRedis, closeRedis } from '../../src/core/redis.js';
+import { createRedis, closeRedis } from '../../src/core/redis/connections.js';
 import { uniquePrefix } from '../support/data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { sleep, waitFor } from '../support/wait.js';

@@ -1,8 +1,8 @@
 // The Sentinel form of --redis-url (README "Deployment beyond one machine"),
 // parsed into ioredis' sentinel options; passwords never shown in messages.
 import { describe, expect, it } from 'vitest';
-import { redact } from '../../src/core/redact.js';
-import { parseSentinelUrl, safeUrl } from '../../src/core/redis.js';
+import { redact } from '../../src/core/safety/redact.js';
+import { parseSentinelUrl, safeUrl } from '../../src/core/redis/connections.js';
 
 describe('redis+sentinel:// URLs', () => {
   it('hosts, primary name, credentials and db', () => {

@@ -5,8 +5,8 @@
 // registered after these, runs before the core is closed.
 import { afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
-import { createCore, type Core, type CoreConfig } from '../../src/core/context.js';
-import type { PluginView } from '../../src/core/plugins.js';
+import { createCore, type Core, type CoreConfig } from '../../src/core/runtime/core-services.js';
+import type { PluginView } from '../../src/core/plugins/plugin-service.js';
 import { makeDataDir, uniquePrefix } from './data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from './redis.js';
 

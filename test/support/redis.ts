@@ -1,13 +1,13 @@
 // An owned Redis for each test file: from testcontainers when a Docker engine
 // answers, otherwise a redis-server process from the launcher `up` uses
-// (src/core/redis-server.ts) on a free port with a temp dir; fault tests kill
+// (src/core/redis/redis-server.ts) on a free port with a temp dir; fault tests kill
 // and restart it; it dies with the test process. Never the shared 6379 instance.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRedisServer, type RedisServer } from '../../src/core/redis-server.js';
+import { startRedisServer, type RedisServer } from '../../src/core/redis/redis-server.js';
 
 export interface OwnedRedis {
   url: string;

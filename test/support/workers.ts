@@ -4,9 +4,9 @@
 // started here is remembered so afterEach can SIGKILL what a failed test left.
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BatchView } from '../../src/core/batches.js';
-import type { OperationView } from '../../src/core/operations.js';
-import { createRuntime, type Runtime } from '../../src/core/runtime.js';
+import type { BatchView } from '../../src/core/work/batches/batch-store.js';
+import type { OperationView } from '../../src/core/work/operations/operation-store.js';
+import { createRuntime, type Runtime } from '../../src/core/runtime/runtime.js';
 import {
   ProcessTracker,
   completion,
@@ -174,7 +174,7 @@ export async function startSleepingOperation(
   projectId: string,
   root: string,
 ): Promise<{ operation: OperationView; pid: number; grandchild: number }> {
-  const { operation } = await installation.runtime.work.createOperation(
+  const { operation } = await installation.runtime.operations.create(
     {
       pluginId: PLUGIN_ID,
       projectId,
@@ -201,7 +201,7 @@ export function untilBatchFinished(
   return waitFor(
     options.what ?? 'the batch to finish',
     async () => {
-      const view = await runtime.work.batches.get(batchId, { results: options.results ?? true });
+      const view = await runtime.batches.store.get(batchId, { results: options.results ?? true });
       return view && view.state !== 'running' ? view : undefined;
     },
     options.timeoutMs,

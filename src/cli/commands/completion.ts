@@ -3,9 +3,9 @@
 // project ids, asked of `switchyard __complete plugins|projects` (the same
 // backend as every command: local Redis or the remote API; silent on failure).
 import type { Command, Option } from 'commander';
-import { InvalidInputError } from '../../core/errors.js';
-import { escapeControl } from '../../core/terminal-safe.js';
-import { withBackend } from '../context.js';
+import { InvalidInputError } from '../../core/platform/index.js';
+import { escapeControl } from '../../core/safety/index.js';
+import { withBackend } from '../command-context.js';
 
 type IdKind = 'plugins' | 'projects' | '';
 

@@ -1,13 +1,13 @@
 // switchyard inspect / batch show / batch list: inspection batches (docs/CLI.md
 // "Work"); batch cancel, retry, diff and export are in batch-control.ts.
 import type { Command } from 'commander';
-import { BATCH_STATES, isBatchOver, withoutResults, type BatchState } from '../../core/batches.js';
-import { InvalidInputError } from '../../core/errors.js';
-import { MAX_PAGE_LIMIT } from '../../core/pages.js';
-import { withBackend } from '../context.js';
+import { BATCH_STATES, isBatchOver, withoutResults, type BatchState } from '../../core/work/batches/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
+import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
+import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, printTable } from '../output.js';
 import { oneOf, positiveInt } from '../parse.js';
-import { registerBatchControlCommands } from './batch-control.js';
+import { registerBatchControlCommands } from './batch-commands.js';
 import { batchDocument, finishBatch, followWithProgress, printBatchResults } from './work-output.js';
 
 export function registerInspectCommands(program: Command): void {

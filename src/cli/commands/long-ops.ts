@@ -3,11 +3,10 @@
 // `plugin logs [--follow]` shares. Registered onto the `plugin` and `op`
 // commands that plugins.ts and operations.ts create.
 import type { Command } from 'commander';
-import type { LogEntry } from '../../core/plugin-store.js';
-import { formatLimit, MAX_LIMIT_MS } from '../../core/time-limits.js';
-import type { PluginDetail } from '../../core/plugins.js';
-import { InvalidInputError } from '../../core/errors.js';
-import { withBackend } from '../context.js';
+import type { LogEntry, PluginDetail } from '../../core/plugins/index.js';
+import { formatLimit, MAX_LIMIT_MS } from '../../core/plugins/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
+import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, say } from '../output.js';
 import { durationFrom } from '../parse.js';
 import { untilInterrupted } from './work-output.js';

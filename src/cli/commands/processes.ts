@@ -1,10 +1,10 @@
 // switchyard worker / scheduler: one process each, for running them apart or
 // on other machines.
 import { Option, type Command } from 'commander';
-import { DEFAULT_CALL_CAP_MS, formatLimit } from '../../core/time-limits.js';
-import { runSchedulerProcess } from '../../scheduler/run.js';
-import { DEFAULT_OPERATION_PRIORITY_MS, runWorkerProcess } from '../../worker/run.js';
-import { globalsOf } from '../context.js';
+import { DEFAULT_CALL_CAP_MS, formatLimit } from '../../core/plugins/index.js';
+import { runSchedulerProcess } from '../../scheduler/scheduler-process.js';
+import { DEFAULT_OPERATION_PRIORITY_MS, runWorkerProcess } from '../../worker/worker-process.js';
+import { globalsOf } from '../command-context.js';
 import { milliseconds, nonNegativeInt, positiveInt } from '../parse.js';
 
 export function registerProcessCommands(program: Command): void {

@@ -3,9 +3,9 @@
 // against GET /api/v1/me, and stored with the URL in a 0600 config file.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { localUser } from '../../core/context.js';
-import { InvalidInputError } from '../../core/errors.js';
-import { targetOf } from '../context.js';
+import { localUser } from '../../core/runtime/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
+import { targetOf } from '../command-context.js';
 import { ApiClient } from '../http.js';
 import { emit, say } from '../output.js';
 import { DEFAULT_PROFILE, checkProfileName, configPath, removeProfile, saveProfile } from '../profiles.js';

@@ -3,8 +3,8 @@
 // the result, and the exit status of work that failed (docs/CLI.md: 1).
 import cliProgress from 'cli-progress';
 import ms from 'ms';
-import { withoutResults, type BatchView } from '../../core/batches.js';
-import { isTerminal, type OperationView } from '../../core/operations.js';
+import { withoutResults, type BatchView } from '../../core/work/batches/index.js';
+import { isTerminal, type OperationView } from '../../core/work/operations/index.js';
 import type { Backend } from '../backend.js';
 import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 
@@ -134,7 +134,7 @@ export async function followWithProgress(
           const rate = (done / Math.max(0.001, elapsedMs / 1_000)).toFixed(1);
           bar?.update(done, { failed, rate, etaText: etaText(done, total, elapsedMs) });
         },
-        { pollMs: 500, signal },
+        { signal },
       );
     });
     if (interrupted) {

@@ -1,0 +1,59 @@
+// How a command gets what it works with: global options resolved, then
+// either the core over Redis (local mode: Redis reached fail-fast with a
+// message naming the URL, closed afterwards) or the HTTP API (remote mode).
+import type { Command } from 'commander';
+import { localUser, runtimeFor } from '../core/runtime/index.js';
+import type { Runtime } from '../core/runtime/index.js';
+import { localBackend, type Backend } from './backend.js';
+import { resolveConfig, type GlobalOptions, type ResolvedConfig } from './config.js';
+import { ApiClient } from './http.js';
+import { remoteBackend } from './remote-backend.js';
+import { resolveTarget, type RemoteOptions, type Target } from './target.js';
+
+export interface CommandContext {
+  config: ResolvedConfig;
+  runtime: Runtime;
+  actor: string;
+}
+
+export interface BackendContext {
+  config: ResolvedConfig;
+  backend: Backend;
+  target: Target;
+}
+
+export function globalsOf(command: Command): ResolvedConfig {
+  return resolveConfig(command.optsWithGlobals() as GlobalOptions);
+}
+
+export function targetOf(command: Command): Promise<Target> {
+  return resolveTarget(command.optsWithGlobals() as RemoteOptions);
+}
+
+/** Local only: commands that need the core itself (processes, the demo). */
+export async function withRuntime<T>(
+  command: Command,
+  body: (context: CommandContext) => Promise<T>,
+): Promise<T> {
+  const config = globalsOf(command);
+  const runtime = await runtimeFor(config, 'cli', { failFast: true });
+  try {
+    return await body({ config, runtime, actor: localUser() });
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Every command that starts no process: the same code over either transport. */
+export async function withBackend<T>(
+  command: Command,
+  body: (context: BackendContext) => Promise<T>,
+): Promise<T> {
+  const config = globalsOf(command);
+  const target = await targetOf(command);
+  if (target.mode === 'remote')
+    return body({ config, target, backend: remoteBackend(new ApiClient(target.url, target.token)) });
+  return withRuntime(command, ({ runtime, actor }) =>
+    body({ config, target, backend: localBackend(runtime, actor) }),
+  );
+}

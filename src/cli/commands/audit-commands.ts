@@ -1,0 +1,48 @@
+// switchyard audit: who trusted, enabled, ran or cancelled what (docs/CLI.md).
+import type { Command } from 'commander';
+import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
+import { withBackend } from '../command-context.js';
+import { ago, printJson, printTable } from '../output.js';
+import { durationFrom, positiveInt } from '../parse.js';
+
+export function registerAuditCommand(program: Command): void {
+  program
+    .command('audit')
+    .description('newest audit entries: who trusted, enabled, ran or cancelled what')
+    .option('--limit <n>', 'how many', positiveInt('--limit'), 50)
+    .option('--actor <actor>', 'only this actor (a local user, token:<name>, scheduler:<id>, …)')
+    .option('--action <prefix>', 'only actions starting with this (plugin. → every plugin decision)')
+    .option('--target <id>', 'only entries about this plugin, project, batch or operation')
+    .option(
+      '--since <duration>',
+      'only entries newer than this (30s, 15m, 2h, 7d)',
+      durationFrom('--since', 1),
+    )
+    .addHelpText('after', '\nExample:\n  switchyard audit --action batch. --since 2h')
+    .action(
+      async (
+        options: { limit: number; actor?: string; action?: string; target?: string; since?: number },
+        command: Command,
+      ) =>
+        withBackend(command, async ({ config, backend }) => {
+          const { items: entries } = await backend.audit({
+            limit: Math.min(options.limit, MAX_PAGE_LIMIT),
+            ...(options.actor ? { actor: options.actor } : {}),
+            ...(options.action ? { action: options.action } : {}),
+            ...(options.target ? { target: options.target } : {}),
+            ...(options.since ? { withinMs: options.since } : {}),
+          });
+          if (config.json) return printJson(entries);
+          printTable(
+            ['AT', 'ACTOR', 'ACTION', 'TARGET', 'DETAIL'],
+            entries.map((entry) => [
+              ago(entry.at),
+              entry.actor,
+              entry.action,
+              entry.target,
+              JSON.stringify(entry.detail),
+            ]),
+          );
+        }),
+    );
+}

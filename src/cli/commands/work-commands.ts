@@ -1,0 +1,12 @@
+// The queued-work commands (docs/CLI.md "Work"), in the order help lists them:
+// inspect and batch, run and op, audit.
+import type { Command } from 'commander';
+import { registerAuditCommand } from './audit-commands.js';
+import { registerInspectCommands } from './inspect-batches.js';
+import { registerOperationCommands } from './operation-commands.js';
+
+export function registerWorkCommands(program: Command): void {
+  registerInspectCommands(program);
+  registerOperationCommands(program);
+  registerAuditCommand(program);
+}

@@ -1,0 +1,3 @@
+// The access room's door: other rooms and the shells import only from here.
+export * from './audit.js';
+export * from './tokens.js';

@@ -1,0 +1,8 @@
+// The platform room's door: other rooms and the shells import only from here.
+export * from './concurrency.js';
+export * from './errors.js';
+export * from './job-errors.js';
+export * from './list-limits.js';
+export * from './log.js';
+export * from './run-until-signalled.js';
+export * from './sleep.js';

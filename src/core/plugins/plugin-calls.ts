@@ -1,0 +1,251 @@
+// The verify-then-call pipeline (PROTOCOL §9.2–9.7): re-verify the package on
+// this machine's disk, run one supervised call, and leave its trace: health
+// and logs through PluginStore, call metrics, and a package found changed or
+// broken marked so everywhere.
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { MAX_MANIFEST_BYTES, type Scope } from '@switchyard/plugin-sdk/protocol';
+import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
+import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
+import { recordCall } from './call-metrics.js';
+import {
+  inOrder,
+  FingerprintChangedError,
+  PackageInvalidError,
+  PluginCallError,
+  TrustRequiredError,
+} from '../platform/index.js';
+import { hashExecutable } from './fingerprint.js';
+import { intactFingerprint } from './intact-package.js';
+import type { Keys } from '../redis/index.js';
+import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
+import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
+import { boundedMessage } from '../safety/index.js';
+import { superviseCall, type CallOutcome, type SupervisorLimits } from '../supervision/index.js';
+import { LiveStderr, StderrBudget } from '../supervision/index.js';
+import { DEFAULT_CALL_CAP_MS, limitFor, timeLimitsOf } from './time-limits.js';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** A shorter limit than the plugin's (an operation's `--timeout`). */
+  timeoutMs?: number;
+  /** The operation this call runs: its stderr lines are also kept under it. */
+  operationId?: string;
+  beforeSend?: () => Promise<void>;
+  onSpawn?: (pid: number) => void;
+}
+
+export interface PluginCallsOptions {
+  /** Who acts when a call finds tampering (e.g. `worker:<host>:<pid>`). */
+  processActor: string;
+  /** `callTimeoutMs` caps every call (worker --call-timeout); the plugin's limits apply below it. */
+  limits?: Partial<SupervisorLimits>;
+}
+
+type CallMethod = Exclude<MethodName, 'initialize'>;
+
+export class PluginCalls {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly store: PluginStore,
+    private readonly options: PluginCallsOptions,
+  ) {}
+
+  /** Verifies the package on disk, then runs one supervised call with the record's grants and records its outcome. */
+  async call<M extends CallMethod>(
+    record: PluginRecord,
+    method: M,
+    params: MethodParams<M>,
+    options: CallOptions,
+  ): Promise<CallOutcome<M>> {
+    try {
+      await this.verifyOnDisk(record);
+    } catch (error) {
+      await this.#recordFailure(record.id, error);
+      throw error;
+    }
+    return this.callVerified(record, record.grantedScopes, method, params, options);
+  }
+
+  /** One supervised call of a package the caller has just verified, with these grants; its outcome recorded. */
+  async callVerified<M extends CallMethod>(
+    record: PluginRecord,
+    grants: Scope[],
+    method: M,
+    params: MethodParams<M>,
+    options: CallOptions,
+  ): Promise<CallOutcome<M>> {
+    const started = performance.now();
+    const measure = (ok: boolean) =>
+      recordCall(this.redis, this.keys, record.id, method, (performance.now() - started) / 1_000, ok);
+    // Live: every line to the operation's log (it keeps the newest), a bounded share to the plugin's.
+    const budget = new StderrBudget();
+    const live = new LiveStderr((lines) =>
+      this.store.appendCallLogs(record.id, stderrEntries(budget.take(lines)), {
+        ...(options.operationId ? { operationId: options.operationId, operation: stderrEntries(lines) } : {}),
+      }),
+    );
+    const closeLive = async () => {
+      await live.close();
+      const rest = budget.end(
+        options.operationId ? `op logs ${options.operationId} has its newest lines` : undefined,
+      );
+      await this.store.appendCallLogs(record.id, stderrEntries(rest)).catch(() => {});
+    };
+    try {
+      const outcome = await superviseCall({
+        executablePath: join(record.packageDir, record.executable),
+        arguments: record.arguments,
+        packageDir: record.packageDir,
+        identity: record,
+        grants,
+        method,
+        params,
+        limits: { ...this.options.limits, callTimeoutMs: this.#timeoutOf(record, method, options) },
+        onStderr: (chunk) => live.push(chunk),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.beforeSend ? { beforeSend: options.beforeSend } : {}),
+        ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+      });
+      const status =
+        method === 'plugin.health'
+          ? (outcome.result as { status: HealthState }).status
+          : ('healthy' as const);
+      measure(true);
+      await closeLive();
+      await this.store.recordOutcome(record.id, { health: status }, []);
+      return outcome;
+    } catch (error) {
+      measure(false);
+      await closeLive();
+      await this.#recordFailure(record.id, error, options.operationId);
+      throw error;
+    }
+  }
+
+  /** The plugin's limit for this method, shortened by the request, capped by this process. */
+  #timeoutOf(record: PluginRecord, method: CallMethod, options: CallOptions): number {
+    return Math.min(
+      limitFor(timeLimitsOf(record.timeLimits), method),
+      options.timeoutMs ?? Infinity,
+      this.options.limits?.callTimeoutMs ?? DEFAULT_CALL_CAP_MS,
+    );
+  }
+
+  /**
+   * PROTOCOL §9.2 on this machine's disk: executable rules and the fingerprint
+   * must equal the trusted one. A mismatch disables the plugin everywhere.
+   */
+  async verifyOnDisk(record: PluginRecord): Promise<string> {
+    const trusted = record.trustedFingerprint;
+    if (!trusted) throw new TrustRequiredError(untrustedPluginMessage(record.id));
+    const current = await this.fingerprintOnDisk(record);
+    if (current !== trusted) {
+      await this.#markChanged(record, current);
+      throw new FingerprintChangedError(
+        `plugin ${record.id} changed on disk (trusted ${trusted}, now ${current}); it was disabled and must be reviewed again`,
+        trusted,
+        current,
+      );
+    }
+    return current;
+  }
+
+  /** The package's fingerprint as it is on disk now; a package that breaks the rules is marked unavailable. */
+  async fingerprintOnDisk(record: PluginRecord): Promise<string> {
+    // The usual case (nothing wrong, fingerprint cached) without a thread-pool hop per check.
+    const intact = intactFingerprint(record);
+    if (intact !== undefined) return intact;
+    // Independent reads, issued together: this runs before every call.
+    const [manifestBytes, executable] = await inOrder(
+      // A refused plugin.json (FIFO, symlink, foreign owner) is a package fault like the executable's.
+      readManifestBytes(record.manifestPath).catch((error: unknown) =>
+        error instanceof PackageFileError ? { refused: error.message } : Promise.reject(error),
+      ),
+      checkExecutable(record.packageDir, record.executable),
+    );
+    if (manifestBytes !== undefined && 'refused' in manifestBytes) {
+      await this.#markUnavailable(record, manifestBytes.refused);
+      throw new PackageInvalidError(`plugin ${record.id}: ${manifestBytes.refused}; the call was refused`);
+    }
+    if (manifestBytes === undefined || manifestBytes.length > MAX_MANIFEST_BYTES) {
+      throw new PackageInvalidError(
+        `plugin ${record.id}: ${record.manifestPath} is ${manifestBytes === undefined ? 'missing' : 'larger than 64 KiB'}`,
+      );
+    }
+    if (!executable.ok) {
+      await this.#markUnavailable(record, executable.error);
+      throw new PackageInvalidError(`plugin ${record.id}: ${executable.error}; the call was refused`);
+    }
+    const fingerprint = await hashExecutable(manifestBytes, executable.path);
+    if (typeof fingerprint !== 'string') {
+      await this.#markUnavailable(record, fingerprint.error);
+      throw new PackageInvalidError(`plugin ${record.id}: ${fingerprint.error}; the call was refused`);
+    }
+    return fingerprint;
+  }
+
+  async #markChanged(record: PluginRecord, current: string): Promise<void> {
+    await this.store.mutate(record.id, (latest) => {
+      if (!latest || latest.trustedFingerprint !== record.trustedFingerprint || latest.trust === 'changed') {
+        return { value: undefined };
+      }
+      return {
+        next: { ...latest, trust: 'changed', enabled: false, grantedScopes: [], fingerprint: current },
+        audit: [
+          {
+            actor: this.options.processActor,
+            action: 'plugin.fingerprint-changed',
+            target: record.id,
+            detail: { seenBy: this.options.processActor, trusted: record.trustedFingerprint, current },
+          },
+        ],
+        value: undefined,
+      };
+    });
+  }
+
+  async #markUnavailable(record: PluginRecord, error: string): Promise<void> {
+    await this.store.mutate(record.id, (latest) => {
+      if (!latest || (!latest.available && latest.error === error)) return { value: undefined };
+      return {
+        next: { ...latest, available: false, error },
+        audit: [
+          {
+            actor: this.options.processActor,
+            action: 'plugin.package-invalid',
+            target: record.id,
+            detail: { seenBy: this.options.processActor, error },
+          },
+        ],
+        value: undefined,
+      };
+    });
+  }
+
+  /**
+   * A fault records unhealthy; the plugin's own error (-32000) is logged with
+   * health left as it was. Its stderr was stored while it ran; the host's line
+   * saying how it ended follows it (in the operation's log too).
+   */
+  async #recordFailure(id: string, error: unknown, operationId?: string): Promise<void> {
+    const unhealthy = recordsUnhealthy(error);
+    const message = boundedMessage(error instanceof Error ? error.message : String(error));
+    const line: LogEntry = { at: new Date().toISOString(), source: 'host', line: `call failed: ${message}` };
+    if (operationId) {
+      await this.store.appendCallLogs(id, [line], { operationId, operation: [line] }).catch(() => {});
+      if (unhealthy) await this.store.recordOutcome(id, { health: 'unhealthy', lastError: message }, []);
+      return;
+    }
+    if (!unhealthy && !(error instanceof PluginCallError)) return;
+    await this.store.recordOutcome(id, unhealthy ? { health: 'unhealthy', lastError: message } : undefined, [
+      line,
+    ]);
+  }
+}
+
+function stderrEntries(stderr: string[]): LogEntry[] {
+  const at = new Date().toISOString();
+  return stderr.map((line) => ({ at, source: 'stderr', line }));
+}

@@ -1,0 +1,245 @@
+// Pure rules and views of the plugin registry: what a refresh makes of a
+// discovered package, whether the stored state allows a call, which scopes
+// may be granted, what a plugin call is told about a project, and the shapes
+// the fronts print. No I/O here; plugins.ts and plugin-calls.ts apply them.
+import { SCOPES, type Capability, type Scope } from '@switchyard/plugin-sdk/protocol';
+import type { AuditInput } from '../access/index.js';
+import type { DiscoveredPackage } from './discovery.js';
+import {
+  CallCancelledError,
+  FingerprintChangedError,
+  InvalidInputError,
+  PackageInvalidError,
+  PermissionDeniedError,
+  PluginCallError,
+  PluginDisabledError,
+  PluginUnavailableError,
+  ProtocolMismatchError,
+  SwitchyardError,
+  TrustRequiredError,
+} from '../platform/index.js';
+import type { HealthRecord, HealthState, PluginRecord } from './plugin-store.js';
+import type { Project } from '../projects/index.js';
+import type { Containment } from '../supervision/index.js';
+import { timeLimitsOf, type TimeLimits } from './time-limits.js';
+
+/** docs/CLI.md's JSON shape of a plugin. */
+export interface PluginView {
+  id: string;
+  name: string;
+  version: string;
+  protocolVersion: string;
+  fingerprint: string | null;
+  capabilities: Capability[];
+  requestedScopes: Scope[];
+  grantedScopes: Scope[];
+  trust: PluginRecord['trust'];
+  enabled: boolean;
+  health: HealthState;
+  available: boolean;
+  error?: string;
+}
+
+/** Everything a reviewer needs (plugin show). */
+export interface PluginDetail extends PluginView {
+  trustedFingerprint?: string;
+  trustedBy?: string;
+  trustedAt?: string;
+  lastError?: string;
+  healthCheckedAt?: string;
+  manifestPath: string;
+  packageDir: string;
+  executable: string;
+  /** The host's time limits for this plugin's calls (ms). */
+  timeLimits: TimeLimits;
+  /** How this plugin's call processes are contained, as the process that rendered this sees it. */
+  containment: Containment & { seenBy: string };
+}
+
+/** The registry record a refresh makes of a discovered package, and what it audits. */
+export function reconcile(
+  current: PluginRecord | undefined,
+  found: DiscoveredPackage,
+  actor: string,
+  now: string,
+): { next: PluginRecord; audit: AuditInput[] } {
+  const manifest = found.manifest;
+  const audit: AuditInput[] = [];
+  const fingerprint = found.fingerprint ?? null;
+  let trust = current?.trust ?? 'untrusted';
+  let enabled = current?.enabled ?? false;
+  let grantedScopes = current?.grantedScopes ?? [];
+  const trusted = current?.trustedFingerprint;
+  if (trusted && fingerprint && fingerprint !== trusted) {
+    if (current?.trust !== 'changed' || current.fingerprint !== fingerprint) {
+      audit.push({
+        actor,
+        action: 'plugin.fingerprint-changed',
+        target: found.id,
+        detail: { seenBy: actor, trusted, current: fingerprint },
+      });
+    }
+    trust = 'changed';
+    enabled = false;
+    grantedScopes = [];
+  } else if (trusted && fingerprint === trusted && trust === 'changed') {
+    // The reviewed bytes are back; grants stay revoked until enabled again.
+    trust = 'trusted';
+  }
+  if (!current) {
+    audit.push({
+      actor,
+      action: 'plugin.discovered',
+      target: found.id,
+      detail: { fingerprint, packageDir: found.packageDir },
+    });
+  }
+  const next: PluginRecord = {
+    id: found.id,
+    name: manifest?.name ?? found.hints?.name ?? current?.name ?? '',
+    version: manifest?.version ?? found.hints?.version ?? current?.version ?? '',
+    protocolVersion:
+      manifest?.protocolVersion ?? found.hints?.protocolVersion ?? current?.protocolVersion ?? '',
+    capabilities: manifest?.capabilities ?? current?.capabilities ?? [],
+    requestedScopes: manifest?.requestedScopes ?? current?.requestedScopes ?? [],
+    executable: manifest?.executable ?? current?.executable ?? '',
+    arguments: manifest?.arguments ?? [],
+    packageDir: found.packageDir,
+    manifestPath: found.manifestPath,
+    fingerprint,
+    available: found.error === undefined,
+    ...(found.error === undefined ? {} : { error: found.error }),
+    protocolMismatch: found.protocolMismatch,
+    trust,
+    ...(trusted
+      ? { trustedFingerprint: trusted, trustedBy: current?.trustedBy, trustedAt: current?.trustedAt }
+      : {}),
+    enabled,
+    grantedScopes,
+    discoveredAt: now,
+    ...(current?.timeLimits ? { timeLimits: current.timeLimits } : {}),
+  };
+  return { next, audit };
+}
+
+/** PROTOCOL §9.1: the stored state must allow the call now. */
+export function assertCallAllowed(record: PluginRecord, capability?: Capability, scope?: Scope): void {
+  assertUsablePackage(record);
+  assertTrusted(record);
+  if (!record.enabled)
+    throw new PluginDisabledError(`plugin ${record.id} is disabled; enable it with the scopes it needs`);
+  if (capability && !record.capabilities.includes(capability)) {
+    throw new PermissionDeniedError(`plugin ${record.id} does not declare the capability ${capability}`);
+  }
+  if (scope && !record.grantedScopes.includes(scope)) {
+    throw new PermissionDeniedError(`plugin ${record.id} has not been granted the scope ${scope}`);
+  }
+}
+
+/** Names the fix: review the package, then trust the fingerprint that review printed. */
+export function untrustedPluginMessage(id: string): string {
+  return `plugin ${id} is not trusted; review it with \`plugin show ${id}\`, then \`plugin trust ${id} --fingerprint <fingerprint> --yes\``;
+}
+
+/** Trusted, and not changed since. */
+export function assertTrusted(record: PluginRecord): void {
+  if (record.trust === 'untrusted') throw new TrustRequiredError(untrustedPluginMessage(record.id));
+  if (record.trust === 'changed') throw changedError(record);
+}
+
+export function assertUsablePackage(record: PluginRecord): void {
+  if (record.protocolMismatch)
+    throw new ProtocolMismatchError(record.error ?? `plugin ${record.id} speaks another protocol`);
+  if (!record.available)
+    throw new PluginUnavailableError(
+      `plugin ${record.id} is unavailable: ${record.error ?? 'unknown reason'}`,
+    );
+}
+
+function changedError(record: PluginRecord): FingerprintChangedError {
+  return new FingerprintChangedError(
+    `plugin ${record.id} changed since it was trusted (trusted ${record.trustedFingerprint}, now ${record.fingerprint}); review it and trust the new fingerprint`,
+    record.trustedFingerprint ?? '',
+    record.fingerprint ?? undefined,
+  );
+}
+
+/** The scopes `enable` may grant: a non-empty subset of what the plugin requests. */
+export function validateScopes(record: PluginRecord, scopes: string[]): Scope[] {
+  if (scopes.length === 0) {
+    throw new InvalidInputError(
+      `enable needs at least one scope; ${record.id} requests: ${record.requestedScopes.join(', ')}`,
+    );
+  }
+  const unique = [...new Set(scopes)];
+  for (const scope of unique) {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw new InvalidInputError(`unknown scope ${JSON.stringify(scope)}; scopes are ${SCOPES.join(', ')}`);
+    }
+    if (!(record.requestedScopes as string[]).includes(scope)) {
+      throw new InvalidInputError(
+        `scope ${scope} was not requested by ${record.id} (it requests: ${record.requestedScopes.join(', ') || 'none'})`,
+      );
+    }
+  }
+  return unique as Scope[];
+}
+
+/** What a call is told about a project: `root` only with project.files.read. */
+export function projectParams(project: Project, grants: readonly Scope[]) {
+  return {
+    id: project.id,
+    displayName: project.displayName,
+    ...(grants.includes('project.files.read') ? { root: project.root } : {}),
+  };
+}
+
+/**
+ * Faults of the plugin or its package record unhealthy; the caller's own
+ * authorization errors, a cancelled call and the plugin's application error
+ * (-32000, PROTOCOL §8: not a fault) leave health as it was.
+ */
+export function recordsUnhealthy(error: unknown): boolean {
+  if (!(error instanceof SwitchyardError)) return false;
+  if (error instanceof CallCancelledError || error instanceof PluginCallError) return false;
+  return (
+    error.callFailure || error instanceof PackageInvalidError || error instanceof FingerprintChangedError
+  );
+}
+
+export function toView(record: PluginRecord, health: HealthRecord): PluginView {
+  return {
+    id: record.id,
+    name: record.name,
+    version: record.version,
+    protocolVersion: record.protocolVersion,
+    fingerprint: record.fingerprint,
+    capabilities: record.capabilities,
+    requestedScopes: record.requestedScopes,
+    grantedScopes: record.grantedScopes,
+    trust: record.trust,
+    enabled: record.enabled,
+    health: health.health,
+    available: record.available,
+    ...(record.error ? { error: record.error } : {}),
+  };
+}
+
+export function toDetail(
+  record: PluginRecord,
+  health: HealthRecord,
+  containment: PluginDetail['containment'],
+): PluginDetail {
+  return {
+    ...toView(record, health),
+    ...(record.trustedFingerprint ? { trustedFingerprint: record.trustedFingerprint } : {}),
+    ...(record.trustedBy ? { trustedBy: record.trustedBy, trustedAt: record.trustedAt } : {}),
+    ...(health.lastError ? { lastError: health.lastError } : {}),
+    ...(health.checkedAt ? { healthCheckedAt: health.checkedAt } : {}),
+    manifestPath: record.manifestPath,
+    packageDir: record.packageDir,
+    executable: record.executable,
+    timeLimits: timeLimitsOf(record.timeLimits),
+    containment,
+  };
+}

@@ -1,0 +1,304 @@
+// Plugin application services: refresh, list, show, trust, enable, disable,
+// health, logs, and the supervised calls (inspect, operate). Every front (CLI,
+// api, worker, scheduler) goes through these; the rules they apply are in
+// plugin-rules.ts, the verify-then-call pipeline in plugin-calls.ts, and
+// every Redis write in plugin-store.ts.
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import type {
+  Capability,
+  InspectResult,
+  JsonValue,
+  OperateResult,
+  Scope,
+} from '@switchyard/plugin-sdk/protocol';
+import { discoverPackages, type DiscoveredPackage } from './discovery.js';
+import {
+  InvalidInputError,
+  PluginNotFoundError,
+  PluginUnavailableError,
+  ProjectUntrustedError,
+  TrustRequiredError,
+  inOrder,
+} from '../platform/index.js';
+import type { Keys } from '../redis/index.js';
+import { PluginCalls, type CallOptions } from './plugin-calls.js';
+import {
+  assertCallAllowed,
+  assertTrusted,
+  assertUsablePackage,
+  projectParams,
+  reconcile,
+  toDetail,
+  toView,
+  validateScopes,
+  type PluginDetail,
+  type PluginView,
+} from './plugin-rules.js';
+import { PluginStore, type LogEntry, type PluginRecord } from './plugin-store.js';
+import type { Project, ProjectService } from '../projects/index.js';
+import type { SupervisorLimits } from '../supervision/index.js';
+import { containment } from '../supervision/index.js';
+import { checkSettings, type TimeLimitSettings } from './time-limits.js';
+
+export type { CallOptions } from './plugin-calls.js';
+export type { PluginDetail, PluginView } from './plugin-rules.js';
+export { LOG_ENTRIES_KEPT, type LogEntry } from './plugin-store.js';
+
+export interface PluginServiceOptions {
+  dataDir: string;
+  /** Who acts when the service itself decides (e.g. a worker that sees tampering). */
+  processActor: string;
+  limits?: Partial<SupervisorLimits>;
+}
+
+export class PluginService {
+  readonly #store: PluginStore;
+  /** The verify-then-call pipeline (benchmarks measure its steps on their own). */
+  readonly calls: PluginCalls;
+  readonly #pluginsDir: string;
+
+  constructor(
+    redis: Redis,
+    keys: Keys,
+    private readonly projects: ProjectService,
+    readonly options: PluginServiceOptions,
+  ) {
+    this.#store = new PluginStore(redis, keys);
+    this.calls = new PluginCalls(redis, keys, this.#store, {
+      processActor: options.processActor,
+      ...(options.limits ? { limits: options.limits } : {}),
+    });
+    this.#pluginsDir = join(options.dataDir, 'plugins');
+  }
+
+  async close(): Promise<void> {
+    await this.#store.close();
+  }
+
+  // ---- discovery and registry -------------------------------------------------
+
+  async refresh(actor: string): Promise<PluginView[]> {
+    const found = await discoverPackages(this.#pluginsDir);
+    const byId = new Map<string, DiscoveredPackage>();
+    for (const item of found) if (!byId.has(item.id)) byId.set(item.id, item);
+    const now = new Date().toISOString();
+    for (const item of byId.values()) {
+      await this.#store.mutate(item.id, (current) => ({
+        ...reconcile(current, item, actor, now),
+        value: undefined,
+      }));
+    }
+    for (const record of await this.#store.all()) {
+      if (byId.has(record.id)) continue;
+      await this.#store.mutate(record.id, (current) => {
+        if (!current || (!current.available && current.error?.startsWith('package removed')))
+          return { value: undefined };
+        return {
+          next: { ...current, available: false, error: `package removed from ${current.packageDir}` },
+          audit: [
+            {
+              actor,
+              action: 'plugin.removed',
+              target: current.id,
+              detail: { packageDir: current.packageDir },
+            },
+          ],
+          value: undefined,
+        };
+      });
+    }
+    return this.list();
+  }
+
+  async list(): Promise<PluginView[]> {
+    const [records, health] = await Promise.all([this.#store.all(), this.#store.allHealth()]);
+    return records.map((record) => toView(record, health.get(record.id) ?? { health: 'unknown' }));
+  }
+
+  /** Ids of the plugins that are enabled and available (health checks). */
+  async enabledIds(): Promise<string[]> {
+    return (await this.list())
+      .filter((plugin) => plugin.enabled && plugin.available)
+      .map((plugin) => plugin.id);
+  }
+
+  async show(id: string): Promise<PluginDetail> {
+    const record = await this.#require(id);
+    return toDetail(record, await this.#store.health(id), {
+      ...containment(),
+      seenBy: this.options.processActor,
+    });
+  }
+
+  /** Admin: the host's time limits for this plugin's calls (unset ones keep their value). */
+  async setTimeLimits(id: string, settings: TimeLimitSettings, actor: string): Promise<PluginDetail> {
+    checkSettings(settings);
+    await this.#require(id);
+    await this.#store.mutate(id, (current) => {
+      if (!current) throw new PluginNotFoundError(id);
+      const timeLimits = { ...current.timeLimits, ...definedOnly(settings) };
+      return {
+        next: { ...current, timeLimits },
+        audit: [{ actor, action: 'plugin.set', target: id, detail: { ...timeLimits } }],
+        value: undefined,
+      };
+    });
+    return this.show(id);
+  }
+
+  async #require(id: string): Promise<PluginRecord> {
+    const record = await this.#store.get(id);
+    if (!record) throw new PluginNotFoundError(id);
+    return record;
+  }
+
+  // ---- review decisions ---------------------------------------------------------
+
+  /** Records the exact reviewed fingerprint; the plugin stays disabled. */
+  async trust(id: string, fingerprint: string, actor: string): Promise<PluginView> {
+    const record = await this.#require(id);
+    assertUsablePackage(record);
+    if (fingerprint !== record.fingerprint) {
+      throw new InvalidInputError(
+        `fingerprint ${fingerprint} differs from the current fingerprint of ${id}; review \`plugin show ${id}\` and pass the fingerprint it prints`,
+      );
+    }
+    // Trust only what is on disk now, not what a stale refresh saw.
+    const onDisk = await this.calls.fingerprintOnDisk(record);
+    if (onDisk !== fingerprint) {
+      throw new InvalidInputError(
+        `the package of ${id} changed on disk since it was discovered; run \`plugin refresh\` and review it again`,
+      );
+    }
+    await this.#store.mutate(id, (current) => {
+      if (!current || current.fingerprint !== fingerprint) {
+        throw new InvalidInputError(`plugin ${id} changed while it was being trusted; review it again`);
+      }
+      const next: PluginRecord = {
+        ...current,
+        trust: 'trusted',
+        trustedFingerprint: fingerprint,
+        trustedBy: actor,
+        trustedAt: new Date().toISOString(),
+        enabled: false,
+        grantedScopes: [],
+      };
+      return {
+        next,
+        audit: [{ actor, action: 'plugin.trust', target: id, detail: { fingerprint } }],
+        value: undefined,
+      };
+    });
+    return this.#view(id);
+  }
+
+  /** Grants an explicit subset of the requested scopes after a successful initialize + health exchange. */
+  async enable(id: string, scopes: string[], actor: string): Promise<PluginView> {
+    const record = await this.#require(id);
+    assertUsablePackage(record);
+    assertTrusted(record);
+    const granted = validateScopes(record, scopes);
+    const fingerprint = await this.calls.verifyOnDisk(record);
+    const outcome = await this.calls.callVerified(record, granted, 'plugin.health', {}, {});
+    if (outcome.result.status === 'unhealthy') {
+      throw new PluginUnavailableError(
+        `plugin ${id} reports itself unhealthy${outcome.result.message ? `: ${outcome.result.message}` : ''}; not enabled`,
+      );
+    }
+    await this.#store.mutate(id, (current) => {
+      if (!current || current.trust !== 'trusted' || current.trustedFingerprint !== fingerprint) {
+        throw new TrustRequiredError(`plugin ${id} changed while it was being enabled; review it again`);
+      }
+      return {
+        next: { ...current, enabled: true, grantedScopes: granted },
+        audit: [{ actor, action: 'plugin.enable', target: id, detail: { scopes: granted, fingerprint } }],
+        value: undefined,
+      };
+    });
+    return this.#view(id);
+  }
+
+  /** Revokes every grant without running plugin code. */
+  async disable(id: string, actor: string): Promise<PluginView> {
+    await this.#require(id);
+    await this.#store.mutate(id, (current) => {
+      if (!current) throw new PluginNotFoundError(id);
+      return {
+        next: { ...current, enabled: false, grantedScopes: [] },
+        audit: [
+          { actor, action: 'plugin.disable', target: id, detail: { previousScopes: current.grantedScopes } },
+        ],
+        value: undefined,
+      };
+    });
+    return this.#view(id);
+  }
+
+  // ---- supervised calls ---------------------------------------------------------
+
+  /** One supervised health check now (the plugin must be enabled). */
+  async health(id: string, options: CallOptions = {}) {
+    const record = await this.authorize(id);
+    return (await this.calls.call(record, 'plugin.health', {}, options)).result;
+  }
+
+  async inspect(pluginId: string, projectId: string, options: CallOptions = {}): Promise<InspectResult> {
+    const [record, project] = await inOrder(
+      this.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
+      this.authorizeProject(projectId),
+    );
+    const params = { project: projectParams(project, record.grantedScopes) };
+    return (await this.calls.call(record, 'project.inspect', params, options)).result;
+  }
+
+  async operate(
+    pluginId: string,
+    projectId: string,
+    action: string,
+    input: JsonValue,
+    options: CallOptions = {},
+  ): Promise<OperateResult> {
+    const record = await this.authorize(pluginId, 'project.operate', 'project.operate');
+    const project = await this.authorizeProject(projectId);
+    const params = { project: projectParams(project, record.grantedScopes), action, input };
+    return (await this.calls.call(record, 'project.operate', params, options)).result;
+  }
+
+  /** PROTOCOL §9.1: the stored state must allow the call now. */
+  async authorize(id: string, capability?: Capability, scope?: Scope): Promise<PluginRecord> {
+    const record = await this.#require(id);
+    assertCallAllowed(record, capability, scope);
+    return record;
+  }
+
+  async authorizeProject(projectId: string): Promise<Project> {
+    const project = await this.projects.require(projectId);
+    if (!project.trusted) {
+      throw new ProjectUntrustedError(
+        `project ${projectId} is not trusted; trust it with \`project trust ${projectId}\``,
+      );
+    }
+    return project;
+  }
+
+  // ---- logs ---------------------------------------------------------------------
+
+  async logs(id: string, limit = 100): Promise<LogEntry[]> {
+    await this.#require(id);
+    return this.#store.logs(id, limit);
+  }
+
+  /** The stderr of an operation's call (and how it ended), oldest first. */
+  operationLogs(operationId: string): Promise<LogEntry[]> {
+    return this.#store.operationLogs(operationId);
+  }
+
+  async #view(id: string): Promise<PluginView> {
+    return toView(await this.#require(id), await this.#store.health(id));
+  }
+}
+
+function definedOnly(settings: TimeLimitSettings): TimeLimitSettings {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+}

@@ -1,0 +1,239 @@
+// Plugin registry in Redis. Each plugin is one JSON value in a hash, so a
+// reader sees a whole record or none of it; changes that belong together
+// (record + audit) go in one optimistic MULTI, retried on conflict. Health and
+// logs are written here only (setHealth, recordOutcome).
+import { randomBytes } from 'node:crypto';
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
+import { auditInto, type AuditInput } from '../access/index.js';
+import type { Keys } from '../redis/index.js';
+import { closeRedis, duplicateRedis } from '../redis/index.js';
+import type { TimeLimitSettings } from './time-limits.js';
+
+export type TrustState = 'untrusted' | 'trusted' | 'changed';
+export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
+
+export interface PluginRecord {
+  id: string;
+  name: string;
+  version: string;
+  protocolVersion: string;
+  capabilities: Capability[];
+  requestedScopes: Scope[];
+  executable: string;
+  arguments: string[];
+  packageDir: string;
+  manifestPath: string;
+  /** Fingerprint seen by the last discovery (null when it could not be computed). */
+  fingerprint: string | null;
+  available: boolean;
+  error?: string;
+  protocolMismatch: boolean;
+  trust: TrustState;
+  trustedFingerprint?: string;
+  trustedBy?: string;
+  trustedAt?: string;
+  enabled: boolean;
+  grantedScopes: Scope[];
+  discoveredAt: string;
+  /** Host policy set by an admin (`plugin set`); unset limits are the defaults (time-limits.ts). */
+  timeLimits?: TimeLimitSettings;
+}
+
+export interface HealthRecord {
+  health: HealthState;
+  lastError?: string;
+  checkedAt?: string;
+}
+
+export interface LogEntry {
+  at: string;
+  source: 'stderr' | 'host';
+  line: string;
+  /** Unique per entry: what a follower has already printed. */
+  id?: string;
+  /** The operation whose call wrote it. */
+  operationId?: string;
+}
+
+export const LOG_ENTRIES_KEPT = 1_000;
+/** An operation keeps the last this many lines of its call (PROTOCOL §9.6's per-call bound). */
+export const OPERATION_LOG_LINES = 200;
+
+const entryIdPrefix = `${process.pid.toString(36)}.${randomBytes(3).toString('hex')}`;
+let entryCount = 0;
+
+const HEALTH_CACHE_MS = 2_000;
+
+/** What `mutate` asks of a change: the new record (null deletes it), its audit entries, a value to return. */
+export type PluginChange<T> = (current: PluginRecord | undefined) => {
+  next?: PluginRecord | null;
+  audit?: AuditInput[];
+  value: T;
+};
+
+export class PluginStore {
+  /** WATCH state belongs to a connection: transactions get their own, one at a time. */
+  #txRedis: Redis | undefined;
+  #txQueue: Promise<unknown> = Promise.resolve();
+  readonly #healthSeen = new Map<string, { record: HealthRecord; until: number }>();
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {}
+
+  async close(): Promise<void> {
+    if (this.#txRedis) await closeRedis(this.#txRedis);
+    this.#txRedis = undefined;
+  }
+
+  async get(id: string): Promise<PluginRecord | undefined> {
+    const raw = await this.redis.hget(this.keys.plugins, id);
+    return raw ? (JSON.parse(raw) as PluginRecord) : undefined;
+  }
+
+  async all(): Promise<PluginRecord[]> {
+    const raw = await this.redis.hvals(this.keys.plugins);
+    return raw.map((value) => JSON.parse(value) as PluginRecord).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  async health(id: string): Promise<HealthRecord> {
+    const raw = await this.redis.hget(this.keys.pluginHealth, id);
+    return raw ? (JSON.parse(raw) as HealthRecord) : { health: 'unknown' };
+  }
+
+  async allHealth(): Promise<Map<string, HealthRecord>> {
+    const raw = await this.redis.hgetall(this.keys.pluginHealth);
+    return new Map(Object.entries(raw).map(([id, value]) => [id, JSON.parse(value) as HealthRecord]));
+  }
+
+  /** The only writer of a plugin's health: stores it, with new log entries in the same MULTI. */
+  async setHealth(id: string, health: HealthRecord, logs: LogEntry[] = []): Promise<void> {
+    this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
+    const multi = this.redis.multi().hset(this.keys.pluginHealth, id, JSON.stringify(health));
+    this.#appendLogs(multi, id, logs);
+    await multi.exec();
+  }
+
+  /**
+   * What a call leaves behind: its log entries, and the health it shows when
+   * given (undefined leaves health as it was). Health is written when it
+   * changed, or on every call that is not healthy (its checkedAt moves).
+   */
+  async recordOutcome(id: string, health: HealthRecord | undefined, logs: LogEntry[]): Promise<void> {
+    const at = new Date().toISOString();
+    if (health) {
+      const previous = await this.#knownHealth(id);
+      const changed = previous.health !== health.health || previous.lastError !== health.lastError;
+      if (!changed && logs.length === 0) return;
+      if (changed || health.health !== 'healthy')
+        return this.setHealth(id, { ...health, checkedAt: at }, logs);
+      // Unchanged and healthy: the cache keeps what we know without the write.
+      this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
+    }
+    if (logs.length === 0) return;
+    const multi = this.redis.multi();
+    this.#appendLogs(multi, id, logs);
+    await multi.exec();
+  }
+
+  /** The newest `limit` log entries (at most LOG_ENTRIES_KEPT), newest first. */
+  async logs(id: string, limit: number): Promise<LogEntry[]> {
+    const raw = await this.redis.lrange(
+      this.keys.pluginLogs(id),
+      0,
+      Math.max(0, Math.min(limit, LOG_ENTRIES_KEPT) - 1),
+    );
+    return raw.map((value) => JSON.parse(value) as LogEntry);
+  }
+
+  /**
+   * Lines of a running call, in one MULTI: into the plugin's log, and when the
+   * call is an operation's, `operation` (tagged with it) into that operation's
+   * log, which keeps its newest OPERATION_LOG_LINES.
+   */
+  async appendCallLogs(
+    id: string,
+    logs: LogEntry[],
+    call: { operationId?: string; operation?: LogEntry[] } = {},
+  ): Promise<void> {
+    const { operationId, operation = [] } = call;
+    const tag = (entries: LogEntry[]) =>
+      entries.map((entry) => ({ ...entry, ...(operationId ? { operationId } : {}) }));
+    if (logs.length === 0 && (!operationId || operation.length === 0)) return;
+    const multi = this.redis.multi();
+    this.#appendLogs(multi, id, tag(logs));
+    if (operationId && operation.length > 0) {
+      multi.rpush(
+        this.keys.operationLogs(operationId),
+        ...tag(operation).map((entry) => JSON.stringify(withId(entry))),
+      );
+      multi.ltrim(this.keys.operationLogs(operationId), -OPERATION_LOG_LINES, -1);
+    }
+    await multi.exec();
+  }
+
+  /** An operation's log entries, oldest first. */
+  async operationLogs(operationId: string): Promise<LogEntry[]> {
+    const raw = await this.redis.lrange(this.keys.operationLogs(operationId), 0, -1);
+    return raw.map((value) => JSON.parse(value) as LogEntry);
+  }
+
+  /** Pushes the entries (each given an id: what a follower has printed) newest first. */
+  #appendLogs(multi: ChainableCommander, id: string, logs: LogEntry[]): void {
+    if (logs.length === 0) return;
+    multi.lpush(this.keys.pluginLogs(id), ...logs.map((entry) => JSON.stringify(withId(entry))));
+    multi.ltrim(this.keys.pluginLogs(id), 0, LOG_ENTRIES_KEPT - 1);
+  }
+
+  /**
+   * The stored health, read at most every HEALTH_CACHE_MS per plugin: a
+   * healthy call then costs no Redis round trip for health. Another process's
+   * change is seen within that time.
+   */
+  async #knownHealth(id: string): Promise<HealthRecord> {
+    const cached = this.#healthSeen.get(id);
+    if (cached && cached.until > Date.now()) return cached.record;
+    const record = await this.health(id);
+    this.#healthSeen.set(id, { record, until: Date.now() + HEALTH_CACHE_MS });
+    return record;
+  }
+
+  /**
+   * Reads, changes and writes one record atomically with its audit entries.
+   * `change` returns the new record (or undefined to leave it) and the audit
+   * entries; it may run more than once when another writer raced us.
+   */
+  async mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
+    const run = this.#txQueue.then(() => this.#mutate(id, change));
+    this.#txQueue = run.catch(() => {});
+    return run;
+  }
+
+  async #mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
+    this.#txRedis ??= duplicateRedis(this.redis);
+    const tx = this.#txRedis;
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      await tx.watch(this.keys.plugins);
+      const raw = await tx.hget(this.keys.plugins, id);
+      const current = raw ? (JSON.parse(raw) as PluginRecord) : undefined;
+      const { next, audit = [], value } = change(current);
+      if (next === undefined && audit.length === 0) {
+        await tx.unwatch();
+        return value;
+      }
+      let multi = tx.multi();
+      if (next === null) multi = multi.hdel(this.keys.plugins, id);
+      else if (next !== undefined) multi = multi.hset(this.keys.plugins, id, JSON.stringify(next));
+      for (const entry of audit) multi = auditInto(multi, this.keys, entry);
+      const result = await multi.exec();
+      if (result !== null) return value;
+    }
+    throw new Error(`could not update plugin ${id}: too many concurrent writers`);
+  }
+}
+
+function withId(entry: LogEntry): LogEntry {
+  return entry.id ? entry : { ...entry, id: `${entryIdPrefix}.${(entryCount += 1).toString(36)}` };
+}

@@ -1,0 +1,126 @@
+// Queues and job payloads. Payloads are validated with zod when enqueued and
+// again when a worker takes them: a malformed job fails at once, finally.
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import type { Keys } from './keys.js';
+
+export const QUEUE_NAMES = {
+  inspect: 'inspect',
+  operate: 'operate',
+  health: 'health',
+  maintenance: 'maintenance',
+} as const;
+
+/** One job inspects a slice of a batch's projects (see projectsPerJob). */
+export const inspectJobSchema = z.strictObject({
+  batchId: z.string().min(1),
+  pluginId: z.string().min(1),
+  projectIds: z.array(z.string().min(1)).min(1).max(100),
+});
+export type InspectJob = z.infer<typeof inspectJobSchema>;
+
+export const operateJobSchema = z.strictObject({ operationId: z.string().min(1) });
+export type OperateJob = z.infer<typeof operateJobSchema>;
+
+export const healthJobSchema = z.strictObject({ pluginId: z.string().min(1).optional() });
+export type HealthJob = z.infer<typeof healthJobSchema>;
+
+export const maintenanceJobSchema = z.discriminatedUnion('task', [
+  z.strictObject({ task: z.literal('rediscover') }),
+  z.strictObject({ task: z.literal('retention') }),
+  z.strictObject({ task: z.literal('health-checks') }),
+  z.strictObject({ task: z.literal('recurring-inspection'), scheduleId: z.string().min(1) }),
+]);
+export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
+
+export interface RetentionConfig {
+  /** Finished batches and operations are deleted after this many seconds (the newest two finished batches of each plugin stay, for `batch diff`). */
+  recordsSeconds: number;
+  /** BullMQ keeps failed jobs (for inspection) this long. */
+  failedJobsSeconds: number;
+}
+
+export const DEFAULT_RETENTION: RetentionConfig = {
+  recordsSeconds: 7 * 24 * 3600,
+  failedJobsSeconds: 24 * 3600,
+};
+
+/**
+ * Retention from the environment: SWITCHYARD_RETENTION_DAYS (finished batches
+ * and operations, default 7) and SWITCHYARD_FAILED_JOB_HOURS (failed BullMQ
+ * jobs kept for inspection, default 24).
+ */
+export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): RetentionConfig {
+  const number = (name: string, fallback: number) => {
+    const value = env[name];
+    if (value === undefined || value === '') return fallback;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0)
+      throw new Error(`${name} must be a positive number, not ${JSON.stringify(value)}`);
+    return parsed;
+  };
+  return {
+    recordsSeconds: Math.round(number('SWITCHYARD_RETENTION_DAYS', 7) * 24 * 3600),
+    failedJobsSeconds: Math.round(number('SWITCHYARD_FAILED_JOB_HOURS', 24) * 3600),
+  };
+}
+
+/** Inspections: 3 attempts with exponential backoff (only transient failures retry). */
+export const INSPECT_ATTEMPTS = 3;
+export const INSPECT_BACKOFF_MS = 500;
+
+/**
+ * Projects per inspect job. BullMQ's per-job cost (one Lua script, ~1 KiB of
+ * Redis memory while queued) dominates enqueueing thousands of projects, so a
+ * large batch puts up to 50 projects in a job; a small batch still spreads
+ * over at least 64 jobs (one project each when it has fewer), so every worker
+ * slot has work.
+ */
+export function projectsPerJob(total: number): number {
+  return Math.max(1, Math.min(50, Math.ceil(total / 64)));
+}
+export const OPERATE_ATTEMPTS = 3;
+
+/**
+ * The job ids: an inspect job is `<batchId>.<slice index>` (so `batch cancel`
+ * can remove a batch's queued jobs by id); an operate job is the operation's
+ * id (so a second enqueue of the same operation is a no-op).
+ */
+export function inspectJobId(batchId: string, sliceIndex: number): string {
+  return `${batchId}.${sliceIndex}`;
+}
+export function operateJobId(operationId: string): string {
+  return operationId;
+}
+
+export function jobDefaults(retention: RetentionConfig = DEFAULT_RETENTION): JobsOptions {
+  return {
+    // Results live in Switchyard's own records; a finished job is not needed.
+    removeOnComplete: true,
+    removeOnFail: { age: retention.failedJobsSeconds, count: 10_000 },
+  };
+}
+
+export interface Queues {
+  inspect: Queue;
+  operate: Queue;
+  health: Queue;
+  maintenance: Queue;
+  close(): Promise<void>;
+}
+
+export function createQueues(connection: ConnectionOptions, keys: Keys, retention?: RetentionConfig): Queues {
+  const options = { connection, prefix: keys.bullPrefix, defaultJobOptions: jobDefaults(retention) };
+  const queues = {
+    inspect: new Queue(QUEUE_NAMES.inspect, options),
+    operate: new Queue(QUEUE_NAMES.operate, options),
+    health: new Queue(QUEUE_NAMES.health, options),
+    maintenance: new Queue(QUEUE_NAMES.maintenance, options),
+  };
+  return {
+    ...queues,
+    async close() {
+      await Promise.all(Object.values(queues).map((queue) => queue.close()));
+    },
+  };
+}

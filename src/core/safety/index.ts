@@ -1,0 +1,5 @@
+// The safety room's door: other rooms and the shells import only from here.
+export * from './redact.js';
+export * from './secret-patterns.js';
+export * from './terminal-safe.js';
+export * from './token-format.js';

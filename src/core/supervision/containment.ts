@@ -1,0 +1,143 @@
+// How a plugin call's processes are started and contained (docs/PROTOCOL.md §9.3,
+// §9.5). On Linux with the native helper built: a per-call child subreaper
+// with parent-death signals (src/core/supervision/spawner.ts) — nothing of a call outlives
+// it or this process. Elsewhere, without the helper, or with
+// SWITCHYARD_SPAWNER=process-group: execa in a new process group, killed with
+// SIGKILL to the group plus tree-kill while the leader runs; a descendant that
+// leaves the group after its parent exited can survive there.
+import { accessSync, constants as fs } from 'node:fs';
+import { execa } from 'execa';
+import treeKill from 'tree-kill';
+import {
+  HELPER_PATH,
+  SpawnError,
+  Spawner,
+  type CallProcess,
+  type ProcessExit,
+  type SpawnRequest,
+} from './spawner.js';
+
+export type { CallProcess, ProcessExit, SpawnRequest } from './spawner.js';
+export { SpawnError } from './spawner.js';
+
+export interface Containment {
+  mechanism: 'subreaper' | 'process-group';
+  detail: string;
+}
+
+export const FORCE_ENV = 'SWITCHYARD_SPAWNER';
+
+let spawner: Spawner | undefined;
+/** Why the helper could not be started in this process (then every call falls back). */
+let helperFailure: string | undefined;
+
+/** The containment plugin calls of this process get (for `plugin show`). */
+export function containment(): Containment {
+  const unavailable = helperUnavailable();
+  if (unavailable) {
+    return {
+      mechanism: 'process-group',
+      detail:
+        `${unavailable}; each call runs in its own process group, killed as a group (and as a tree while ` +
+        'its leader runs): a descendant that leaves the group after its parent exited, or the whole call ' +
+        'after a kill -9 of the worker, can survive',
+    };
+  }
+  return {
+    mechanism: 'subreaper',
+    detail:
+      `native helper ${HELPER_PATH}: each call under its own child subreaper with parent-death signals; ` +
+      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker',
+  };
+}
+
+function helperUnavailable(): string | undefined {
+  const forced = process.env[FORCE_ENV];
+  if (forced === 'process-group') return `${FORCE_ENV}=process-group is set`;
+  if (process.platform !== 'linux') return `not Linux (${process.platform})`;
+  if (helperFailure) return helperFailure;
+  // A running helper was found and started: no access() on every call.
+  if (spawner) return undefined;
+  try {
+    accessSync(HELPER_PATH, fs.X_OK);
+  } catch {
+    return `the native helper is not built (${HELPER_PATH}; needs a C compiler at npm run build)`;
+  }
+  return undefined;
+}
+
+/**
+ * Starts the plugin process of one call under the containment in force;
+ * SpawnError when it cannot start (from here, or from `started`). Through the
+ * helper it returns before the process runs: stdin written meanwhile is sent
+ * with the spawn request.
+ */
+export async function startCallProcess(request: SpawnRequest): Promise<CallProcess> {
+  if (helperUnavailable()) return startInProcessGroup(request);
+  const helper = (spawner ??= new Spawner(HELPER_PATH, (gone) => {
+    if (spawner === gone) spawner = undefined;
+  }));
+  try {
+    await helper.started;
+  } catch (error) {
+    helperFailure = `the native helper could not start: ${(error as Error).message}`;
+    spawner = undefined;
+    return startInProcessGroup(request);
+  }
+  return helper.spawn(request);
+}
+
+/** The fallback: execa, detached (own process group), group-killed at the end. */
+async function startInProcessGroup(request: SpawnRequest): Promise<CallProcess> {
+  const child = execa(request.file, [...request.args], {
+    cwd: request.cwd,
+    env: request.env,
+    extendEnv: false,
+    detached: true,
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    encoding: 'buffer',
+    cleanup: true,
+  });
+  // The result promise is awaited only for its settle; errors arrive as events.
+  void child.catch(() => {});
+  let hasExited = false;
+  const exited = new Promise<ProcessExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      hasExited = true;
+      resolve({ code, signal });
+    });
+    child.once('error', () => resolve({ code: null, signal: null }));
+  });
+  const failed = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', (error) => resolve(error));
+  });
+  if (failed || child.pid === undefined) throw new SpawnError(failed?.message ?? 'no pid');
+  const pid = child.pid;
+  return {
+    started: Promise.resolve(),
+    pid,
+    stdin: child.stdin!,
+    stdout: child.stdout!,
+    stderr: child.stderr!,
+    exited,
+    end: () => killGroup(pid, !hasExited),
+  };
+}
+
+/**
+ * SIGKILL to the negative pid kills the group, grandchildren included. When
+ * the leader still runs, tree-kill also reaches descendants that left the group.
+ */
+async function killGroup(pid: number, leaderMayRun: boolean): Promise<void> {
+  if (leaderMayRun) await new Promise<void>((resolve) => treeKill(pid, 'SIGKILL', () => resolve()));
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone
+  }
+}

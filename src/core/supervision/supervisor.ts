@@ -1,0 +1,234 @@
+// The per-call supervisor (docs/PROTOCOL.md §9.3–9.7): one call = one process.
+// Spawn with a minimal environment in its own process group, initialize with
+// the grants, verify the running identity, make the one call, close stdin,
+// allow a grace period, then kill the call's processes: every descendant under
+// the native helper's subreaper, else the group (src/core/supervision/containment.ts).
+// Every way this can go wrong ends as one typed error; nothing of the call
+// outlives it.
+import { PROTOCOL_VERSION, identityProblems, type Scope } from '@switchyard/plugin-sdk/protocol';
+import {
+  PluginClient,
+  RequestAbortedError,
+  pluginEnvironment,
+  type MethodName,
+  type MethodParams,
+  type MethodResult,
+} from '@switchyard/plugin-sdk/host';
+import {
+  CallCancelledError,
+  IdentityMismatchError,
+  PluginTimeoutError,
+  SpawnFailedError,
+  SwitchyardError,
+} from '../platform/index.js';
+import { startCallProcess, type CallProcess } from './containment.js';
+import { hostErrorOf } from './exchange-errors.js';
+import { StderrTail } from './stderr-tail.js';
+
+export const HOST_VERSION = 'switchyard-ts/0.1.0';
+
+export interface SupervisorLimits {
+  /** The whole exchange (initialize + call) must finish within this. */
+  callTimeoutMs: number;
+  /** After stdin closes, how long the plugin may take to exit before SIGKILL. */
+  graceMs: number;
+}
+
+export const DEFAULT_LIMITS: SupervisorLimits = { callTimeoutMs: 15_000, graceMs: 3_000 };
+
+/** The trusted identity a running plugin must echo. */
+export interface TrustedIdentity {
+  id: string;
+  name: string;
+  version: string;
+  capabilities: readonly string[];
+  requestedScopes: readonly string[];
+}
+
+export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
+  executablePath: string;
+  arguments: readonly string[];
+  packageDir: string;
+  identity: TrustedIdentity;
+  grants: readonly Scope[];
+  method: M;
+  params: MethodParams<M>;
+  limits?: Partial<SupervisorLimits>;
+  /** Aborting kills the process group at once; the call fails with CallCancelledError. */
+  signal?: AbortSignal;
+  /** Runs after identity verification, right before the method is written (the dispatch mark). */
+  beforeSend?: () => Promise<void>;
+  onSpawn?: (pid: number) => void;
+  /** Every stderr chunk as it arrives (live logs); the bounded tail is kept either way. */
+  onStderr?: (chunk: Buffer) => void;
+}
+
+export interface CallOutcome<M extends MethodName> {
+  result: MethodResult<M>;
+  stderr: string[];
+  pid: number;
+  durationMs: number;
+  /** Where the time went, for the overhead benchmark. */
+  phases: { spawnMs: number; initializeMs: number; callMs: number; teardownMs: number };
+}
+
+/** Every failure carries the call's redacted stderr lines. */
+export type CallError = SwitchyardError & { stderr?: string[] };
+
+export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>(
+  spec: CallSpec<M>,
+): Promise<CallOutcome<M>> {
+  const limits = { ...DEFAULT_LIMITS, ...spec.limits };
+  const started = performance.now();
+  const stderr = new StderrTail();
+  const spawnFailed = (error: unknown) =>
+    withStderr(
+      new SpawnFailedError(`could not start ${spec.executablePath}: ${(error as Error).message}`),
+      [],
+    );
+  let child: CallProcess;
+  try {
+    child = await startCallProcess({
+      file: spec.executablePath,
+      args: spec.arguments,
+      cwd: spec.packageDir,
+      env: pluginEnvironment(),
+    });
+  } catch (error) {
+    throw spawnFailed(error);
+  }
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr.push(chunk);
+    spec.onStderr?.(chunk);
+  });
+  child.stderr.on('error', () => {});
+
+  const client = new PluginClient(child.stdin, child.stdout);
+  const abort = new AbortController();
+  let reason: 'timeout' | 'cancelled' | undefined;
+  let callerError: { error: unknown } | undefined;
+  const timer = setTimeout(() => {
+    reason ??= 'timeout';
+    abort.abort();
+  }, limits.callTimeoutMs);
+  const onCancel = () => {
+    reason ??= 'cancelled';
+    abort.abort();
+  };
+  if (spec.signal?.aborted) onCancel();
+  spec.signal?.addEventListener('abort', onCancel, { once: true });
+
+  // initialize is written before the process runs: through the native helper
+  // it leaves with the spawn request, one write and no round trip for the pid.
+  const initializing = client.request(
+    'initialize',
+    { protocolVersion: PROTOCOL_VERSION, hostVersion: HOST_VERSION, grantedScopes: [...spec.grants] },
+    abort.signal,
+  );
+  initializing.catch(() => {}); // awaited below, once the process runs
+  try {
+    await child.started;
+  } catch (error) {
+    clearTimeout(timer);
+    spec.signal?.removeEventListener('abort', onCancel);
+    await child.end();
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
+    throw spawnFailed(error);
+  }
+  const { pid, exited } = child;
+  const spawnedAt = performance.now();
+  spec.onSpawn?.(pid);
+
+  try {
+    const init = await initializing;
+    verifyIdentity(init, spec.identity, spec.grants);
+    const initializedAt = performance.now();
+    try {
+      await spec.beforeSend?.();
+    } catch (error) {
+      // The caller refused to send (e.g. the dispatch mark failed): its error, as it is.
+      callerError = { error };
+      throw error;
+    }
+    if (abort.signal.aborted) throw new RequestAbortedError('aborted');
+    const result = await client.request(spec.method, spec.params, abort.signal);
+    const respondedAt = performance.now();
+    clearTimeout(timer);
+    client.close();
+    await exitWithin(exited, limits.graceMs);
+    await child.end();
+    const finishedAt = performance.now();
+    return {
+      result,
+      stderr: stderr.lines(),
+      pid,
+      durationMs: finishedAt - started,
+      phases: {
+        spawnMs: spawnedAt - started,
+        initializeMs: initializedAt - spawnedAt,
+        callMs: respondedAt - initializedAt,
+        teardownMs: finishedAt - respondedAt,
+      },
+    };
+  } catch (error) {
+    clearTimeout(timer);
+    // Kill first: a failed call must leave no process behind, whatever the error.
+    await child.end();
+    const exit = await exitWithin(exited, limits.graceMs);
+    if (callerError) throw callerError.error;
+    throw withStderr(classify(error, reason, limits, exit), stderr.lines());
+  } finally {
+    spec.signal?.removeEventListener('abort', onCancel);
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
+  }
+}
+
+function verifyIdentity(
+  init: MethodResult<'initialize'>,
+  identity: TrustedIdentity,
+  grants: readonly Scope[],
+): void {
+  const problems = identityProblems(init, identity, grants);
+  if (problems.length > 0) {
+    throw new IdentityMismatchError(
+      `the running plugin's identity differs from the trusted package: ${problems.join('; ')}`,
+    );
+  }
+}
+
+function classify(
+  error: unknown,
+  reason: 'timeout' | 'cancelled' | undefined,
+  limits: SupervisorLimits,
+  exit: { code: number | null; signal: string | null } | undefined,
+): SwitchyardError {
+  if (reason === 'cancelled')
+    return new CallCancelledError('the call was cancelled; its process group was killed');
+  if (reason === 'timeout')
+    return new PluginTimeoutError(
+      `no response within ${limits.callTimeoutMs} ms; the process group was killed`,
+    );
+  if (error instanceof SwitchyardError) return error;
+  return hostErrorOf(error, exit);
+}
+
+function withStderr(error: SwitchyardError, lines: string[]): CallError {
+  return Object.assign(error, { stderr: lines });
+}
+
+/** The exit, or undefined when the process is still running after `ms`; no timer outlives it. */
+async function exitWithin<T>(exited: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,67 @@
+// `batch export`: a batch's results as text, produced chunk by chunk so a
+// 10,000-project batch is never held as one string. jsonl: one line per
+// project. csv: one row per fact (a project without facts — failed, cancelled,
+// or none reported — still gets one row, with its status and error), quoted by
+// csv-stringify; cells that a spreadsheet would run as a formula (=, +, -, @)
+// are escaped, since fact values come from third-party plugins.
+import { stringify } from 'csv-stringify/sync';
+import type { ProjectOutcome } from './batch-store.js';
+
+export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const CSV_COLUMNS = [
+  'batchId',
+  'projectId',
+  'status',
+  'factId',
+  'label',
+  'value',
+  'source',
+  'warning',
+  'errorCode',
+  'errorMessage',
+] as const;
+
+/** One project's line: its outcome, or `pending` while the batch still runs. */
+export type ExportRow = Omit<ProjectOutcome, 'status'> & { status: ProjectOutcome['status'] | 'pending' };
+
+export function isExportFormat(value: string): value is ExportFormat {
+  return (EXPORT_FORMATS as readonly string[]).includes(value);
+}
+
+/** The export's text, one chunk per chunk of outcomes read (the csv header first). */
+export async function* exportBatch(
+  batchId: string,
+  format: ExportFormat,
+  chunks: AsyncIterable<ExportRow[]>,
+): AsyncGenerator<string> {
+  if (format === 'csv') yield csv([[...CSV_COLUMNS]]);
+  for await (const outcomes of chunks) {
+    if (outcomes.length === 0) continue;
+    yield format === 'jsonl'
+      ? outcomes.map((outcome) => `${JSON.stringify({ batchId, ...outcome })}\n`).join('')
+      : csv(outcomes.flatMap((outcome) => csvRows(batchId, outcome)));
+  }
+}
+
+function csvRows(batchId: string, outcome: ExportRow): string[][] {
+  const error = [outcome.error?.code ?? '', outcome.error?.message ?? ''];
+  const facts = outcome.result?.facts ?? [];
+  if (facts.length === 0) return [[batchId, outcome.projectId, outcome.status, '', '', '', '', '', ...error]];
+  return facts.map((fact) => [
+    batchId,
+    outcome.projectId,
+    outcome.status,
+    fact.id,
+    fact.label,
+    fact.value,
+    fact.source,
+    fact.warning ?? '',
+    ...error,
+  ]);
+}
+
+function csv(rows: string[][]): string {
+  return stringify(rows, { escape_formulas: true, record_delimiter: 'unix' });
+}

@@ -1,0 +1,109 @@
+// The one batch follower, for the api's Server-Sent Events and for the CLI's
+// `inspect --wait` / `batch show --watch` (BatchService.follow). It listens on
+// the pub/sub channel that recording a project's outcome publishes on, over
+// the process's shared subscriber (event-hub.ts), and reads the batch without
+// its results: the published counts change the view, a re-read happens only
+// when the subscriber came back after a drop or nothing was heard for a while.
+// Only the finished batch is read with its results. An aborted signal ends
+// the follow at once.
+import { FALLBACK_READ_MS, type EventHub } from '../../redis/index.js';
+import { sleepUntilWoken } from '../../platform/index.js';
+import {
+  isBatchOver,
+  type BatchProgress,
+  type BatchStore,
+  type BatchView,
+  type ProjectOutcome,
+} from './batch-store.js';
+
+export interface BatchFollowOptions {
+  signal?: AbortSignal;
+  /** The safety re-read's interval (default FALLBACK_READ_MS). */
+  fallbackReadMs?: number;
+  /** Each project's outcome as soon as it is recorded (the web UI's rows while the batch runs). */
+  onOutcomes?: (outcomes: ProjectOutcome[]) => void;
+}
+
+export interface BatchFollowSource {
+  store: BatchStore;
+  events: EventHub;
+  /** The batch (NotFoundError when unknown), with or without its results. */
+  get(batchId: string, options: { results: boolean }): Promise<BatchView>;
+}
+
+/**
+ * Calls onChange with the batch (without results) whenever its counts or state
+ * change, the first time at once; resolves with the finished batch (with its
+ * results), or with the latest view (without them) when the signal aborted first.
+ */
+export async function followBatch(
+  source: BatchFollowSource,
+  batchId: string,
+  onChange: (view: BatchView) => void,
+  options: BatchFollowOptions = {},
+): Promise<BatchView> {
+  let latest: BatchProgress | undefined;
+  let recorded: string[] = [];
+  let resync = false;
+  let wake = () => {};
+  const listener = {
+    onMessage: (message: string) => {
+      latest = source.store.parseProgress(batchId, message);
+      if (options.onOutcomes) recorded.push(latest.projectId);
+      wake();
+    },
+    onResync: () => {
+      resync = true;
+      wake();
+    },
+  };
+  const sendOutcomes = async () => {
+    if (recorded.length === 0) return;
+    const ids = recorded;
+    recorded = [];
+    options.onOutcomes?.(await source.store.outcomesOf(batchId, ids));
+  };
+  const read = () => source.get(batchId, { results: false });
+  // Subscribe before the first read, so no outcome falls between the two.
+  const unsubscribe = await source.events.subscribe(source.store.eventsChannel(batchId), listener);
+  try {
+    let view = await read();
+    let shown = '';
+    for (;;) {
+      await sendOutcomes();
+      const key = `${view.succeeded}/${view.failed}/${view.cancelled}/${view.state}`;
+      if (key !== shown) onChange(view);
+      shown = key;
+      if (isBatchOver(view)) return await source.get(batchId, { results: true });
+      if (!latest && !resync)
+        await sleepUntilWoken(
+          options.fallbackReadMs ?? FALLBACK_READ_MS,
+          options.signal,
+          (resolve) => (wake = resolve),
+        );
+      if (options.signal?.aborted) return view;
+      const progress = resync ? undefined : latest;
+      latest = undefined;
+      resync = false;
+      // The message carries the counts; the finished record (finishedAt) is read.
+      view = progress && !progress.finished ? withProgress(view, progress) : await read();
+    }
+  } finally {
+    unsubscribe();
+  }
+}
+
+function withProgress(view: BatchView, progress: BatchProgress): BatchView {
+  // A message can arrive after a re-read that already counted it: never step back.
+  const cancelled = progress.cancelled ?? 0;
+  const done = progress.succeeded + progress.failed + cancelled;
+  if (done < view.succeeded + view.failed + view.cancelled) return view;
+  return {
+    ...view,
+    total: progress.total,
+    succeeded: progress.succeeded,
+    failed: progress.failed,
+    cancelled,
+    pending: Math.max(0, progress.total - done),
+  };
+}

@@ -1,0 +1,251 @@
+// Batches of inspections for every front (api, CLI, web UI, scheduler):
+// create one (validated now, recorded, one job per slice of projects), read
+// and list them, follow one live, and steer it after it was queued — cancel,
+// retry, compare, export (CLI.md "Work"). Workers execute the jobs
+// (inspection-runner.ts).
+//
+// Cancel, from any process: the batch is marked first (a worker checks the
+// mark before each project, so queued inspections never start), its queued
+// jobs are removed, workers are told over pub/sub to kill the calls they run
+// for it (supervisor AbortSignal: process group and descendants), and every
+// project without an outcome is recorded `cancelled` (once, like any outcome).
+import type { Redis } from 'ioredis';
+import { appendAudit } from '../../access/index.js';
+import { InvalidInputError, NotFoundError, inOrder } from '../../platform/index.js';
+import type { PluginService } from '../../plugins/index.js';
+import type { ProjectService } from '../../projects/index.js';
+import {
+  INSPECT_ATTEMPTS,
+  INSPECT_BACKOFF_MS,
+  inspectJobId,
+  inspectJobSchema,
+  projectsPerJob,
+  type EventHub,
+  type Keys,
+  type Queues,
+} from '../../redis/index.js';
+import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
+import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
+import { followBatch, type BatchFollowOptions } from './batch-follow.js';
+import { CANCELLED_CODE } from './inspection-runner.js';
+import { BatchStore, isBatchOver, type BatchQuery, type BatchView } from './batch-store.js';
+
+/** addBulk chunk: one round trip per this many jobs, not one per job. */
+export const ENQUEUE_CHUNK = 1_000;
+
+export type ProjectSelection = string[] | 'all';
+
+export interface BatchServiceDeps {
+  redis: Redis;
+  keys: Keys;
+  plugins: PluginService;
+  projects: ProjectService;
+  queues: Queues;
+  /** The process's shared pub/sub subscriber (the live followers'). */
+  events: EventHub;
+}
+
+export class BatchService {
+  readonly store: BatchStore;
+
+  constructor(private readonly deps: BatchServiceDeps) {
+    this.store = new BatchStore(deps.redis, deps.keys);
+  }
+
+  /** Validates now, records the batch, enqueues one job per slice of projects in chunks; returns at once. */
+  async create(
+    pluginId: string,
+    selection: ProjectSelection,
+    actor: string,
+    options: { retryOf?: string } = {},
+  ): Promise<BatchView> {
+    const [, projectIds] = await inOrder(
+      this.deps.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
+      this.#resolveProjects(selection),
+    );
+    const batch = await this.store.create(
+      pluginId,
+      projectIds,
+      actor,
+      {
+        actor,
+        action: 'batch.create',
+        target: '',
+        detail: { pluginId, total: projectIds.length, ...options },
+      },
+      options,
+    );
+    const perJob = projectsPerJob(projectIds.length);
+    const jobs = [];
+    for (let start = 0; start < projectIds.length; start += perJob) {
+      jobs.push({
+        name: 'inspect',
+        data: inspectJobSchema.parse({
+          batchId: batch.batchId,
+          pluginId,
+          projectIds: projectIds.slice(start, start + perJob),
+        }),
+        opts: {
+          jobId: inspectJobId(batch.batchId, start / perJob),
+          attempts: INSPECT_ATTEMPTS,
+          backoff: { type: 'exponential' as const, delay: INSPECT_BACKOFF_MS },
+        },
+      });
+    }
+    for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
+      await this.deps.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
+    }
+    return batch;
+  }
+
+  /** With its results unless `results: false` (a large batch's results are many). */
+  async get(batchId: string, options: { results?: boolean } = {}): Promise<BatchView> {
+    const batch = await this.store.get(batchId, options);
+    if (!batch)
+      throw new NotFoundError(`unknown batch ${JSON.stringify(batchId)} (batch list shows the known ones)`);
+    return batch;
+  }
+
+  /** Newest first, filtered, one page (`nextCursor` continues). */
+  list(query: BatchQuery = {}) {
+    return this.store.list(query);
+  }
+
+  /**
+   * Follows a batch to its end (batch-follow.ts): onChange gets the batch
+   * without results whenever its counts or state change; resolves with the
+   * finished batch and its results, or with the latest view (no results) at
+   * once when the signal aborts.
+   */
+  follow(
+    batchId: string,
+    onChange: (view: BatchView) => void,
+    options: BatchFollowOptions = {},
+  ): Promise<BatchView> {
+    return followBatch(
+      { store: this.store, events: this.deps.events, get: (id) => this.get(id) },
+      batchId,
+      onChange,
+      options,
+    );
+  }
+
+  /** Idempotent: a batch already over is returned as it is (the request is still audited). */
+  async cancel(batchId: string, actor: string): Promise<BatchView> {
+    const { queues, keys, redis } = this.deps;
+    const batch = await this.get(batchId);
+    if (isBatchOver(batch)) {
+      await this.#auditCancel(actor, batchId, { outcome: 'already-over', state: batch.state });
+      return batch;
+    }
+    const first = await this.store.markCancelled(batchId, actor);
+    const jobs = Math.ceil(batch.total / projectsPerJob(batch.total));
+    // A job a worker holds is locked and stays; the worker skips its remaining projects (the mark).
+    await Promise.all(
+      Array.from({ length: jobs }, (_, index) =>
+        queues.inspect.remove(inspectJobId(batchId, index)).catch(() => 0),
+      ),
+    );
+    await redis.publish(keys.batchCancel, batchId);
+    let cancelled = 0;
+    const message = `the batch was cancelled by ${actor} before this inspection ended`;
+    for await (const chunk of this.store.outcomeChunks(batchId)) {
+      for (const [projectId, outcome] of chunk) {
+        if (outcome !== 'pending') continue;
+        const recorded = await this.store.record(batchId, batch.pluginId, {
+          projectId,
+          status: 'cancelled',
+          error: { code: CANCELLED_CODE, message },
+        });
+        if (recorded) cancelled += 1;
+      }
+    }
+    await this.#auditCancel(actor, batchId, { outcome: first ? 'cancelled' : 'repeated', cancelled });
+    return this.get(batchId);
+  }
+
+  /** A new batch over the same plugin and projects (only failed and cancelled ones with failedOnly). */
+  async retry(batchId: string, options: { failedOnly?: boolean }, actor: string): Promise<BatchView> {
+    const source = await this.get(batchId);
+    let projectIds = await this.store.projectIds(batchId);
+    if (options.failedOnly) {
+      const again = new Set(
+        (source.results ?? []).filter((outcome) => outcome.status !== 'succeeded').map((o) => o.projectId),
+      );
+      projectIds = projectIds.filter((id) => again.has(id));
+    }
+    // Projects removed since are left out; the rest must still exist and be allowed.
+    const found = projectIds.length > 0 ? await this.deps.projects.getMany(projectIds) : [];
+    projectIds = projectIds.filter((_id, index) => found[index] !== undefined);
+    if (projectIds.length === 0) {
+      throw new InvalidInputError(
+        options.failedOnly
+          ? `nothing to retry: no project of ${batchId} failed or was cancelled`
+          : `nothing to retry: ${batchId} covers no project that still exists`,
+      );
+    }
+    return this.create(source.pluginId, projectIds, actor, { retryOf: batchId });
+  }
+
+  /** What changed from batch `fromId` to batch `toId`. */
+  async diff(fromId: string, toId: string): Promise<BatchDiff> {
+    const [from, to] = await Promise.all([this.#side(fromId), this.#side(toId)]);
+    return diffBatches(from, to);
+  }
+
+  /** The newest batch of the same plugin created before this one (undefined: none is kept). */
+  async previous(batchId: string): Promise<BatchView | undefined> {
+    return this.store.previous(await this.get(batchId, { results: false }));
+  }
+
+  /** The export's text, chunk by chunk (projects in queue order; pending ones too). */
+  async export(batchId: string, format: ExportFormat): Promise<AsyncGenerator<string>> {
+    await this.get(batchId, { results: false }); // unknown batch: an error now, before any output
+    const chunks = this.store.outcomeChunks(batchId);
+    async function* rows(): AsyncGenerator<ExportRow[]> {
+      for await (const chunk of chunks)
+        yield chunk.map(([projectId, outcome]) =>
+          outcome === 'pending' ? { projectId, status: 'pending' as const } : outcome,
+        );
+    }
+    return exportBatch(batchId, format, rows());
+  }
+
+  /** How many workers consume the inspect queue now (0: queued work would wait forever). */
+  workersConsuming(): Promise<number> {
+    return this.deps.queues.inspect.getWorkersCount();
+  }
+
+  async #side(batchId: string): Promise<DiffSide> {
+    await this.get(batchId, { results: false });
+    const outcomes: DiffSide['outcomes'] = new Map();
+    for await (const chunk of this.store.outcomeChunks(batchId))
+      for (const [projectId, outcome] of chunk) outcomes.set(projectId, outcome);
+    return { batchId, outcomes };
+  }
+
+  async #resolveProjects(selection: ProjectSelection): Promise<string[]> {
+    const { projects } = this.deps;
+    if (selection === 'all')
+      return (await projects.list()).filter((project) => project.trusted).map((project) => project.id);
+    if (selection.length === 0) throw new InvalidInputError('name at least one project, or use --all');
+    const unique = [...new Set(selection)];
+    const found = await projects.getMany(unique);
+    const unknown = unique.filter((_id, index) => found[index] === undefined);
+    if (unknown.length > 0) {
+      throw new NotFoundError(
+        `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.map((id) => JSON.stringify(id)).join(', ')} (project list shows the known ones)`,
+      );
+    }
+    return unique;
+  }
+
+  async #auditCancel(actor: string, batchId: string, detail: Record<string, unknown>): Promise<void> {
+    await appendAudit(this.deps.redis, this.deps.keys, {
+      actor,
+      action: 'batch.cancel',
+      target: batchId,
+      detail,
+    });
+  }
+}

@@ -1,0 +1,332 @@
+// Inspection batches: one batch → one job per project, counts, per-project
+// results and the latest result per plugin × project. A result is recorded
+// once per project (HSETNX in lua/batch-record.lua), so a job that runs again after
+// its worker died can never count twice.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
+import { auditInto, type AuditInput } from '../../access/index.js';
+import type { Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
+import { queueScript, scriptsOn, encodeCursor, sortedSetPage } from '../../redis/index.js';
+
+export interface ProjectOutcome {
+  projectId: string;
+  status: 'succeeded' | 'failed' | 'cancelled';
+  result?: InspectResult;
+  error?: { code: string; message: string };
+}
+
+/** docs/CLI.md's document for `inspect --json` and `batch show`. */
+export interface BatchView {
+  batchId: string;
+  pluginId: string;
+  /** `running` until every project has an outcome; then `cancelled` when cancelled, else `failed` when any failed. */
+  state: BatchState;
+  total: number;
+  pending: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  createdAt: string;
+  createdBy: string;
+  finishedAt?: string;
+  /** When `batch cancel` was asked (running calls are being stopped). */
+  cancelledAt?: string;
+  cancelledBy?: string;
+  /** The batch this one retried. */
+  retryOf?: string;
+  results?: ProjectOutcome[];
+}
+
+export const BATCH_STATES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
+
+export function isBatchOver(batch: Pick<BatchView, 'state'>): boolean {
+  return batch.state !== 'running';
+}
+
+/** A batch summary: the batch without its per-project results (lists, cancel answers). */
+export function withoutResults({ results: _results, ...batch }: BatchView): Omit<BatchView, 'results'> {
+  return batch;
+}
+
+export interface BatchProgress {
+  batchId: string;
+  projectId: string;
+  status: ProjectOutcome['status'];
+  total: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  finished: boolean;
+}
+
+export class BatchStore {
+  readonly #scripts: Scripts;
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {
+    this.#scripts = scriptsOn(redis);
+  }
+
+  eventsChannel(batchId: string): string {
+    return this.keys.batchEvents(batchId);
+  }
+
+  /** A message on eventsChannel (published by lua/batch-record.lua), as progress. */
+  parseProgress(batchId: string, message: string): BatchProgress {
+    return { batchId, ...(JSON.parse(message) as Omit<BatchProgress, 'batchId'>) };
+  }
+
+  /** The recorded outcomes of these projects (those without one are left out). One round trip. */
+  async outcomesOf(batchId: string, projectIds: string[]): Promise<ProjectOutcome[]> {
+    const raw = await this.redis.hmget(this.keys.batchResults(batchId), ...projectIds);
+    return raw.flatMap((value) => (value ? [JSON.parse(value) as ProjectOutcome] : []));
+  }
+
+  /**
+   * Records a new batch with its project list (kept for retry, cancel, diff
+   * and export) and its audit entry, in the same MULTI.
+   */
+  async create(
+    pluginId: string,
+    projectIds: string[],
+    createdBy: string,
+    audit?: AuditInput,
+    extra: { retryOf?: string } = {},
+  ): Promise<BatchView> {
+    const batchId = `batch_${randomUUID()}`;
+    const createdAt = new Date().toISOString();
+    const hash: Record<string, string> = {
+      id: batchId,
+      pluginId,
+      total: String(projectIds.length),
+      succeeded: '0',
+      failed: '0',
+      cancelled: '0',
+      createdAt,
+      createdBy,
+      ...(projectIds.length === 0 ? { finishedAt: createdAt } : {}),
+      ...(extra.retryOf ? { retryOf: extra.retryOf } : {}),
+    };
+    const multi = this.redis
+      .multi()
+      .hset(this.keys.batch(batchId), hash)
+      .zadd(this.keys.batches, Date.parse(createdAt), batchId);
+    for (let start = 0; start < projectIds.length; start += 1_000)
+      multi.rpush(this.keys.batchProjects(batchId), ...projectIds.slice(start, start + 1_000));
+    if (audit) auditInto(multi, this.keys, { ...audit, target: batchId });
+    await multi.exec();
+    return toView(hash);
+  }
+
+  /** The batch's projects in the order they were queued. */
+  async projectIds(batchId: string): Promise<string[]> {
+    return this.redis.lrange(this.keys.batchProjects(batchId), 0, -1);
+  }
+
+  /** Marks the batch cancelled (first request wins); false when it already was. */
+  async markCancelled(batchId: string, actor: string): Promise<boolean> {
+    const first = await this.redis.hsetnx(this.keys.batch(batchId), 'cancelledAt', new Date().toISOString());
+    if (first === 1) await this.redis.hset(this.keys.batch(batchId), 'cancelledBy', actor);
+    return first === 1;
+  }
+
+  async isCancelled(batchId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.batch(batchId), 'cancelledAt')) === 1;
+  }
+
+  /**
+   * The outcomes in project order, `size` projects per chunk (a project
+   * without an outcome yet comes as 'pending'): export and diff read big
+   * batches through this without holding them whole.
+   */
+  async *outcomeChunks(batchId: string, size = 500): AsyncGenerator<[string, ProjectOutcome | 'pending'][]> {
+    const length = await this.redis.llen(this.keys.batchProjects(batchId));
+    for (let start = 0; start < length; start += size) {
+      const ids = await this.redis.lrange(this.keys.batchProjects(batchId), start, start + size - 1);
+      if (ids.length === 0) return;
+      const raw = await this.redis.hmget(this.keys.batchResults(batchId), ...ids);
+      yield ids.map((id, index) => {
+        const value = raw[index];
+        return [id, value ? (JSON.parse(value) as ProjectOutcome) : 'pending'];
+      });
+    }
+  }
+
+  /** Records one project's outcome; false when it was already recorded. */
+  async record(batchId: string, pluginId: string, outcome: ProjectOutcome): Promise<boolean> {
+    const now = new Date().toISOString();
+    const recorded = await this.#scripts.batchRecord(
+      [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection],
+      ...this.#recordArgs(batchId, pluginId, outcome, now),
+    );
+    return recorded === 1;
+  }
+
+  /**
+   * Records several outcomes of one batch in one pipeline (one write, one
+   * round trip), each through the same script as record(), so each is still
+   * counted once; how many were new.
+   */
+  async recordAll(batchId: string, pluginId: string, outcomes: readonly ProjectOutcome[]): Promise<number> {
+    if (outcomes.length === 0) return 0;
+    if (outcomes.length === 1) return (await this.record(batchId, pluginId, outcomes[0]!)) ? 1 : 0;
+    const now = new Date().toISOString();
+    const keys = [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection];
+    const pipeline = this.redis.pipeline();
+    for (const outcome of outcomes) {
+      queueScript(pipeline, 'batchRecord', keys, ...this.#recordArgs(batchId, pluginId, outcome, now));
+    }
+    let recorded = 0;
+    for (const [error, value] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      if (value === 1) recorded += 1;
+    }
+    return recorded;
+  }
+
+  #recordArgs(batchId: string, pluginId: string, outcome: ProjectOutcome, now: string): string[] {
+    return [
+      outcome.projectId,
+      JSON.stringify(outcome),
+      outcome.status,
+      `${pluginId}/${outcome.projectId}`,
+      JSON.stringify({ batchId, at: now, ...outcome }),
+      this.eventsChannel(batchId),
+      now,
+    ];
+  }
+
+  /** The projects among `projectIds` without a recorded outcome yet. One round trip. */
+  async unrecorded(batchId: string, projectIds: string[]): Promise<string[]> {
+    const recorded = await this.redis.hmget(this.keys.batchResults(batchId), ...projectIds);
+    return projectIds.filter((_id, index) => recorded[index] === null);
+  }
+
+  async get(batchId: string, options: { results?: boolean } = {}): Promise<BatchView | undefined> {
+    const hash = await this.redis.hgetall(this.keys.batch(batchId));
+    if (!hash.id) return undefined;
+    const view = toView(hash);
+    if (options.results !== false) {
+      const raw = await this.redis.hvals(this.keys.batchResults(batchId));
+      view.results = raw
+        .map((value) => JSON.parse(value) as ProjectOutcome)
+        .sort((a, b) => a.projectId.localeCompare(b.projectId));
+    }
+    return view;
+  }
+
+  /** Newest first, filtered by state and plugin, one page (pages.ts). */
+  list(query: BatchQuery = {}): Promise<Page<BatchView>> {
+    return sortedSetPage(
+      this.redis,
+      this.keys.batches,
+      query,
+      async (ids) => {
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.hgetall(this.keys.batch(id));
+        const rows = (await pipeline.exec()) ?? [];
+        return rows.map(([, hash]) => {
+          const fields = hash as Record<string, string> | null;
+          return fields?.id ? toView(fields) : undefined;
+        });
+      },
+      (batch) =>
+        (query.state === undefined || batch.state === query.state) &&
+        (query.pluginId === undefined || batch.pluginId === query.pluginId),
+    );
+  }
+
+  /** The newest batch of the same plugin created before this one (what "compare with the previous" means). */
+  async previous(batch: BatchView): Promise<BatchView | undefined> {
+    let cursor: string | undefined;
+    const before = encodeCursor({ s: Date.parse(batch.createdAt), m: batch.batchId });
+    for (;;) {
+      const page = await this.list({ pluginId: batch.pluginId, limit: 1, cursor: cursor ?? before });
+      if (page.items[0]) return page.items[0];
+      if (!page.nextCursor) return undefined;
+      cursor = page.nextCursor;
+    }
+  }
+
+  async latest(
+    pluginId: string,
+    projectId: string,
+  ): Promise<(ProjectOutcome & { batchId: string; at: string }) | undefined> {
+    const raw = await this.redis.hget(this.keys.latestInspection, `${pluginId}/${projectId}`);
+    return raw ? JSON.parse(raw) : undefined;
+  }
+
+  /**
+   * Deletes finished batches older than the cut-off, except the newest
+   * `keepPerPlugin` finished batches of each plugin (so `batch diff` and the
+   * web UI's "compare with the previous batch" always have something to
+   * compare with); returns how many.
+   */
+  async deleteFinishedBefore(cutoffMs: number, keepPerPlugin = KEEP_PER_PLUGIN): Promise<number> {
+    const kept = new Map<string, number>();
+    let deleted = 0;
+    // Newest first, so the first finished batches seen of each plugin are the ones kept.
+    for (const id of await this.redis.zrevrange(this.keys.batches, 0, -1)) {
+      const [pluginId, finishedAt, createdAt] = await this.redis.hmget(
+        this.keys.batch(id),
+        'pluginId',
+        'finishedAt',
+        'createdAt',
+      );
+      if (!finishedAt) continue;
+      const seen = kept.get(pluginId ?? '') ?? 0;
+      if (seen < keepPerPlugin) {
+        kept.set(pluginId ?? '', seen + 1);
+        continue;
+      }
+      if (Date.parse(createdAt ?? '') > cutoffMs) continue;
+      await this.redis
+        .multi()
+        .del(this.keys.batch(id), this.keys.batchResults(id), this.keys.batchProjects(id))
+        .zrem(this.keys.batches, id)
+        .exec();
+      deleted += 1;
+    }
+    return deleted;
+  }
+}
+
+/** Retention keeps at least this many finished batches per plugin, however old. */
+export const KEEP_PER_PLUGIN = 2;
+
+export interface BatchQuery extends PageRequest {
+  state?: BatchState;
+  pluginId?: string;
+}
+
+function toView(hash: Record<string, string>): BatchView {
+  const total = Number(hash.total ?? 0);
+  const succeeded = Number(hash.succeeded ?? 0);
+  const failed = Number(hash.failed ?? 0);
+  const cancelled = Number(hash.cancelled ?? 0);
+  return {
+    batchId: hash.id!,
+    pluginId: hash.pluginId ?? '',
+    state: stateOf(hash, failed),
+    total,
+    pending: Math.max(0, total - succeeded - failed - cancelled),
+    succeeded,
+    failed,
+    cancelled,
+    createdAt: hash.createdAt ?? '',
+    createdBy: hash.createdBy ?? '',
+    ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+    ...(hash.cancelledAt ? { cancelledAt: hash.cancelledAt, cancelledBy: hash.cancelledBy ?? '' } : {}),
+    ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
+  };
+}
+
+function stateOf(hash: Record<string, string>, failed: number): BatchState {
+  if (!hash.finishedAt) return 'running';
+  if (hash.cancelledAt) return 'cancelled';
+  return failed > 0 ? 'failed' : 'succeeded';
+}

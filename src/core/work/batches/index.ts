@@ -1,0 +1,8 @@
+// The work/batches room's door: other rooms and the shells import only from here.
+export * from './batch-cancellation.js';
+export * from './batch-diff.js';
+export * from './batch-export.js';
+export * from './batch-follow.js';
+export * from './batch-service.js';
+export * from './batch-store.js';
+export * from './inspection-runner.js';

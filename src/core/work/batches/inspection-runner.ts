@@ -1,0 +1,172 @@
+// The inspection-job lifecycle (docs/ARCHITECTURE.md "Inspection jobs"): each
+// project of a job is inspected and its outcome recorded once; transient
+// plugin faults are retried with exponential backoff, every other failure is
+// final for that project. A job that stops for another reason (Redis, shutdown)
+// is retried by the queue and resumes where it stopped; after its last attempt,
+// or when its workers kept dying, the rest of its projects is recorded failed.
+// A cancelled batch (batch-control.ts) starts no new inspection, and its calls
+// running here are killed through their signal (cancelBatch).
+import { RunningInspections, isBatchCancellation } from './batch-cancellation.js';
+import type { BatchStore, ProjectOutcome } from './batch-store.js';
+import { SwitchyardError, errorCode, FinalJobError, messageOf, sleep } from '../../platform/index.js';
+import { INSPECT_ATTEMPTS, INSPECT_BACKOFF_MS, type InspectJob } from '../../redis/index.js';
+import type { PluginService } from '../../plugins/index.js';
+import { boundedMessage } from '../../safety/index.js';
+
+/** Something that may hold new inspection calls back for a while (operations first). */
+export interface InspectionGate {
+  clear(signal?: AbortSignal): Promise<void>;
+}
+
+export interface InspectionAttempt {
+  /** The job's first run: nothing of it can be recorded yet. */
+  firstRun: boolean;
+  /** No attempt of the job follows this one. */
+  finalAttempt: boolean;
+  /** Aborts on worker shutdown. */
+  signal?: AbortSignal;
+}
+
+export const CANCELLED_CODE = 'CANCELLED';
+
+export class InspectionRunner {
+  readonly #running = new RunningInspections();
+
+  constructor(
+    private readonly plugins: PluginService,
+    private readonly batches: BatchStore,
+    private readonly gate?: InspectionGate,
+  ) {}
+
+  /** Runs one job; throws FinalJobError when it ended here for good, anything else to be retried. */
+  async runJob(data: InspectJob, attempt: InspectionAttempt): Promise<{ inspected: number }> {
+    const { signal } = attempt;
+    // A job taken again (retry, dead worker) skips what is already recorded.
+    const pending = attempt.firstRun
+      ? data.projectIds
+      : await this.batches.unrecorded(data.batchId, data.projectIds);
+    const outcomes = new PendingOutcomes(this.batches, data.batchId, data.pluginId);
+    try {
+      for (const projectId of pending) {
+        if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
+        // A cancelled batch's queued inspections never start (batch cancel records them).
+        if (await this.batches.isCancelled(data.batchId)) break;
+        const outcome = await this.#inspectOne(data.batchId, data.pluginId, projectId, signal);
+        if (outcome) await outcomes.add(outcome);
+      }
+      await outcomes.flush();
+    } catch (error) {
+      // What was inspected stays recorded, so a retry skips it (if Redis is down, it runs again).
+      await outcomes.flush().catch(() => {});
+      // Not a plugin outcome (Redis unreachable, shutdown): the job is retried and
+      // resumes where it stopped; after its last attempt the rest is recorded failed.
+      if (signal?.aborted || !attempt.finalAttempt) throw error;
+      await this.#recordRestFailed(data, errorCode(error), boundedMessage(messageOf(error)));
+      throw new FinalJobError(messageOf(error));
+    }
+    return { inspected: pending.length };
+  }
+
+  /** `batch cancel` was heard: kill this batch's calls running in this process; how many. */
+  cancelBatch(batchId: string): number {
+    return this.#running.cancel(batchId);
+  }
+
+  /** A job whose workers died `maxStalls + 1` times: what it did not record ends failed. */
+  async endStalled(data: InspectJob, maxStalls: number): Promise<void> {
+    await this.#recordRestFailed(
+      data,
+      'WORKER_LOST',
+      `the workers running this inspection died ${maxStalls + 1} times`,
+    );
+  }
+
+  /** Records every project of a job that has no outcome yet as failed. */
+  async #recordRestFailed(data: InspectJob, code: string, message: string): Promise<void> {
+    for (const projectId of await this.batches.unrecorded(data.batchId, data.projectIds)) {
+      await this.batches.record(data.batchId, data.pluginId, {
+        projectId,
+        status: 'failed',
+        error: { code, message },
+      });
+    }
+  }
+
+  /**
+   * One project of a batch: retried with exponential backoff for transient
+   * failures only; its one outcome (succeeded, failed or cancelled) to be
+   * recorded, none when the batch was cancelled before it started.
+   */
+  async #inspectOne(
+    batchId: string,
+    pluginId: string,
+    projectId: string,
+    signal?: AbortSignal,
+  ): Promise<ProjectOutcome | undefined> {
+    for (let attempt = 1; ; attempt += 1) {
+      await this.gate?.clear(signal); // every attempt is a new plugin call
+      const call = this.#running.track(batchId, signal);
+      try {
+        // Tracked first, then checked: a cancel can no longer fall between the two.
+        if (await this.batches.isCancelled(batchId)) return undefined;
+        const result = await this.plugins.inspect(pluginId, projectId, { signal: call.signal });
+        return { projectId, status: 'succeeded', result };
+      } catch (error) {
+        if (isBatchCancellation(call.signal)) {
+          return {
+            projectId,
+            status: 'cancelled',
+            error: {
+              code: CANCELLED_CODE,
+              message: 'the batch was cancelled while this inspection ran; its processes were killed',
+            },
+          };
+        }
+        if (signal?.aborted) throw new Error('worker shutting down; the inspection will be retried');
+        if (!(error instanceof SwitchyardError)) throw error;
+        if (error.transient && attempt < INSPECT_ATTEMPTS) {
+          await sleep(INSPECT_BACKOFF_MS * 2 ** (attempt - 1), signal);
+          continue;
+        }
+        return {
+          projectId,
+          status: 'failed',
+          error: { code: errorCode(error), message: boundedMessage(messageOf(error)) },
+        };
+      } finally {
+        call.release();
+      }
+    }
+  }
+}
+
+/** Outcomes are written together at most this long after the first of them: progress stays live. */
+export const RECORD_EVERY_MS = 200;
+
+/**
+ * A job's outcomes on their way to Redis: one pipelined write per job (of up
+ * to 50 projects) instead of one round trip per project, and sooner when the
+ * first waiting outcome is RECORD_EVERY_MS old (slow plugins, long jobs).
+ */
+class PendingOutcomes {
+  #outcomes: ProjectOutcome[] = [];
+  #since = 0;
+
+  constructor(
+    private readonly batches: BatchStore,
+    private readonly batchId: string,
+    private readonly pluginId: string,
+  ) {}
+
+  async add(outcome: ProjectOutcome): Promise<void> {
+    if (this.#outcomes.length === 0) this.#since = performance.now();
+    this.#outcomes.push(outcome);
+    if (performance.now() - this.#since >= RECORD_EVERY_MS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const outcomes = this.#outcomes;
+    this.#outcomes = [];
+    await this.batches.recordAll(this.batchId, this.pluginId, outcomes);
+  }
+}

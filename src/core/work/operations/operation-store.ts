@@ -1,0 +1,308 @@
+// Durable operations and their state machine (docs/ARCHITECTURE.md "Operation
+// lifecycle"), in one place. Every transition is one Lua script (./lua), so it
+// is atomic and a terminal state can never change; each publishes the new state
+// on the operation's events channel (operation-follow.ts). The lifecycle that
+// drives these transitions is operation-runner.ts.
+//
+//   queued → running → succeeded | partially_succeeded | failed | cancelled
+//   queued → cancelled | failed
+import { createHash, randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
+import type { Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
+import { scriptsOn, sortedSetPage } from '../../redis/index.js';
+
+export const OPERATION_STATES = [
+  'queued',
+  'running',
+  'succeeded',
+  'partially_succeeded',
+  'failed',
+  'cancelled',
+] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
+export const TERMINAL_STATES: readonly OperationState[] = [
+  'succeeded',
+  'partially_succeeded',
+  'failed',
+  'cancelled',
+];
+
+export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN';
+
+export interface OperationQuery extends PageRequest {
+  projectId?: string;
+  pluginId?: string;
+  state?: OperationState;
+}
+const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
+
+/** docs/CLI.md's JSON shape of an operation. */
+export interface OperationView {
+  id: string;
+  pluginId: string;
+  projectId: string;
+  action: string;
+  state: OperationState;
+  errorCode?: string;
+  errorMessage?: string;
+  result?: OperateResult;
+  requestedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** The shorter time limit the request asked for (ms); the plugin's operate limit otherwise. */
+  timeoutMs?: number;
+}
+
+export interface OperationRecord extends OperationView {
+  input: JsonValue;
+  requestedBy: string;
+  idempotencyKey?: string;
+  /** requestHash() of the request (records made before it was kept have none). */
+  requestHash?: string;
+  dispatched: boolean;
+  dispatchedBy?: string;
+  cancelRequested: boolean;
+  worker?: string;
+}
+
+const TERMINAL_CSV = TERMINAL_STATES.join(',');
+
+export interface NewOperation {
+  pluginId: string;
+  projectId: string;
+  action: string;
+  input: JsonValue;
+  requestedBy: string;
+  idempotencyKey?: string;
+  /** requestHash() of the request: what its idempotency key is bound to. */
+  requestHash?: string;
+  timeoutMs?: number;
+}
+
+export type TransitionOutcome = 'ok' | 'refused' | 'missing' | 'cancel-requested';
+
+export class OperationStore {
+  readonly #scripts: Scripts;
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {
+    this.#scripts = scriptsOn(redis);
+  }
+
+  get cancelChannel(): string {
+    return this.keys.operationCancelChannel;
+  }
+
+  /** Where every state written to the operation is published (transition and cancel scripts). */
+  eventsChannel(id: string): string {
+    return this.keys.operationEvents(id);
+  }
+
+  /** The operation an idempotency key names, if any. */
+  async byIdempotencyKey(key: string): Promise<OperationRecord | undefined> {
+    const id = await this.redis.get(this.keys.idempotency(key));
+    return id ? this.get(id) : undefined;
+  }
+
+  /** Creates the record, or returns the existing one for a known idempotency key. */
+  async create(input: NewOperation): Promise<{ operation: OperationRecord; created: boolean }> {
+    const id = `op_${randomUUID()}`;
+    const now = new Date();
+    const fields: Record<string, string> = {
+      id,
+      pluginId: input.pluginId,
+      projectId: input.projectId,
+      action: input.action,
+      input: JSON.stringify(input.input),
+      state: 'queued',
+      requestedAt: now.toISOString(),
+      requestedBy: input.requestedBy,
+      dispatched: '0',
+      cancelRequested: '0',
+      ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+      ...(input.requestHash ? { requestHash: input.requestHash } : {}),
+      ...(input.timeoutMs ? { timeoutMs: String(input.timeoutMs) } : {}),
+    };
+    const [created, resultId] = await this.#scripts.operationCreate(
+      [
+        this.keys.operation(id),
+        this.keys.idempotency(input.idempotencyKey ?? ''),
+        this.keys.operationsByTime,
+      ],
+      input.idempotencyKey ? '1' : '0',
+      IDEMPOTENCY_TTL_SECONDS,
+      now.getTime(),
+      id,
+      ...Object.entries(fields).flat(),
+    );
+    const operation = await this.get(resultId);
+    if (!operation) throw new Error(`operation ${resultId} vanished right after it was created`);
+    return { operation, created: created === 1 };
+  }
+
+  async get(id: string): Promise<OperationRecord | undefined> {
+    const hash = await this.redis.hgetall(this.keys.operation(id));
+    return hash.id ? fromHash(hash) : undefined;
+  }
+
+  /** Newest first, filtered by project, plugin and state, one page (pages.ts). */
+  list(query: OperationQuery = {}): Promise<Page<OperationRecord>> {
+    return sortedSetPage(
+      this.redis,
+      this.keys.operationsByTime,
+      query,
+      async (ids) => {
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.hgetall(this.keys.operation(id));
+        return ((await pipeline.exec()) ?? []).map(([, hash]) => {
+          const fields = hash as Record<string, string> | null;
+          return fields?.id ? fromHash(fields) : undefined;
+        });
+      },
+      (record) =>
+        (query.projectId === undefined || record.projectId === query.projectId) &&
+        (query.pluginId === undefined || record.pluginId === query.pluginId) &&
+        (query.state === undefined || record.state === query.state),
+    );
+  }
+
+  async transition(
+    id: string,
+    from: readonly OperationState[],
+    to: OperationState,
+    fields: Record<string, string> = {},
+    options: { refuseIfCancelRequested?: boolean } = {},
+  ): Promise<{ outcome: TransitionOutcome; previous: string }> {
+    const now = new Date().toISOString();
+    const extra = { ...fields, ...(TERMINAL_STATES.includes(to) ? { finishedAt: now } : {}) };
+    const [outcome, previous] = await this.#scripts.operationTransition(
+      [this.keys.operation(id)],
+      from.join(','),
+      to,
+      options.refuseIfCancelRequested ? '1' : '0',
+      this.eventsChannel(id),
+      ...Object.entries(extra).flat(),
+    );
+    return { outcome: outcome as TransitionOutcome, previous };
+  }
+
+  /** Marks the operation dispatched, durably, if it still runs, is not cancelled and holds the project lock. */
+  async markDispatched(id: string, projectId: string, lockValue: string, worker: string): Promise<string> {
+    return this.#scripts.operationDispatch(
+      [this.keys.operation(id), this.keys.projectLock(projectId)],
+      lockValue,
+      new Date().toISOString(),
+      worker,
+    );
+  }
+
+  async requestCancel(
+    id: string,
+  ): Promise<{ outcome: 'missing' | 'terminal' | 'cancelled' | 'requested'; state: string }> {
+    const [outcome, state] = await this.#scripts.operationCancel(
+      [this.keys.operation(id)],
+      new Date().toISOString(),
+      this.cancelChannel,
+      TERMINAL_CSV,
+      this.eventsChannel(id),
+    );
+    return { outcome: outcome as 'missing' | 'terminal' | 'cancelled' | 'requested', state };
+  }
+
+  /** Deletes terminal operations requested before the cut-off, with their idempotency keys; returns how many. */
+  async deleteFinishedBefore(cutoffMs: number): Promise<number> {
+    let deleted = 0;
+    for (const id of await this.redis.zrangebyscore(this.keys.operationsByTime, 0, cutoffMs)) {
+      const removed = await this.#scripts.operationDelete(
+        [this.keys.operation(id), this.keys.operationsByTime],
+        id,
+        TERMINAL_CSV,
+        this.keys.idempotency(''),
+      );
+      // Its stderr goes with it.
+      if (removed === 1) await this.redis.del(this.keys.operationLogs(id));
+      deleted += removed;
+    }
+    return deleted;
+  }
+}
+
+/**
+ * What an idempotency key binds: plugin, project, action and the input as
+ * canonical JSON (object keys sorted), hashed.
+ */
+export function requestHash(request: {
+  pluginId: string;
+  projectId: string;
+  action: string;
+  input: JsonValue;
+}): string {
+  const canonical = JSON.stringify([
+    request.pluginId,
+    request.projectId,
+    request.action,
+    canonicalJson(request.input),
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+function canonicalJson(value: JsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map(canonicalJson);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonicalJson((value as Record<string, JsonValue>)[key]!)]),
+    );
+  }
+  return value;
+}
+
+export function isTerminal(state: string): boolean {
+  return (TERMINAL_STATES as readonly string[]).includes(state);
+}
+
+export function toOperationView(record: OperationRecord): OperationView {
+  return {
+    id: record.id,
+    pluginId: record.pluginId,
+    projectId: record.projectId,
+    action: record.action,
+    state: record.state,
+    ...(record.errorCode ? { errorCode: record.errorCode } : {}),
+    ...(record.errorMessage ? { errorMessage: record.errorMessage } : {}),
+    ...(record.result ? { result: record.result } : {}),
+    requestedAt: record.requestedAt,
+    ...(record.startedAt ? { startedAt: record.startedAt } : {}),
+    ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}),
+    ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
+  };
+}
+
+function fromHash(hash: Record<string, string>): OperationRecord {
+  return {
+    id: hash.id!,
+    pluginId: hash.pluginId ?? '',
+    projectId: hash.projectId ?? '',
+    action: hash.action ?? '',
+    state: (hash.state ?? 'queued') as OperationState,
+    ...(hash.errorCode ? { errorCode: hash.errorCode } : {}),
+    ...(hash.errorMessage ? { errorMessage: hash.errorMessage } : {}),
+    ...(hash.result ? { result: JSON.parse(hash.result) as OperateResult } : {}),
+    requestedAt: hash.requestedAt ?? '',
+    ...(hash.startedAt ? { startedAt: hash.startedAt } : {}),
+    ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+    ...(hash.timeoutMs ? { timeoutMs: Number(hash.timeoutMs) } : {}),
+    input: hash.input ? (JSON.parse(hash.input) as JsonValue) : null,
+    requestedBy: hash.requestedBy ?? '',
+    ...(hash.idempotencyKey ? { idempotencyKey: hash.idempotencyKey } : {}),
+    ...(hash.requestHash ? { requestHash: hash.requestHash } : {}),
+    dispatched: hash.dispatched === '1',
+    ...(hash.dispatchedBy ? { dispatchedBy: hash.dispatchedBy } : {}),
+    cancelRequested: hash.cancelRequested === '1',
+    ...(hash.worker ? { worker: hash.worker } : {}),
+  };
+}

@@ -1,0 +1,41 @@
+// `switchyard worker`: one worker process. SIGTERM/SIGINT: take no new jobs,
+// let running calls finish up to the deadline, then cancel them (killing their
+// process groups), then exit. Also when the `up` that started it is gone.
+import { eventLogger } from '../core/platform/index.js';
+import { runProcess } from '../core/runtime/index.js';
+import { startWorkers, type WorkerOptions } from './worker.js';
+
+/** For the CLI's --operation-priority default: the CLI reaches the worker through this entry point only. */
+export { DEFAULT_OPERATION_PRIORITY_MS } from './worker.js';
+
+export interface WorkerProcessConfig {
+  dataDir: string;
+  redisUrl: string;
+  prefix: string;
+  concurrency: number;
+  shutdownDeadlineMs: number;
+  logLevel?: string;
+  worker?: Partial<WorkerOptions>;
+  callTimeoutMs?: number;
+}
+
+export async function runWorkerProcess(config: WorkerProcessConfig): Promise<void> {
+  await runProcess(
+    'worker',
+    config,
+    {
+      // Running calls get the shutdown deadline; closing the queues and Redis a little more.
+      deadlineMs: config.shutdownDeadlineMs + 5_000,
+      runtime: config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {},
+    },
+    async (runtime, logger) => {
+      const workers = await startWorkers(runtime, {
+        concurrency: config.concurrency,
+        log: eventLogger(logger),
+        retention: runtime.retention,
+        ...config.worker,
+      });
+      return { stop: () => workers.shutdown(config.shutdownDeadlineMs) };
+    },
+  );
+}
