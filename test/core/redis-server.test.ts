@@ -56,7 +56,7 @@ describe('startRedisServer', () => {
       [
         '--input-type=module',
         '-e',
-        `const { startRedisServer } = await import(${JSON.stringify(join(REPO, 'dist', 'core', 'redis-server.js'))});
+        `const { startRedisServer } = await import(${JSON.stringify(join(REPO, 'dist', 'core', 'redis', 'redis-server.js'))});
          const server = await startRedisServer({ dir: ${JSON.stringify(join(dir, 'owned'))}, port: ${port} });
          process.stdout.write(server.pid + '\\n');
          setInterval(() => {}, 1000);`,

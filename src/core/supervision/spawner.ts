@@ -11,7 +11,7 @@ import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 /** Same location from src/core (tests) and dist/core (the built host). */
-export const HELPER_PATH = fileURLToPath(new URL('../../dist/native/sy-spawner', import.meta.url));
+export const HELPER_PATH = fileURLToPath(new URL('../../../dist/native/sy-spawner', import.meta.url));
 
 const HEADER = 9;
 const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4 } as const;
