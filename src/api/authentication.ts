@@ -2,6 +2,7 @@
 // the token found is kept on the request (its name is the audit actor).
 import type { FastifyRequest } from 'fastify';
 import { roleAllows, type Role, type TokenStore, type TokenView } from '../core/access/index.js';
+import { ERROR_CODES } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 declare module 'fastify' {
@@ -28,24 +29,20 @@ function bearerToken(request: FastifyRequest): string | undefined {
 export function authenticator(tokens: TokenStore) {
   return async (request: FastifyRequest, needed: Role): Promise<void> => {
     const presented = bearerToken(request);
-    if (presented === undefined)
-      throw new ProblemError(401, NO_TOKEN_DETAIL, undefined, { code: 'UNAUTHENTICATED' });
+    if (presented === undefined) throw ProblemError.of(ERROR_CODES.UNAUTHENTICATED, NO_TOKEN_DETAIL);
     const check = await tokens.check(presented);
     if (!check.ok && check.reason === 'expired')
-      throw new ProblemError(
-        401,
+      throw ProblemError.of(
+        ERROR_CODES.TOKEN_EXPIRED,
         `token ${check.token.name} expired at ${check.token.expiresAt}; ask an admin for a new one`,
-        undefined,
-        { code: 'TOKEN_EXPIRED' },
       );
-    if (!check.ok) throw new ProblemError(401, UNKNOWN_TOKEN_DETAIL, undefined, { code: 'UNAUTHENTICATED' });
+    if (!check.ok) throw ProblemError.of(ERROR_CODES.UNAUTHENTICATED, UNKNOWN_TOKEN_DETAIL);
     const token = check.token;
     if (!roleAllows(token.role, needed)) {
-      throw new ProblemError(
-        403,
+      throw ProblemError.of(
+        ERROR_CODES.FORBIDDEN,
         `this needs the ${needed} role; token ${token.name} has ${token.role}`,
-        undefined,
-        { code: 'FORBIDDEN', requiredRole: needed },
+        { requiredRole: needed },
       );
     }
     request.token = token;

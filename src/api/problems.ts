@@ -1,30 +1,49 @@
-// Errors as RFC 9457 problem documents: core errors map to their HTTP status
-// here, once; anything unexpected is a 500 that carries only a request id
+// Errors as RFC 9457 problem documents: every code answers with the HTTP
+// status error-catalogue.ts gives it; anything unexpected is a 500 that carries only a request id
 // (the api log holds the redacted details under it).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { IdempotencyConflictError, NotFoundError, SwitchyardError } from '../core/platform/index.js';
+import {
+  ERROR_CODES,
+  SwitchyardError,
+  codeForStatus,
+  httpStatusOf,
+  isErrorCode,
+  type ErrorCode,
+} from '../core/platform/index.js';
 import { redact, redactDeep } from '../core/safety/index.js';
 import { isRedisUnavailable, ReplicaAckTimeoutError } from '../core/redis/index.js';
 import type { Role } from '../core/access/index.js';
 import { BODY_LIMIT } from './request-limits.js';
+
+export interface ProblemExtra {
+  /** Server errors carry the request id under which the api logged them. */
+  requestId?: string;
+  /** The stable machine name (error-catalogue.ts). */
+  code?: string;
+  /** 403: the role the request needs. */
+  requiredRole?: Role;
+}
 
 export class ProblemError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly errors?: { field: string; message: string }[],
-    /** Server errors carry the request id under which the api logged them, and more. */
-    readonly extra: {
-      requestId?: string;
-      /** The stable machine name (the core error's code; UNAUTHENTICATED, FORBIDDEN, …). */
-      code?: string;
-      /** 403: the role the request needs. */
-      requiredRole?: Role;
-    } = {},
+    readonly extra: ProblemExtra = {},
   ) {
     super(message);
+  }
+
+  /** A problem with its catalogue code, answered with the catalogue's HTTP status for it. */
+  static of(
+    code: ErrorCode,
+    message: string,
+    extra: Omit<ProblemExtra, 'code'> & { errors?: { field: string; message: string }[] } = {},
+  ): ProblemError {
+    const { errors, ...rest } = extra;
+    return new ProblemError(httpStatusOf(code), message, errors, { ...rest, code });
   }
 }
 
@@ -39,47 +58,33 @@ export function parseOrProblem<T>(schema: z.ZodType<T>, value: unknown, where: s
     }
     return [{ field: path.length > 0 ? path.join('.') : where, message: issue.message }];
   });
-  throw new ProblemError(
-    400,
+  throw ProblemError.of(
+    ERROR_CODES.INVALID_INPUT,
     `invalid ${where}: ${errors.map((error) => `${error.field}: ${error.message}`).join('; ')}`,
-    errors,
-    { code: 'INVALID_INPUT' },
+    { errors },
   );
 }
 
 export function toProblem(error: unknown, request: FastifyRequest, logger: Logger): ProblemError {
   if (error instanceof ProblemError) return error;
   if (isRedisUnavailable(error))
-    return new ProblemError(503, 'Redis cannot be reached; try again shortly', undefined, {
+    return ProblemError.of(ERROR_CODES.REDIS_UNREACHABLE, 'Redis cannot be reached; try again shortly', {
       requestId: request.id,
-      code: 'REDIS_UNAVAILABLE',
     });
-  if (error instanceof NotFoundError)
-    return new ProblemError(404, error.message, undefined, { code: error.code });
-  if (error instanceof IdempotencyConflictError)
-    return new ProblemError(409, error.message, undefined, { code: error.code });
   if (error instanceof ReplicaAckTimeoutError)
-    return new ProblemError(503, `${error.message}; retry with the same Idempotency-Key`, undefined, {
+    return ProblemError.of(error.code, `${error.message}; retry with the same Idempotency-Key`, {
       requestId: request.id,
-      code: 'REPLICA_ACK_TIMEOUT',
     });
-  if (error instanceof SwitchyardError) {
-    if (error.badInput) return new ProblemError(400, error.message, undefined, { code: error.code });
-    return new ProblemError(error.callFailure ? 502 : 409, error.message, undefined, { code: error.code });
-  }
+  // A core error: its status is the catalogue's.
+  if (error instanceof SwitchyardError && isErrorCode(error.code))
+    return ProblemError.of(error.code, error.message);
   const code = (error as { code?: string }).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return new ProblemError(413, `the request body is larger than ${BODY_LIMIT} bytes`, undefined, {
-      code: 'BODY_TOO_LARGE',
-    });
+    return ProblemError.of(ERROR_CODES.BODY_TOO_LARGE, `the request body is larger than ${BODY_LIMIT} bytes`);
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
-    return new ProblemError(415, 'send the body as application/json', undefined, {
-      code: 'UNSUPPORTED_MEDIA_TYPE',
-    });
+    return ProblemError.of(ERROR_CODES.UNSUPPORTED_MEDIA_TYPE, 'send the body as application/json');
   if (code === 'FST_ERR_BAD_URL')
-    return new ProblemError(400, `${(error as Error).message}; encode a % in the path as %25`, undefined, {
-      code: 'BAD_URL',
-    });
+    return ProblemError.of(ERROR_CODES.BAD_URL, `${(error as Error).message}; encode a % in the path as %25`);
   const status = (error as { statusCode?: number }).statusCode;
   if (status && status >= 400 && status < 500) return new ProblemError(status, (error as Error).message);
   // The caller gets the request id only; the api log holds the (redacted) error under it.
@@ -93,11 +98,10 @@ export function toProblem(error: unknown, request: FastifyRequest, logger: Logge
     },
     `internal error answering ${request.method} ${redact(request.url.split('?')[0] ?? '')}`,
   );
-  return new ProblemError(
-    500,
+  return ProblemError.of(
+    ERROR_CODES.INTERNAL,
     `internal error (request ${request.id}); the api log has the details under this request id`,
-    undefined,
-    { requestId: request.id, code: 'INTERNAL' },
+    { requestId: request.id },
   );
 }
 
@@ -115,27 +119,8 @@ export const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/**
- * The code of a problem raised without one (a framework error, a 4xx the
- * framework answered itself): HTTP-API.md promises every error a `code`.
- */
-const CODE_BY_STATUS: Record<number, string> = {
-  400: 'INVALID_INPUT',
-  401: 'UNAUTHENTICATED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  409: 'CONFLICT',
-  413: 'BODY_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL',
-  502: 'BAD_GATEWAY',
-  503: 'UNAVAILABLE',
-};
-
 export function problemCode(problem: ProblemError): string {
-  return problem.extra.code ?? CODE_BY_STATUS[problem.status] ?? `HTTP_${problem.status}`;
+  return problem.extra.code ?? codeForStatus(problem.status);
 }
 
 /** RFC 9457 problem document; detail and field messages redacted (they can quote plugin output). */

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { liveness } from '../core/work/upkeep/index.js';
-import { createLogger } from '../core/platform/index.js';
+import { ERROR_CODES, createLogger } from '../core/platform/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { authenticator, tokenStillValid } from './authentication.js';
 import { renderMetrics } from './metrics.js';
@@ -73,17 +73,15 @@ export async function buildApi(
     if (text.trim() === '') return done(null, {});
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
       return done(
-        new ProblemError(400, `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, undefined, {
-          code: 'JSON_TOO_DEEP',
-        }),
+        ProblemError.of(
+          ERROR_CODES.JSON_TOO_DEEP,
+          `the request body nests deeper than ${MAX_JSON_DEPTH} levels`,
+        ),
       );
     try {
       done(null, JSON.parse(text));
     } catch {
-      done(
-        new ProblemError(400, 'the request body is not valid JSON', undefined, { code: 'INVALID_INPUT' }),
-        undefined,
-      );
+      done(ProblemError.of(ERROR_CODES.INVALID_INPUT, 'the request body is not valid JSON'), undefined);
     }
   });
 
@@ -91,9 +89,7 @@ export async function buildApi(
   app.setNotFoundHandler((request, reply) =>
     sendProblem(
       reply,
-      new ProblemError(404, `no route ${request.method} ${request.url.split('?')[0]}`, undefined, {
-        code: 'ROUTE_NOT_FOUND',
-      }),
+      ProblemError.of(ERROR_CODES.ROUTE_NOT_FOUND, `no route ${request.method} ${request.url.split('?')[0]}`),
     ),
   );
 
@@ -103,9 +99,10 @@ export async function buildApi(
     if (origin && request.url.startsWith('/api/')) {
       const host = request.headers.host;
       if (!host || (origin !== `http://${host}` && origin !== `https://${host}`)) {
-        throw new ProblemError(403, `cross-origin requests are refused (origin ${origin})`, undefined, {
-          code: 'CROSS_ORIGIN_REFUSED',
-        });
+        throw ProblemError.of(
+          ERROR_CODES.CROSS_ORIGIN_REFUSED,
+          `cross-origin requests are refused (origin ${origin})`,
+        );
       }
     }
   });

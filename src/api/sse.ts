@@ -9,6 +9,7 @@
 // and when its token is revoked or expires (asked again each keep-alive).
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ERROR_CODES } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 
@@ -102,7 +103,8 @@ export async function stream(
 ): Promise<void> {
   const streams = request.server.eventStreams;
   // A request that was under way when the stop began.
-  if (streams.closing) throw new ProblemError(503, 'the api is stopping; connect again shortly');
+  if (streams.closing)
+    throw ProblemError.of(ERROR_CODES.UNAVAILABLE, 'the api is stopping; connect again shortly');
   reply.hijack();
   const raw = reply.raw;
   // Hijacked: the onSend hook that adds the security headers does not run.

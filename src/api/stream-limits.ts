@@ -4,7 +4,7 @@
 // over a limit is refused with 429 TOO_MANY_STREAMS; its slot frees when the
 // stream ends or its client leaves.
 import type { FastifyRequest } from 'fastify';
-import { InvalidInputError } from '../core/platform/index.js';
+import { ERROR_CODES, InvalidInputError } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 export interface StreamLimits {
@@ -89,12 +89,8 @@ export class StreamSlots {
 }
 
 function tooMany(reason: string): ProblemError {
-  return new ProblemError(
-    429,
+  return ProblemError.of(
+    ERROR_CODES.TOO_MANY_STREAMS,
     `${reason}; close another event stream to free a slot, then retry`,
-    undefined,
-    {
-      code: 'TOO_MANY_STREAMS',
-    },
   );
 }

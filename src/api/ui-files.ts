@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
+import { ERROR_CODES } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 const UI_DIR = fileURLToPath(new URL('../../src/api/ui/', import.meta.url));
@@ -16,12 +17,12 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 export async function sendUiFile(reply: FastifyReply, file: string) {
-  if (!UI_FILE.test(file)) throw new ProblemError(404, `no file ${file}`);
+  if (!UI_FILE.test(file)) throw ProblemError.of(ERROR_CODES.NOT_FOUND, `no file ${file}`);
   let content: Buffer;
   try {
     content = await readFile(new URL(file, `file://${UI_DIR}`));
   } catch {
-    throw new ProblemError(404, `no file ${file}`);
+    throw ProblemError.of(ERROR_CODES.NOT_FOUND, `no file ${file}`);
   }
   return reply.type(CONTENT_TYPES[file.split('.').pop()!] ?? 'application/octet-stream').send(content);
 }

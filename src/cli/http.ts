@@ -7,6 +7,7 @@ import {
   NotAllowedError,
   RemoteProblemError,
 } from './cli-errors.js';
+import { ERROR_CODES, EXIT, codeForStatus, exitCodeOf, isErrorCode } from '../core/platform/index.js';
 
 export interface Problem {
   status: number;
@@ -131,7 +132,7 @@ export class ApiClient {
   ): Promise<Response> {
     if (options.authenticated !== false && !this.token)
       throw new NotAllowedError(
-        'UNAUTHENTICATED',
+        ERROR_CODES.UNAUTHENTICATED,
         `no token for ${this.url}: run \`switchyard login --url ${this.url} --token-stdin\` or set SWITCHYARD_TOKEN`,
       );
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
@@ -173,18 +174,24 @@ export interface HealthAnswer {
   workers?: number;
 }
 
+/**
+ * A problem document as the error the core raised on the other side: its
+ * code (the catalogue's for its status when it has none) decides the kind
+ * and so the exit status, as in local mode.
+ */
 export function problemError(url: string, problem: Problem): Error {
   const message = problem.detail ?? `HTTP ${problem.status}`;
-  if (problem.status === 401)
-    return new NotAllowedError(
-      problem.code === 'TOKEN_EXPIRED' ? 'TOKEN_EXPIRED' : 'UNAUTHENTICATED',
-      `${message} (${url}; log in again with \`switchyard login --url ${url} --token-stdin\`)`,
-    );
-  if (problem.status === 403) return new NotAllowedError('FORBIDDEN', message, problem.requiredRole);
+  // Redis or the api out of reach: a wait tries again, as when the api cannot be reached at all.
   if (problem.status === 503) return new ApiUnreachableError(`the API at ${url} answers 503: ${message}`);
-  return new RemoteProblemError(
-    problem.code ?? (problem.status >= 500 ? 'INTERNAL' : 'ERROR'),
-    message,
-    problem.status,
-  );
+  const code = problem.code !== undefined && isErrorCode(problem.code) ? problem.code : undefined;
+  const known = code ?? codeForStatus(problem.status);
+  if (exitCodeOf(known) === EXIT.notAllowed) {
+    if (problem.status === 401)
+      return new NotAllowedError(
+        known === ERROR_CODES.TOKEN_EXPIRED ? known : ERROR_CODES.UNAUTHENTICATED,
+        `${message} (${url}; log in again with \`switchyard login --url ${url} --token-stdin\`)`,
+      );
+    return new NotAllowedError(known, message, problem.requiredRole);
+  }
+  return new RemoteProblemError(problem.code ?? known, message, problem.status);
 }

@@ -2,8 +2,7 @@
 // The `switchyard` command. Thin: every rule lives in the core services.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { SwitchyardError } from '../core/platform/index.js';
-import { RedisUnreachableError } from '../core/redis/index.js';
+import { ERROR_CODES, EXIT, SwitchyardError, exitCodeOf } from '../core/platform/index.js';
 import { registerLongOpCommands } from './commands/long-ops.js';
 import { registerPluginCommands } from './commands/plugin-commands.js';
 import { registerProcessCommands } from './commands/processes.js';
@@ -15,7 +14,6 @@ import { registerTokenCommands } from './commands/token-commands.js';
 import { registerWorkCommands } from './commands/work-commands.js';
 import { Interrupted, WorkFailed } from './commands/work-output.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up-command.js';
-import { ApiUnreachableError, NotAllowedError } from './cli-errors.js';
 import { escapeControlKeepingLines, printJson } from './output.js';
 
 /** The package's version (package.json sits two levels above src/cli and dist/cli). */
@@ -116,11 +114,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function errorCodeOf(error: unknown): string {
-  if (error instanceof CommanderError) return 'USAGE';
-  if (error instanceof RedisUnreachableError) return 'REDIS_UNREACHABLE';
-  if (error instanceof NotAllowedError || error instanceof ApiUnreachableError) return error.code;
+  if (error instanceof CommanderError) return ERROR_CODES.USAGE;
   if (error instanceof SwitchyardError) return error.code;
-  return 'INTERNAL';
+  return ERROR_CODES.INTERNAL;
 }
 
 function messageOf(error: unknown): string {
@@ -128,39 +124,25 @@ function messageOf(error: unknown): string {
   return message.replace(/^error: /, '').trim();
 }
 
+/** The exit status, error-catalogue.ts's for the error's code; prints the error. */
 function report(error: unknown): number {
-  if (isClosedStdout(error)) return 0;
-  if (error instanceof NotAllowedError) {
-    writeError(error.message);
-    return 4;
-  }
-  if (error instanceof ApiUnreachableError) {
-    writeError(error.message);
-    return 2;
-  }
+  if (isClosedStdout(error)) return EXIT.ok;
   if (error instanceof CommanderError) {
     if (
       error.code === 'commander.helpDisplayed' ||
       error.code === 'commander.version' ||
       error.code === 'commander.help'
     )
-      return 0;
-    return 2; // commander already printed the message
+      return EXIT.ok;
+    return exitCodeOf(ERROR_CODES.USAGE); // commander already printed the message
   }
   if (error instanceof WorkFailed) {
     if (error.message) writeError(error.message, '');
     return error.exitCode;
   }
-  if (error instanceof RedisUnreachableError) {
-    writeError(error.message);
-    return 2;
-  }
-  if (error instanceof SwitchyardError) {
-    writeError(error.message);
-    return error.callFailure ? 1 : 2;
-  }
   writeError(error instanceof Error ? error.message : String(error));
-  return 1;
+  if (error instanceof SwitchyardError) return exitCodeOf(error.code, error.httpStatus);
+  return exitCodeOf(ERROR_CODES.INTERNAL);
 }
 
 /** Error messages quote plugins, packages and users: terminal-safe. */

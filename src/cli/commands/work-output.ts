@@ -5,12 +5,13 @@ import cliProgress from 'cli-progress';
 import ms from 'ms';
 import { withoutResults, type BatchView } from '../../core/work/batches/index.js';
 import { isTerminal, type OperationView } from '../../core/work/operations/index.js';
+import { ERROR_CODES, EXIT, exitCodeOf, type ExitCode } from '../../core/platform/index.js';
 import type { Backend } from '../backend.js';
 import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 
 /** Exit status set by commands whose requested work failed (docs/CLI.md: 1); an empty message prints nothing. */
 export class WorkFailed extends Error {
-  readonly exitCode: number = 1;
+  readonly exitCode: ExitCode = EXIT.workFailed;
 }
 
 /**
@@ -19,8 +20,8 @@ export class WorkFailed extends Error {
  * the work (`batchId` or `operationId`), so a script can follow it again.
  */
 export class Interrupted extends WorkFailed {
-  override readonly exitCode = 130;
-  readonly code = 'INTERRUPTED';
+  override readonly exitCode = exitCodeOf(ERROR_CODES.INTERRUPTED);
+  readonly code = ERROR_CODES.INTERRUPTED;
   constructor(
     message: string,
     readonly work: { batchId: string } | { operationId: string },

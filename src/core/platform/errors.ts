@@ -1,28 +1,28 @@
 // One error class per way a request or a plugin call can fail. `code` is the
-// stable machine name (API, CLI --json, operation records); `callFailure`
-// marks faults of the plugin call itself, which record the plugin unhealthy;
-// `transient` marks failures a retry may cure.
+// stable machine name (API, CLI --json, operation records), one of
+// error-catalogue.ts, which gives its HTTP status and exit status;
+// `callFailure` marks faults of the plugin call itself, which record the
+// plugin unhealthy; `transient` marks failures a retry may cure.
+import { ERROR_CODES, type ErrorCode } from './error-catalogue.js';
+
 export abstract class SwitchyardError extends Error {
+  /** An ErrorCode; only an error relayed from another api (the CLI's RemoteProblemError) may carry one this build does not know. */
   abstract readonly code: string;
   readonly callFailure: boolean = false;
   readonly transient: boolean = false;
-  /** A caller's mistake (unknown id, bad input): exit 2 / HTTP 4xx. */
-  readonly badInput: boolean = false;
+  /** The HTTP status the error arrived with, when it came from the api (the CLI's remote mode). */
+  readonly httpStatus: number | undefined = undefined;
 }
 
-abstract class BadInputError extends SwitchyardError {
-  override readonly badInput = true;
-}
-
-export class InvalidInputError extends BadInputError {
-  readonly code = 'INVALID_INPUT';
+export class InvalidInputError extends SwitchyardError {
+  readonly code = ERROR_CODES.INVALID_INPUT;
 }
 /** An id that names nothing (HTTP 404). */
-export class NotFoundError extends BadInputError {
-  readonly code: string = 'NOT_FOUND';
+export class NotFoundError extends SwitchyardError {
+  readonly code: ErrorCode = ERROR_CODES.NOT_FOUND;
 }
 export class PluginNotFoundError extends NotFoundError {
-  override readonly code = 'PLUGIN_NOT_FOUND';
+  override readonly code = ERROR_CODES.PLUGIN_NOT_FOUND;
   constructor(readonly pluginId: string) {
     super(
       `unknown plugin ${JSON.stringify(pluginId)} (plugin list shows the known ones; plugin refresh rediscovers)`,
@@ -30,19 +30,19 @@ export class PluginNotFoundError extends NotFoundError {
   }
 }
 export class ProjectNotFoundError extends NotFoundError {
-  override readonly code = 'PROJECT_NOT_FOUND';
+  override readonly code = ERROR_CODES.PROJECT_NOT_FOUND;
   constructor(readonly projectId: string) {
     super(`unknown project ${JSON.stringify(projectId)} (project list shows the known ones)`);
   }
 }
 export class PluginUnavailableError extends SwitchyardError {
-  readonly code = 'PLUGIN_UNAVAILABLE';
+  readonly code = ERROR_CODES.PLUGIN_UNAVAILABLE;
 }
 export class TrustRequiredError extends SwitchyardError {
-  readonly code = 'TRUST_REQUIRED';
+  readonly code = ERROR_CODES.TRUST_REQUIRED;
 }
 export class FingerprintChangedError extends SwitchyardError {
-  readonly code = 'FINGERPRINT_CHANGED';
+  readonly code = ERROR_CODES.FINGERPRINT_CHANGED;
   constructor(
     message: string,
     readonly trusted: string,
@@ -52,33 +52,33 @@ export class FingerprintChangedError extends SwitchyardError {
   }
 }
 export class PluginDisabledError extends SwitchyardError {
-  readonly code = 'PLUGIN_DISABLED';
+  readonly code = ERROR_CODES.PLUGIN_DISABLED;
 }
 export class PermissionDeniedError extends SwitchyardError {
-  readonly code = 'PERMISSION_DENIED';
+  readonly code = ERROR_CODES.PERMISSION_DENIED;
 }
 export class ProjectUntrustedError extends SwitchyardError {
-  readonly code = 'PROJECT_UNTRUSTED';
+  readonly code = ERROR_CODES.PROJECT_UNTRUSTED;
 }
 export class ProtocolMismatchError extends SwitchyardError {
-  readonly code = 'PROTOCOL_MISMATCH';
+  readonly code = ERROR_CODES.PROTOCOL_MISMATCH;
 }
 export class PackageInvalidError extends SwitchyardError {
-  readonly code = 'PACKAGE_INVALID';
+  readonly code = ERROR_CODES.PACKAGE_INVALID;
 }
 
 abstract class CallFailure extends SwitchyardError {
   override readonly callFailure = true;
 }
 export class IdentityMismatchError extends CallFailure {
-  readonly code = 'IDENTITY_MISMATCH';
+  readonly code = ERROR_CODES.IDENTITY_MISMATCH;
 }
 export class PluginTimeoutError extends CallFailure {
-  readonly code = 'TIMEOUT';
+  readonly code = ERROR_CODES.TIMEOUT;
   override readonly transient = true;
 }
 export class PluginCrashedError extends CallFailure {
-  readonly code = 'CRASHED';
+  readonly code = ERROR_CODES.CRASHED;
   override readonly transient = true;
   constructor(
     message: string,
@@ -89,19 +89,19 @@ export class PluginCrashedError extends CallFailure {
   }
 }
 export class SpawnFailedError extends CallFailure {
-  readonly code = 'SPAWN_FAILED';
+  readonly code = ERROR_CODES.SPAWN_FAILED;
   override readonly transient = true;
 }
 export class MalformedResponseError extends CallFailure {
-  readonly code = 'MALFORMED_RESPONSE';
+  readonly code = ERROR_CODES.MALFORMED_RESPONSE;
   override readonly transient = true;
 }
 export class OversizedResponseError extends CallFailure {
-  readonly code = 'OVERSIZED_RESPONSE';
+  readonly code = ERROR_CODES.OVERSIZED_RESPONSE;
   override readonly transient = true;
 }
 export class PluginCallError extends CallFailure {
-  readonly code = 'PLUGIN_ERROR';
+  readonly code = ERROR_CODES.PLUGIN_ERROR;
   constructor(
     readonly rpcCode: number,
     readonly rpcMessage: string,
@@ -111,7 +111,7 @@ export class PluginCallError extends CallFailure {
 }
 /** An idempotency key reused with another request (HTTP 409, exit 2); names the operation holding the key. */
 export class IdempotencyConflictError extends SwitchyardError {
-  readonly code = 'IDEMPOTENCY_CONFLICT';
+  readonly code = ERROR_CODES.IDEMPOTENCY_CONFLICT;
   constructor(
     readonly idempotencyKey: string,
     readonly operationId: string,
@@ -123,9 +123,9 @@ export class IdempotencyConflictError extends SwitchyardError {
 }
 /** The caller cancelled the call; the plugin's process group was killed. */
 export class CallCancelledError extends SwitchyardError {
-  readonly code = 'CANCELLED';
+  readonly code = ERROR_CODES.CANCELLED;
 }
 
 export function errorCode(error: unknown): string {
-  return error instanceof SwitchyardError ? error.code : 'INTERNAL';
+  return error instanceof SwitchyardError ? error.code : ERROR_CODES.INTERNAL;
 }

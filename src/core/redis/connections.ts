@@ -1,6 +1,7 @@
 // Redis connections. Every process gets its connections from here so errors
 // name the URL and say how to get a Redis.
 import { Redis, type RedisOptions } from 'ioredis';
+import { ERROR_CODES, SwitchyardError } from '../platform/index.js';
 import { registerSecret } from '../safety/index.js';
 
 export interface ConnectOptions {
@@ -19,8 +20,10 @@ export interface ConnectOptions {
 /** The longest a command of an answering process waits for Redis (a half-open connection). */
 export const ANSWER_COMMAND_TIMEOUT_MS = 1_500;
 
-export class RedisUnreachableError extends Error {
-  readonly code = 'REDIS_UNREACHABLE';
+/** Redis cannot be reached (the CLI's connect, the api's commands): exit 2, HTTP 503. */
+export class RedisUnreachableError extends SwitchyardError {
+  readonly code = ERROR_CODES.REDIS_UNREACHABLE;
+  override readonly transient = true;
 }
 
 export function redisOptions(url: string, options: ConnectOptions = {}): RedisOptions {

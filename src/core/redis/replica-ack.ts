@@ -10,9 +10,11 @@
 // A Redis with no replica (the embedded one, a single server with AOF) has
 // nothing to wait for: the check is skipped, durability is its AOF's.
 import type { Redis } from 'ioredis';
+import { ERROR_CODES, SwitchyardError } from '../platform/index.js';
 
-export class ReplicaAckTimeoutError extends Error {
-  readonly code = 'REPLICA_ACK_TIMEOUT';
+export class ReplicaAckTimeoutError extends SwitchyardError {
+  readonly code = ERROR_CODES.REPLICA_ACK_TIMEOUT;
+  override readonly transient = true;
 }
 
 export interface ReplicaAckOptions {

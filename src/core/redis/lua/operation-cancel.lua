@@ -9,6 +9,8 @@
   ARGV[2] cancel channel
   ARGV[3] terminal states, comma-separated
   ARGV[4] the operation's events channel
+  ARGV[5] the error code a queued operation ends with (ERROR_CODES.CANCELLED)
+  ARGV[6] its error message
 
   Returns {outcome, state before}: outcome is 'missing', 'terminal', 'cancelled'
   or 'requested'.
@@ -17,8 +19,8 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', ''} end
 if string.find(',' .. ARGV[3] .. ',', ',' .. state .. ',', 1, true) then return {'terminal', state} end
 if state == 'queued' then
-  redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', 'CANCELLED',
-    'errorMessage', 'cancelled before it started')
+  redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', ARGV[5],
+    'errorMessage', ARGV[6])
   redis.call('PUBLISH', ARGV[4], 'cancelled')
   return {'cancelled', state}
 end

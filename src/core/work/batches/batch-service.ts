@@ -11,7 +11,7 @@
 // project without an outcome is recorded `cancelled` (once, like any outcome).
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
-import { InvalidInputError, NotFoundError, inOrder } from '../../platform/index.js';
+import { ERROR_CODES, InvalidInputError, NotFoundError, inOrder } from '../../platform/index.js';
 import type { PluginService } from '../../plugins/index.js';
 import type { ProjectService } from '../../projects/index.js';
 import {
@@ -27,7 +27,6 @@ import {
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
-import { CANCELLED_CODE } from './inspection-runner.js';
 import { BatchStore, isBatchOver, type BatchQuery, type BatchView } from './batch-store.js';
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
@@ -155,7 +154,7 @@ export class BatchService {
         const recorded = await this.store.record(batchId, batch.pluginId, {
           projectId,
           status: 'cancelled',
-          error: { code: CANCELLED_CODE, message },
+          error: { code: ERROR_CODES.CANCELLED, message },
         });
         if (recorded) cancelled += 1;
       }

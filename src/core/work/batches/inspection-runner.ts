@@ -8,7 +8,14 @@
 // running here are killed through their signal (cancelBatch).
 import { RunningInspections, isBatchCancellation } from './batch-cancellation.js';
 import type { BatchStore, ProjectOutcome } from './batch-store.js';
-import { SwitchyardError, errorCode, FinalJobError, messageOf, sleep } from '../../platform/index.js';
+import {
+  ERROR_CODES,
+  SwitchyardError,
+  errorCode,
+  FinalJobError,
+  messageOf,
+  sleep,
+} from '../../platform/index.js';
 import { INSPECT_ATTEMPTS, INSPECT_BACKOFF_MS, type InspectJob } from '../../redis/index.js';
 import type { PluginService } from '../../plugins/index.js';
 import { boundedMessage } from '../../safety/index.js';
@@ -26,8 +33,6 @@ export interface InspectionAttempt {
   /** Aborts on worker shutdown. */
   signal?: AbortSignal;
 }
-
-export const CANCELLED_CODE = 'CANCELLED';
 
 export class InspectionRunner {
   readonly #running = new RunningInspections();
@@ -76,7 +81,7 @@ export class InspectionRunner {
   async endStalled(data: InspectJob, maxStalls: number): Promise<void> {
     await this.#recordRestFailed(
       data,
-      'WORKER_LOST',
+      ERROR_CODES.WORKER_LOST,
       `the workers running this inspection died ${maxStalls + 1} times`,
     );
   }
@@ -117,7 +122,7 @@ export class InspectionRunner {
             projectId,
             status: 'cancelled',
             error: {
-              code: CANCELLED_CODE,
+              code: ERROR_CODES.CANCELLED,
               message: 'the batch was cancelled while this inspection ran; its processes were killed',
             },
           };

@@ -5,9 +5,9 @@
 // The queue shell only hands jobs in and maps the answer to its own terms.
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
-import { SwitchyardError, errorCode, FinalJobError, messageOf } from '../../platform/index.js';
+import { ERROR_CODES, SwitchyardError, errorCode, FinalJobError, messageOf } from '../../platform/index.js';
 import type { Keys } from '../../redis/index.js';
-import { OUTCOME_UNKNOWN, isTerminal, type OperationRecord, type OperationStore } from './operation-store.js';
+import { isTerminal, type OperationRecord, type OperationStore } from './operation-store.js';
 import type { PluginService } from '../../plugins/index.js';
 import { ProjectLock } from '../../projects/index.js';
 import { boundedMessage } from '../../safety/index.js';
@@ -105,7 +105,7 @@ export class OperationRunner {
     await ProjectLock.releaseHeldBy(this.redis, this.keys, operation.projectId, operation.id);
     await this.#endFailed(
       operation,
-      'WORKER_LOST',
+      ERROR_CODES.WORKER_LOST,
       `the workers running this operation died ${maxStalls + 1} times before it was sent to the plugin; nothing was run`,
     );
   }
@@ -154,7 +154,7 @@ export class OperationRunner {
       await this.operations.transition(operation.id, ['running'], result.status, {
         result: JSON.stringify(result),
         ...(result.status === 'failed'
-          ? { errorCode: 'PLUGIN_REPORTED_FAILURE', errorMessage: boundedMessage(result.summary) }
+          ? { errorCode: ERROR_CODES.PLUGIN_REPORTED_FAILURE, errorMessage: boundedMessage(result.summary) }
           : {}),
       });
       await this.#auditFinished(operation, result.status);
@@ -189,7 +189,7 @@ export class OperationRunner {
     if (reason === 'shutdown' || reason === 'lock-lost') {
       return this.#endFailed(
         operation,
-        OUTCOME_UNKNOWN,
+        ERROR_CODES.OUTCOME_UNKNOWN,
         `the worker stopped the call (${reason}) after project.operate was sent; the plugin may have acted — check the project before running it again`,
       );
     }
@@ -205,7 +205,7 @@ export class OperationRunner {
     await ProjectLock.releaseHeldBy(this.redis, this.keys, operation.projectId, operation.id);
     return this.#endFailed(
       operation,
-      OUTCOME_UNKNOWN,
+      ERROR_CODES.OUTCOME_UNKNOWN,
       `the worker running this operation (${operation.dispatchedBy ?? 'unknown'}) stopped after project.operate was sent; the plugin may have acted — check the project before running it again`,
     );
   }
@@ -221,7 +221,7 @@ export class OperationRunner {
 
   async #endCancelled(id: string, message: string): Promise<{ state: string }> {
     await this.operations.transition(id, ['queued', 'running'], 'cancelled', {
-      errorCode: 'CANCELLED',
+      errorCode: ERROR_CODES.CANCELLED,
       errorMessage: message,
     });
     await appendAudit(this.redis, this.keys, {

@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
 import type { Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
 import { scriptsOn, sortedSetPage } from '../../redis/index.js';
+import { ERROR_CODES } from '../../platform/index.js';
 
 export const OPERATION_STATES = [
   'queued',
@@ -27,8 +28,6 @@ export const TERMINAL_STATES: readonly OperationState[] = [
   'failed',
   'cancelled',
 ];
-
-export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN';
 
 export interface OperationQuery extends PageRequest {
   projectId?: string;
@@ -208,6 +207,8 @@ export class OperationStore {
       this.cancelChannel,
       TERMINAL_CSV,
       this.eventsChannel(id),
+      ERROR_CODES.CANCELLED,
+      'cancelled before it started',
     );
     return { outcome: outcome as 'missing' | 'terminal' | 'cancelled' | 'requested', state };
   }
