@@ -7,8 +7,7 @@
 // lapse without one.
 import { Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
 import { lapseMarginMs } from '../core/projects/index.js';
-
-export const LOCK_LOST = 'lock-lost';
+import { ABORT_REASONS } from '../core/redis/index.js';
 
 export class LockWatchedWorker extends Worker {
   readonly #validUntil = new Map<string, number>();
@@ -63,7 +62,7 @@ export class LockWatchedWorker extends Worker {
       setTimeout(() => {
         this.#timers.delete(jobId);
         this.#validUntil.delete(jobId);
-        this.cancelJob(jobId, LOCK_LOST);
+        this.cancelJob(jobId, ABORT_REASONS.lockLost);
         this.onLapse(jobId);
       }, delay),
     );

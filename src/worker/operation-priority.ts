@@ -10,18 +10,9 @@
 // least `holdMs` in which announcements are ignored; operations that follow
 // one another each hold on their own, and every gap between them lets each
 // free worker slot start an inspection. Announcements travel over Redis
-// pub/sub (keys.operationActivityChannel); a lost "ended" (a worker died) costs at most `holdMs`.
-
-const STARTED = 'started';
-const ENDED = 'ended';
-
-export function startedMessage(operationId: string): string {
-  return `${STARTED}:${operationId}`;
-}
-
-export function endedMessage(operationId: string): string {
-  return `${ENDED}:${operationId}`;
-}
+// pub/sub (keys.operationActivityChannel, channel-messages.ts
+// operationActivityMessage); a lost "ended" (a worker died) costs at most `holdMs`.
+import type { OperationActivity } from '../core/redis/index.js';
 
 export class OperationPriority {
   readonly #holdMs: number;
@@ -35,20 +26,17 @@ export class OperationPriority {
     this.#holdMs = holdMs;
   }
 
-  /** Applies one message of the channel; anything else is ignored. */
-  hear(message: string): void {
+  /** Applies one message of the channel. */
+  hear({ kind, operationId }: OperationActivity): void {
     if (this.#closed || this.#holdMs <= 0) return;
-    const separator = message.indexOf(':');
-    const kind = message.slice(0, separator);
-    const operationId = message.slice(separator + 1);
-    if (kind === STARTED) {
+    if (kind === 'started') {
       if (Date.now() < this.#ignoreUntil) return;
       if (this.#running.size === 0) {
         this.#holdEnds = setTimeout(() => this.#release(true), this.#holdMs);
         this.#holdEnds.unref();
       }
       this.#running.add(operationId);
-    } else if (kind === ENDED && this.#running.delete(operationId) && this.#running.size === 0) {
+    } else if (kind === 'ended' && this.#running.delete(operationId) && this.#running.size === 0) {
       this.#release(false);
     }
   }

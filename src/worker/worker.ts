@@ -9,7 +9,12 @@ import { InspectionRunner } from '../core/work/batches/index.js';
 import { MaintenanceService } from '../core/work/upkeep/index.js';
 import { FinalJobError } from '../core/platform/index.js';
 import {
+  ABORT_REASONS,
   QUEUE_NAMES,
+  batchCancelMessage,
+  operationActivityMessage,
+  operationCancelMessage,
+  type OperationActivity,
   healthJobSchema,
   inspectJobSchema,
   maintenanceJobSchema,
@@ -20,7 +25,7 @@ import { OperationRunner } from '../core/work/operations/index.js';
 import { duplicateRedis } from '../core/redis/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { LockWatchedWorker } from './lock-watch.js';
-import { OperationPriority, endedMessage, startedMessage } from './operation-priority.js';
+import { OperationPriority } from './operation-priority.js';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -67,26 +72,33 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const busyDelayMs = options.projectBusyDelayMs ?? 500;
 
   const priority = new OperationPriority(options.operationPriorityMs ?? DEFAULT_OPERATION_PRIORITY_MS);
-  const announce = (message: string) =>
+  const announce = (activity: OperationActivity) =>
     void core.redis
-      .publish(keys.operationActivityChannel, message)
+      .publish(keys.operationActivityChannel, operationActivityMessage.encode(activity))
       .catch((error: Error) => log('publish-failed', { error: error.message }));
   const inspections = new InspectionRunner(core.plugins, batches.store, priority);
   const maintenance = new MaintenanceService(runtime, options.retention);
   const operations = new OperationRunner(core.redis, keys, core.plugins, operationService.store, {
     identity,
     projectLockMs: options.projectLockMs ?? 30_000,
-    onStarted: (id) => announce(startedMessage(id)),
-    onEnded: (id) => announce(endedMessage(id)),
+    onStarted: (operationId) => announce({ kind: 'started', operationId }),
+    onEnded: (operationId) => announce({ kind: 'ended', operationId }),
   });
 
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
   const subscriber: Redis = duplicateRedis(core.redis);
   await subscriber.subscribe(keys.operationCancelChannel, keys.operationActivityChannel, keys.batchCancel);
   subscriber.on('message', (channel: string, message: string) => {
-    if (channel === keys.operationActivityChannel) return priority.hear(message);
-    if (channel === keys.batchCancel) return void inspections.cancelBatch(message);
-    operations.cancel(message.slice(message.lastIndexOf(':') + 1));
+    if (channel === keys.operationActivityChannel) {
+      const activity = operationActivityMessage.decode(message);
+      return activity && priority.hear(activity);
+    }
+    if (channel === keys.batchCancel) {
+      const batchId = batchCancelMessage.decode(message);
+      return void (batchId && inspections.cancelBatch(batchId));
+    }
+    const operationId = operationCancelMessage.decode(message);
+    if (operationId) operations.cancel(operationId);
   });
 
   const common = {
@@ -194,8 +206,8 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       );
       if ((await Promise.race([closing.then(() => 'closed' as const), deadline])) === 'deadline') {
         log('shutdown-deadline', { cancelling: operations.running });
-        operations.abortAll('shutdown');
-        for (const worker of workers) worker.cancelAllJobs('shutdown');
+        operations.abortAll(ABORT_REASONS.shutdown);
+        for (const worker of workers) worker.cancelAllJobs(ABORT_REASONS.shutdown);
         await closing;
       }
       await Promise.all(stallEvents.map((events) => events.close()));

@@ -3,8 +3,16 @@
 // a pause after a hold that ran its full length, inert after close. Real timers, no Redis (the
 // cross-process behaviour is in test/queue/priority.test.ts).
 import { describe, expect, it } from 'vitest';
-import { OperationPriority, endedMessage, startedMessage } from '../../src/worker/operation-priority.js';
+import { OperationPriority } from '../../src/worker/operation-priority.js';
+import { operationActivityMessage, type OperationActivity } from '../../src/core/redis/index.js';
 import { sleep } from '../support/wait.js';
+
+/** What the worker hears on the activity channel, through its codec. */
+function heard(activity: OperationActivity): OperationActivity {
+  return operationActivityMessage.decode(operationActivityMessage.encode(activity))!;
+}
+const startedMessage = (operationId: string) => heard({ kind: 'started', operationId });
+const endedMessage = (operationId: string) => heard({ kind: 'ended', operationId });
 
 /** Milliseconds until `clear()` resolves. */
 async function waitedMs(priority: OperationPriority, signal?: AbortSignal): Promise<number> {

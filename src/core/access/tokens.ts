@@ -51,7 +51,7 @@ export class TokenStore {
 
   /** When each token was last used (a separate hash, so a late write never revives a revoked token). */
   get lastUsedKey(): string {
-    return `${this.key}:last-used`;
+    return this.keys.tokensLastUsed;
   }
 
   async create(

@@ -1,4 +1,5 @@
 // The redis room's door: other rooms and the shells import only from here.
+export * from './channel-messages.js';
 export * from './connections.js';
 export * from './event-hub.js';
 export * from './keys.js';

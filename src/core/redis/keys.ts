@@ -1,6 +1,8 @@
 // The one Redis vocabulary: every key and pub/sub channel Switchyard owns,
 // under one configurable prefix so several installations can share a Redis.
-// No other module builds a key or a channel name.
+// No other module builds a key or a channel name, and a Lua script gets every
+// key it touches as KEYS (never a prefix to build one from). What travels on
+// each channel is in channel-messages.ts.
 export const DEFAULT_PREFIX = 'switchyard';
 
 export function keysFor(prefix: string = DEFAULT_PREFIX) {
@@ -15,6 +17,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     projects: `${prefix}:projects`,
     audit: `${prefix}:audit`,
     tokens: `${prefix}:tokens`,
+    /** When each token was last used (apart from the tokens, so a late write never revives a revoked one). */
+    tokensLastUsed: `${prefix}:tokens:last-used`,
     schedules: `${prefix}:schedules`,
     // operations
     operations: `${prefix}:operations`,
@@ -36,7 +40,9 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
     /** An operation's new state, each time one is written (operation-follow.ts listens). */
     operationEvents: (id: string) => `${prefix}:operation-events:${id}`,
+    /** An operation id, when its cancel was requested while it runs. */
     operationCancelChannel: `${prefix}:operation-cancel`,
+    /** An operation's call started or ended on some worker (operation priority). */
     operationActivityChannel: `${prefix}:operation-activity`,
     /** A batch id, when `batch cancel` asks workers to stop its running calls. */
     batchCancel: `${prefix}:batch-cancel`,

@@ -13,7 +13,7 @@ const SCRIPTS = {
   operationTransition: { file: 'operation-transition.lua', keys: 1 },
   operationDispatch: { file: 'operation-dispatch.lua', keys: 2 },
   operationCancel: { file: 'operation-cancel.lua', keys: 1 },
-  operationDelete: { file: 'operation-delete.lua', keys: 2 },
+  operationDelete: { file: 'operation-delete.lua', keys: 3 },
   lockAcquire: { file: 'lock-acquire.lua', keys: 2 },
   lockRenew: { file: 'lock-renew.lua', keys: 1 },
   lockRelease: { file: 'lock-release.lua', keys: 1 },
@@ -21,12 +21,20 @@ const SCRIPTS = {
   batchRecord: { file: 'batch-record.lua', keys: 3 },
 } as const;
 
+/** operation-transition.lua's outcome. */
+export type TransitionOutcome = 'ok' | 'missing' | 'terminal' | 'refused' | 'cancel-requested';
+/** operation-cancel.lua's outcome. */
+export type CancelOutcome = 'missing' | 'terminal' | 'cancelled' | 'requested';
+/** operation-dispatch.lua's answer: 'ok', or why the operation must not be sent to the plugin. */
+export type DispatchOutcome =
+  'ok' | 'not-running' | 'cancel-requested' | 'already-dispatched' | 'lock-not-held';
+
 /** What each script returns (see the header of its file). */
 interface ScriptResults {
   operationCreate: [number, string];
-  operationTransition: [string, string];
-  operationDispatch: string;
-  operationCancel: [string, string];
+  operationTransition: [TransitionOutcome, string];
+  operationDispatch: DispatchOutcome;
+  operationCancel: [CancelOutcome, string];
   operationDelete: number;
   lockAcquire: string | null;
   lockRenew: number;

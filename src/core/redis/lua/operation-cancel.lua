@@ -1,7 +1,7 @@
 --[[
   Cancels an operation: a queued one ends at once (its new state published on
-  its events channel); a running one is marked and announced so the worker
-  holding it kills its call.
+  its events channel); a running one is marked and its id announced so the
+  worker holding it kills its call.
 
   KEYS[1] operation hash
 
@@ -11,6 +11,8 @@
   ARGV[4] the operation's events channel
   ARGV[5] the error code a queued operation ends with (ERROR_CODES.CANCELLED)
   ARGV[6] its error message
+  ARGV[7] the message for the cancel channel: the operation's id (channel-messages.ts operationCancelMessage)
+  ARGV[8] the message for the events channel: the state 'cancelled' (operationStateMessage)
 
   Returns {outcome, state before}: outcome is 'missing', 'terminal', 'cancelled'
   or 'requested'.
@@ -21,9 +23,9 @@ if string.find(',' .. ARGV[3] .. ',', ',' .. state .. ',', 1, true) then return 
 if state == 'queued' then
   redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', ARGV[5],
     'errorMessage', ARGV[6])
-  redis.call('PUBLISH', ARGV[4], 'cancelled')
+  redis.call('PUBLISH', ARGV[4], ARGV[8])
   return {'cancelled', state}
 end
 redis.call('HSET', KEYS[1], 'cancelRequested', '1')
-redis.call('PUBLISH', ARGV[2], KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[7])
 return {'requested', state}

@@ -10,11 +10,12 @@
   ARGV[2] now (ISO time)
   ARGV[3] worker identity
 
-  Returns 'ok', 'not-running', 'cancel-requested', 'already-dispatched' or 'lock-lost'.
+  Returns 'ok', 'not-running', 'cancel-requested', 'already-dispatched' or
+  'lock-not-held' (scripts.ts DispatchOutcome).
 ]]
 if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 'not-running' end
 if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 'cancel-requested' end
 if redis.call('HGET', KEYS[1], 'dispatched') == '1' then return 'already-dispatched' end
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock-lost' end
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 'lock-not-held' end
 redis.call('HSET', KEYS[1], 'dispatched', '1', 'dispatchedAt', ARGV[2], 'dispatchedBy', ARGV[3])
 return 'ok'

@@ -48,8 +48,13 @@ export async function followBatch(
   let wake = () => {};
   const listener = {
     onMessage: (message: string) => {
-      latest = source.store.parseProgress(batchId, message);
-      if (options.onOutcomes) recorded.push(latest.projectId);
+      const progress = source.store.parseProgress(batchId, message);
+      // A message of another form says only that something changed: read the batch again.
+      if (!progress) resync = true;
+      else {
+        latest = progress;
+        if (options.onOutcomes) recorded.push(progress.projectId);
+      }
       wake();
     },
     onResync: () => {

@@ -17,6 +17,7 @@ import type { ProjectService } from '../../projects/index.js';
 import {
   INSPECT_ATTEMPTS,
   INSPECT_BACKOFF_MS,
+  batchCancelMessage,
   inspectJobId,
   inspectJobSchema,
   projectsPerJob,
@@ -145,7 +146,7 @@ export class BatchService {
         queues.inspect.remove(inspectJobId(batchId, index)).catch(() => 0),
       ),
     );
-    await redis.publish(keys.batchCancel, batchId);
+    await redis.publish(keys.batchCancel, batchCancelMessage.encode(batchId));
     let cancelled = 0;
     const message = `the batch was cancelled by ${actor} before this inspection ended`;
     for await (const chunk of this.store.outcomeChunks(batchId)) {

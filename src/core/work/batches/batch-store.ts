@@ -6,8 +6,14 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from '../../access/index.js';
-import type { Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
-import { queueScript, scriptsOn, encodeCursor, sortedSetPage } from '../../redis/index.js';
+import type { BatchProgressMessage, Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
+import {
+  batchProgressMessage,
+  queueScript,
+  scriptsOn,
+  encodeCursor,
+  sortedSetPage,
+} from '../../redis/index.js';
 
 export interface ProjectOutcome {
   projectId: string;
@@ -50,15 +56,9 @@ export function withoutResults({ results: _results, ...batch }: BatchView): Omit
   return batch;
 }
 
-export interface BatchProgress {
+/** One recorded outcome's message (channel-messages.ts), with the batch it belongs to. */
+export interface BatchProgress extends BatchProgressMessage {
   batchId: string;
-  projectId: string;
-  status: ProjectOutcome['status'];
-  total: number;
-  succeeded: number;
-  failed: number;
-  cancelled: number;
-  finished: boolean;
 }
 
 export class BatchStore {
@@ -75,9 +75,10 @@ export class BatchStore {
     return this.keys.batchEvents(batchId);
   }
 
-  /** A message on eventsChannel (published by lua/batch-record.lua), as progress. */
-  parseProgress(batchId: string, message: string): BatchProgress {
-    return { batchId, ...(JSON.parse(message) as Omit<BatchProgress, 'batchId'>) };
+  /** A message on eventsChannel (published by lua/batch-record.lua), as progress; undefined for one of another form. */
+  parseProgress(batchId: string, message: string): BatchProgress | undefined {
+    const progress = batchProgressMessage.decode(message);
+    return progress && { batchId, ...progress };
   }
 
   /** The recorded outcomes of these projects (those without one are left out). One round trip. */

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
 import { ERROR_CODES, SwitchyardError, errorCode, FinalJobError, messageOf } from '../../platform/index.js';
-import type { Keys } from '../../redis/index.js';
+import { ABORT_REASONS, abortReasonOf, type DispatchOutcome, type Keys } from '../../redis/index.js';
 import { isTerminal, type OperationRecord, type OperationStore } from './operation-store.js';
 import type { PluginService } from '../../plugins/index.js';
 import { ProjectLock } from '../../projects/index.js';
@@ -26,7 +26,7 @@ export interface OperationAttempt {
   /** Attempts of the job made before this one, and how many it may have. */
   attemptsMade: number;
   attempts: number;
-  /** Aborts on worker shutdown, or with reason 'lock-lost' when the job's lock is about to lapse. */
+  /** Aborts on worker shutdown, or with ABORT_REASONS.lockLost when the job's lock is about to lapse. */
   signal?: AbortSignal;
 }
 
@@ -34,7 +34,7 @@ export interface OperationAttempt {
 export type OperationJobOutcome = { state: string } | 'busy';
 
 class DispatchRefused extends Error {
-  constructor(readonly reason: string) {
+  constructor(readonly reason: Exclude<DispatchOutcome, 'ok'>) {
     super(`operation not dispatched: ${reason}`);
   }
 }
@@ -57,11 +57,11 @@ export class OperationRunner {
 
   /** A cancel heard from any process: the call of this operation, if it runs here, is killed. */
   cancel(operationId: string): void {
-    this.#running.get(operationId)?.abort('cancelled');
+    this.#running.get(operationId)?.abort(ABORT_REASONS.cancelled);
   }
 
   /** Stops every running call (shutdown past its deadline). */
-  abortAll(reason: 'shutdown'): void {
+  abortAll(reason: typeof ABORT_REASONS.shutdown): void {
     for (const controller of this.#running.values()) controller.abort(reason);
   }
 
@@ -79,11 +79,15 @@ export class OperationRunner {
     const controller = new AbortController();
     const lock = await ProjectLock.acquire(this.redis, this.keys, operation.projectId, operation.id, {
       ttlMs: this.options.projectLockMs,
-      onLost: () => controller.abort('lock-lost'),
+      onLost: () => controller.abort(ABORT_REASONS.lockLost),
     });
     if (!lock) return 'busy';
     const onShutdown = () =>
-      controller.abort(attempt.signal?.reason === 'lock-lost' ? 'lock-lost' : 'shutdown');
+      controller.abort(
+        abortReasonOf(attempt.signal) === ABORT_REASONS.lockLost
+          ? ABORT_REASONS.lockLost
+          : ABORT_REASONS.shutdown,
+      );
     attempt.signal?.addEventListener('abort', onShutdown, { once: true });
     this.#running.set(operation.id, controller);
     this.options.onStarted?.(operation.id);
@@ -128,7 +132,7 @@ export class OperationRunner {
       return this.#endCancelled(operation.id, 'cancelled before it started');
     if (started.outcome !== 'ok') return { state: started.previous };
     // A cancel published before we registered is visible in the record.
-    if ((await this.operations.get(operation.id))?.cancelRequested) controller.abort('cancelled');
+    if ((await this.operations.get(operation.id))?.cancelRequested) controller.abort(ABORT_REASONS.cancelled);
 
     try {
       const result = await this.plugins.operate(
@@ -170,23 +174,27 @@ export class OperationRunner {
     attempt: OperationAttempt,
     error: unknown,
   ): Promise<{ state: string }> {
-    const reason = controller.signal.reason as string | undefined;
-    if (reason === 'cancelled' || (error instanceof DispatchRefused && error.reason === 'cancel-requested')) {
+    const reason = abortReasonOf(controller.signal);
+    if (
+      reason === ABORT_REASONS.cancelled ||
+      (error instanceof DispatchRefused && error.reason === 'cancel-requested')
+    ) {
       return this.#endCancelled(operation.id, 'cancelled while running; the plugin process group was killed');
     }
     if (error instanceof DispatchRefused) {
       // Nothing was sent to the plugin. Lost the project lock: try again later.
-      if (error.reason === 'lock-lost')
+      if (error.reason === 'lock-not-held')
         throw new Error('lost the project lock before dispatch; the operation will be retried');
       // Someone else finished or runs it: leave the record as it is.
       return { state: (await this.operations.get(operation.id))?.state ?? 'unknown' };
     }
     const latest = await this.operations.get(operation.id);
     const dispatched = latest?.dispatched === true;
-    if ((reason === 'shutdown' || reason === 'lock-lost') && !dispatched) {
+    const stopped = reason === ABORT_REASONS.shutdown || reason === ABORT_REASONS.lockLost;
+    if (stopped && !dispatched) {
       throw new Error(`the call was stopped (${reason}) before dispatch; the operation will be retried`);
     }
-    if (reason === 'shutdown' || reason === 'lock-lost') {
+    if (stopped) {
       return this.#endFailed(
         operation,
         ERROR_CODES.OUTCOME_UNKNOWN,

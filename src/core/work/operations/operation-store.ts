@@ -9,8 +9,21 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
-import type { Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
-import { scriptsOn, sortedSetPage } from '../../redis/index.js';
+import type {
+  CancelOutcome,
+  DispatchOutcome,
+  Keys,
+  Scripts,
+  Page,
+  PageRequest,
+  TransitionOutcome,
+} from '../../redis/index.js';
+import {
+  operationCancelMessage,
+  operationStateMessage,
+  scriptsOn,
+  sortedSetPage,
+} from '../../redis/index.js';
 import { ERROR_CODES } from '../../platform/index.js';
 
 export const OPERATION_STATES = [
@@ -78,8 +91,6 @@ export interface NewOperation {
   requestHash?: string;
   timeoutMs?: number;
 }
-
-export type TransitionOutcome = 'ok' | 'refused' | 'missing' | 'cancel-requested';
 
 export class OperationStore {
   readonly #scripts: Scripts;
@@ -183,13 +194,20 @@ export class OperationStore {
       to,
       options.refuseIfCancelRequested ? '1' : '0',
       this.eventsChannel(id),
+      operationStateMessage.encode(to),
+      TERMINAL_CSV,
       ...Object.entries(extra).flat(),
     );
-    return { outcome: outcome as TransitionOutcome, previous };
+    return { outcome, previous };
   }
 
   /** Marks the operation dispatched, durably, if it still runs, is not cancelled and holds the project lock. */
-  async markDispatched(id: string, projectId: string, lockValue: string, worker: string): Promise<string> {
+  async markDispatched(
+    id: string,
+    projectId: string,
+    lockValue: string,
+    worker: string,
+  ): Promise<DispatchOutcome> {
     return this.#scripts.operationDispatch(
       [this.keys.operation(id), this.keys.projectLock(projectId)],
       lockValue,
@@ -198,9 +216,7 @@ export class OperationStore {
     );
   }
 
-  async requestCancel(
-    id: string,
-  ): Promise<{ outcome: 'missing' | 'terminal' | 'cancelled' | 'requested'; state: string }> {
+  async requestCancel(id: string): Promise<{ outcome: CancelOutcome; state: string }> {
     const [outcome, state] = await this.#scripts.operationCancel(
       [this.keys.operation(id)],
       new Date().toISOString(),
@@ -209,19 +225,23 @@ export class OperationStore {
       this.eventsChannel(id),
       ERROR_CODES.CANCELLED,
       'cancelled before it started',
+      operationCancelMessage.encode(id),
+      operationStateMessage.encode('cancelled'),
     );
-    return { outcome: outcome as 'missing' | 'terminal' | 'cancelled' | 'requested', state };
+    return { outcome, state };
   }
 
   /** Deletes terminal operations requested before the cut-off, with their idempotency keys; returns how many. */
   async deleteFinishedBefore(cutoffMs: number): Promise<number> {
     let deleted = 0;
     for (const id of await this.redis.zrangebyscore(this.keys.operationsByTime, 0, cutoffMs)) {
+      // The key is read first to be built here; the script deletes nothing if it changed meanwhile.
+      const idempotencyKey = (await this.redis.hget(this.keys.operation(id), 'idempotencyKey')) ?? '';
       const removed = await this.#scripts.operationDelete(
-        [this.keys.operation(id), this.keys.operationsByTime],
+        [this.keys.operation(id), this.keys.operationsByTime, this.keys.idempotency(idempotencyKey)],
         id,
         TERMINAL_CSV,
-        this.keys.idempotency(''),
+        idempotencyKey,
       );
       // Its stderr goes with it.
       if (removed === 1) await this.redis.del(this.keys.operationLogs(id));
