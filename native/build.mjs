@@ -18,7 +18,12 @@ if (process.platform !== 'linux') {
     mkdirSync(dirname(output), { recursive: true });
     execFileSync(
       process.env.CC ?? 'cc',
-      ['-O2', '-o', output, join(root, 'native', 'spawner.c'), join(root, 'native', 'keeper.c')],
+      [
+        '-O2',
+        '-o',
+        output,
+        ...['spawner.c', 'keeper.c', 'confine.c'].map((file) => join(root, 'native', file)),
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
       },

@@ -5,11 +5,12 @@
 // orphans re-parented to it included) until it has no child left.
 #define _GNU_SOURCE
 #include "keeper.h"
+#include "confine.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,33 @@ static int kill_children(void) {
   return killed;
 }
 
+struct start_args {
+  const struct spawn_request *req;
+  int in_r, out_w, err_w, ruleset;
+  /** Set by the child when it cannot exec (the parent reads it once the vfork-style clone returns). */
+  volatile int error;
+};
+
+static char start_stack[64 * 1024] __attribute__((aligned(16)));
+
+/** The plugin's process from clone to exec; shares the keeper's memory until then, so it only makes system calls. */
+static int start_plugin(void *arg) {
+  struct start_args *a = arg;
+  sigset_t none;
+  sigemptyset(&none);
+  setsid();
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
+      (a->ruleset >= 0 && confine_self(a->ruleset) != 0)) {
+    a->error = errno;
+    _exit(127);
+  }
+  execve(a->req->path, a->req->argv, a->req->envp);
+  a->error = errno;
+  _exit(127);
+}
+
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w, int status_w) {
   prctl(PR_SET_NAME, "sy-keeper");
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -100,33 +128,29 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     }
   close_all_but(keep, 7);
 
-  // The leader by posix_spawn (clone with CLONE_VM|CLONE_VFORK: no copy of
-  // this process's page tables, as a fork would make): its own session,
-  // every signal at its default and none blocked, the call's pipes as
-  // 0/1/2 (the others are close-on-exec), the package directory as cwd.
-  // glibc reports a failed chdir or exec as the return value.
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_r, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w, 2);
-  posix_spawn_file_actions_addchdir_np(&actions, req->cwd);
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  pid_t leader = 0;
-  int spawn_error = posix_spawn(&leader, req->path, &actions, &attr, req->argv, req->envp);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  // The leader by clone(CLONE_VM|CLONE_VFORK), as posix_spawn does it (no
+  // copy of this process's page tables), but with our own code between the
+  // clone and the exec: its own session, every signal at its default and
+  // none blocked, the call's pipes as 0/1/2 (the others are close-on-exec),
+  // the package directory as cwd, then the confinement (confine.h).
+  int ruleset = -1;
+  if (req->flags & SPAWN_CONFINE) {
+    ruleset = signal_scope_ruleset();
+    if (ruleset < 0 && (req->flags & SPAWN_REQUIRE_CONFINEMENT)) {
+      report(status_w, 'F', errno);
+      _exit(1);
+    }
+  }
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, 0 };
+  pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  int spawn_error = leader < 0 ? errno : args.error;
+  if (ruleset >= 0) close(ruleset);
   close(in_r);
   close(out_w);
   close(err_w);
   if (spawn_error) {
+    // A child that failed before its exec has exited; reap it so the keeper ends with no child.
+    if (leader > 0) waitpid(leader, NULL, 0);
     report(status_w, 'F', spawn_error);
     _exit(1);
   }

@@ -1,6 +1,7 @@
 // The per-call keeper of sy-spawner (see spawner.c): a child subreaper that
-// starts the plugin and, when the plugin leader exits or it is told to (SIGTERM
-// from the helper, or its parent-death signal), kills every process of the call.
+// starts the plugin and, when the plugin leader exits or the helper dies (its
+// parent-death signal), kills every process of the call. On KILL the helper
+// SIGKILLs the keeper itself and kills what it leaves behind (spawner.c).
 #ifndef SY_KEEPER_H
 #define SY_KEEPER_H
 #include <stdint.h>
@@ -12,9 +13,13 @@ struct record {
   int32_t value;
 } __attribute__((packed));
 
+/** SPAWN flags: confine the plugin (signal scoping) where the kernel can; refuse to start it where it cannot. */
+enum { SPAWN_CONFINE = 1u << 0, SPAWN_REQUIRE_CONFINEMENT = 1u << 1 };
+
 struct spawn_request {
   const char *path, *cwd;
   char **argv, **envp;
+  unsigned flags;
 };
 
 /** Runs in the forked keeper; never returns. */

@@ -4,21 +4,31 @@
 // src/core/spawner.ts; speaks framed messages on stdin/stdout:
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
-//   host → helper: SPAWN (u32 argc, u32 envc, NUL-terminated path, cwd,
-//                  argv..., env...), STDIN (bytes), STDIN_CLOSE, KILL
-//   helper → host: SPAWNED (u32 pid), FAILED (u32 errno + text), STDOUT,
+//   host → helper: SPAWN (u32 argc, u32 envc, u32 flags, NUL-terminated
+//                  path, cwd, argv..., env...), STDIN (bytes), STDIN_CLOSE, KILL
+//   helper → host: HELLO (call id 0: u32 Landlock ABI), SPAWNED (u32 pid,
+//                  u32 keeper pid), FAILED (u32 errno + text), STDOUT,
 //                  STDERR (bytes), STDOUT_EOF, STDERR_EOF, EXIT (i32 code,
 //                  i32 signal), DONE (nothing of the call runs any more)
 //
 // Per call the helper forks (no exec) a keeper, a child subreaper with a
-// parent-death signal, which starts the plugin (posix_spawn) in its own session.
+// parent-death signal, which starts the plugin in its own session, under
+// Landlock signal scoping where the kernel has it (the plugin can then signal
+// nothing outside its call: not its keeper, this helper or the worker).
 // Every orphaned descendant of the plugin (setsid, double fork, outliving its
 // parent) is re-parented to the keeper. When the plugin leader exits, or the
-// host sends KILL, or the helper dies, the keeper SIGKILLs the leader's group
-// and each of its own children until it has none, then exits. The helper
-// dies with the worker: EOF on stdin, or its own parent-death signal.
+// helper dies, the keeper SIGKILLs the leader's group and each of its own
+// children until it has none, then exits. Containment does not rely on the
+// keeper: the helper is a subreaper too, so if a keeper dies (or is killed on
+// KILL, stopped or not) its processes are re-parented here, and the helper
+// SIGKILLs every child of its own that is not a live keeper; a call is DONE
+// only once its keeper is reaped and no such orphan is left. The helper dies
+// with the worker: EOF on stdin, or its own parent-death signal, killing
+// every call's processes first.
 #define _GNU_SOURCE
 #include "keeper.h"
+#include "confine.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -33,7 +43,7 @@
 #include <unistd.h>
 
 enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4 };
-enum { S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7, S_DONE = 8 };
+enum { S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7, S_DONE = 8 };
 
 #define HEADER 9
 #define CHUNK 65536
@@ -154,13 +164,13 @@ static void fail_spawn(uint32_t id, int error) {
 static void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 static void spawn_call(uint32_t id, char *payload, size_t len) {
-  if (len < 8) return fail_spawn(id, EINVAL);
-  uint32_t argc = get_u32(payload), envc = get_u32(payload + 4);
+  if (len < 12) return fail_spawn(id, EINVAL);
+  uint32_t argc = get_u32(payload), envc = get_u32(payload + 4), flags = get_u32(payload + 8);
   size_t strings = 2 + (size_t)argc + envc;
   if (argc == 0 || strings > len) return fail_spawn(id, EINVAL);
   char **list = calloc(strings + 2, sizeof *list);
   if (!list) return fail_spawn(id, ENOMEM);
-  char *at = payload + 8, *end = payload + len;
+  char *at = payload + 12, *end = payload + len;
   for (size_t i = 0; i < strings; i++) {
     char *nul = memchr(at, 0, (size_t)(end - at));
     if (!nul) {
@@ -170,7 +180,7 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
     list[i + (i >= 2 + argc ? 1 : 0)] = at; // a NULL after argv, one at the end (calloc)
     at = nul + 1;
   }
-  struct spawn_request req = { list[0], list[1], list + 2, list + 3 + argc };
+  struct spawn_request req = { list[0], list[1], list + 2, list + 3 + argc, flags };
   int in[2], out[2], err[2], status[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
     int error = errno;
@@ -279,7 +289,7 @@ static void read_status(struct call *call) {
       call->status_len -= sizeof r;
       if (r.type == 'P') {
         call->leader = r.value;
-        emit_u32s(call->id, S_SPAWNED, (uint32_t)r.value, 0, 1);
+        emit_u32s(call->id, S_SPAWNED, (uint32_t)r.value, (uint32_t)call->keeper, 2);
       } else if (r.type == 'F') {
         fail_spawn(call->id, r.value);
       } else if (r.type == 'X') {
@@ -291,9 +301,16 @@ static void read_status(struct call *call) {
   }
 }
 
-/** A call is over once its keeper is reaped: nothing of it runs, every writer of its pipes is gone. */
+static int orphans; // children of the helper that are not live keepers, at the last look
+static int orphans_possible; // a keeper died other than by its clean exit (it leaves no child then)
+
+/**
+ * A call is over once its keeper is reaped and no orphan is left (a keeper that
+ * died early hands its processes to the helper, which kills them): nothing of
+ * it runs, every writer of its pipes is gone.
+ */
 static void finish_if_done(struct call *call) {
-  if (!call->keeper_reaped) return;
+  if (!call->keeper_reaped || orphans > 0) return;
   if (call->status_r >= 0) read_status(call);
   close_fd(&call->status_r);
   drain(call, &call->out_r, S_STDOUT, S_STDOUT_EOF);
@@ -305,32 +322,88 @@ static void finish_if_done(struct call *call) {
   call->active = 0;
 }
 
+/**
+ * KILL does not ask the keeper (the plugin may have stopped it, or the kernel
+ * may not scope signals): SIGKILL the leader's group and the keeper itself; the
+ * keeper's processes are re-parented to the helper, which kills them as orphans.
+ */
 static void kill_call(struct call *call) {
-  if (!call->keeper_reaped) kill(call->keeper, SIGTERM);
+  if (call->keeper_reaped) return;
+  if (call->leader > 0) kill(-call->leader, SIGKILL);
+  kill(call->keeper, SIGKILL);
+  orphans_possible = 1;
+}
+
+static int is_live_keeper(pid_t pid) {
+  for (size_t i = 0; i < call_count; i++)
+    if (calls[i].active && !calls[i].keeper_reaped && calls[i].keeper == pid) return 1;
+  return 0;
+}
+
+/** /proc/<pid>/stat says zombie: dead, waiting to be reaped. */
+static int is_zombie(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  buf[n] = 0;
+  char *paren = strrchr(buf, ')');
+  return !paren || paren[1] == 0 || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+/** SIGKILLs every child of the helper that is not a live keeper; counts those still alive. */
+static void kill_orphans(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)self_pid);
+  FILE *f = fopen(path, "re");
+  orphans = 0;
+  if (!f) return;
+  int pid;
+  while (fscanf(f, "%d", &pid) == 1) {
+    if (is_live_keeper(pid)) continue;
+    kill(-pid, SIGKILL); // its group too, when it leads one
+    kill(pid, SIGKILL);
+    if (!is_zombie(pid)) orphans++;
+  }
+  fclose(f);
 }
 
 static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    int keeper = 0;
     for (size_t i = 0; i < call_count; i++)
       if (calls[i].active && calls[i].keeper == pid) {
+        keeper = 1;
         calls[i].keeper_reaped = 1;
-        finish_if_done(&calls[i]);
+        if (calls[i].leader > 0) kill(-calls[i].leader, SIGKILL);
       }
+    // A keeper's clean exit (0) comes only once it has no child left: nothing was re-parented.
+    if (!keeper || !WIFEXITED(status) || WEXITSTATUS(status) != 0) orphans_possible = 1;
   }
+  if (orphans_possible || orphans > 0) {
+    kill_orphans();
+    orphans_possible = orphans > 0;
+  }
+  for (size_t i = 0; i < call_count; i++)
+    if (calls[i].active) finish_if_done(&calls[i]);
 }
 
 static void shutdown_all(void) {
   for (size_t i = 0; i < call_count; i++)
     if (calls[i].active) kill_call(&calls[i]);
-  // Keepers kill their trees on SIGTERM; wait for them briefly so the host sees a clean end.
-  for (int round = 0; round < 50; round++) {
+  // Every process of every call is killed (keepers and orphans by SIGKILL); wait for them
+  // briefly so the host sees a clean end, and so none is left when the helper is gone.
+  for (int round = 0; round < 200; round++) {
     int any = 0;
     reap();
     for (size_t i = 0; i < call_count; i++) any |= calls[i].active;
-    if (!any) break;
-    usleep(20000);
+    if (!any && orphans == 0) break;
+    usleep(10000);
   }
   _exit(0);
 }
@@ -391,8 +464,12 @@ int main(void) {
   // The worker's death reaches the helper as SIGTERM (and as EOF on stdin).
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() == 1) return 0;
+  // Whatever a dead keeper leaves behind is re-parented here, not to init (see kill_orphans).
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (signals < 0 || devnull < 0) return 71;
+  emit_u32s(0, S_HELLO, (uint32_t)landlock_abi(), 0, 1);
+  flush_out();
   struct pollfd *polls = NULL;
   struct call **owners = NULL;
   size_t poll_cap = 0;
@@ -415,7 +492,8 @@ int main(void) {
       if (call->status_r >= 0) owners[count] = call, polls[count++] = (struct pollfd){ call->status_r, POLLIN, 0 };
       if (call->in_w >= 0 && call->pending_len > 0) owners[count] = call, polls[count++] = (struct pollfd){ call->in_w, POLLOUT, 0 };
     }
-    int ready = poll(polls, count, -1);
+    // While orphans are dying, look again soon: a grandchild is re-parented without a signal.
+    int ready = poll(polls, count, orphans > 0 ? 20 : -1);
     if (ready < 0) {
       if (errno == EINTR) continue;
       return 72;
@@ -433,6 +511,7 @@ int main(void) {
         write_stdin(call);
       }
     }
+    if (ready == 0) reap();
     if (polls[1].revents) {
       struct signalfd_siginfo info;
       int stop = 0;

@@ -51,7 +51,7 @@ export async function checkExecutable(packageDir: string, executable: string): P
     if (parent.real !== realPackage && !parent.real.startsWith(realPackage + sep)) {
       return { ok: false, error: `executable: ${executable} resolves outside the package directory` };
     }
-    const problem = await pathProblem(parent);
+    const problem = await pathProblem(parent, realPackage);
     if (problem) return { ok: false, error: `executable: ${problem}` };
   } catch (error) {
     return {

@@ -3,8 +3,12 @@
 // that path. Each directory in which a name is looked up, every symlink
 // followed on the way and the files themselves must be owned by root or by
 // the user the host runs as, and no such directory may be group- or
-// world-writable unless sticky; otherwise another local user could swap the
-// file between its verification and its start.
+// world-writable; otherwise another local user could swap the file between its
+// verification and its start. A sticky directory above the package (/tmp) is
+// fine: others may add entries there but not replace ours. The package
+// directory and every directory holding the executable or plugin.json may not
+// be writable by others even when sticky: a file added next to the plugin (a
+// module it imports) runs as the host's user too.
 import type { BigIntStats, Stats } from 'node:fs';
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
@@ -48,12 +52,31 @@ export async function ownerProblem(what: string, path: string, stats: AnyStats):
   );
 }
 
-/** The mode half of the directory rule; the hint is a valid chmod mode. */
-export function writableDirectoryProblem(directory: string, mode: number): string | undefined {
-  if ((mode & 0o1000) !== 0) return undefined; // sticky: others may add entries but not replace ours
+/**
+ * The mode half of the directory rule; the hint is a valid chmod mode.
+ * `inPackage`: the directory is the package directory or one inside it, where
+ * sticky does not help.
+ */
+export function writableDirectoryProblem(
+  directory: string,
+  mode: number,
+  inPackage = false,
+): string | undefined {
+  const sticky = (mode & 0o1000) !== 0;
+  if (sticky && !inPackage) return undefined; // others may add entries above the package but not replace ours
   const who = (mode & 0o002) !== 0 ? 'world' : (mode & 0o020) !== 0 ? 'group' : undefined;
   if (!who) return undefined;
-  return `the directory ${directory} is ${who}-writable (chmod ${who === 'world' ? 'o' : 'g'}-w it): others could replace the plugin between its verification and its start`;
+  const fix = `chmod ${who === 'world' ? 'o' : 'g'}-w it`;
+  if (sticky)
+    return `the directory ${directory} is ${who}-writable and sticky (${fix}): in a package, sticky does not stop others from adding files next to the plugin, such as a module it imports`;
+  return `the directory ${directory} is ${who}-writable (${fix}): others could replace the plugin between its verification and its start`;
+}
+
+/** `directory` is `packageDir` or inside it (both physical, normalised paths). */
+export function isInPackage(directory: string, packageDir: string): boolean {
+  return (
+    directory === packageDir || directory.startsWith(packageDir.endsWith(sep) ? packageDir : packageDir + sep)
+  );
 }
 
 export interface ResolvedPath {
@@ -123,12 +146,16 @@ export async function resolveDirectory(path: string): Promise<ResolvedPath> {
   return { real: current, directories, symlinks };
 }
 
-/** The first ownership or mode problem on a resolved path; undefined when none. */
-export async function pathProblem(resolved: ResolvedPath): Promise<string | undefined> {
+/**
+ * The first ownership or mode problem on a resolved path; undefined when none.
+ * Directories at or below `packageDir` (physical) get the stricter mode rule.
+ */
+export async function pathProblem(resolved: ResolvedPath, packageDir?: string): Promise<string | undefined> {
   for (const [directory, stats] of resolved.directories) {
+    const inPackage = packageDir !== undefined && isInPackage(directory, packageDir);
     const problem =
       (await ownerProblem('the directory', directory, stats)) ??
-      writableDirectoryProblem(directory, stats.mode);
+      writableDirectoryProblem(directory, stats.mode, inPackage);
     if (problem) return problem;
   }
   for (const [link, stats] of resolved.symlinks) {

@@ -3,7 +3,7 @@
 // one with mode 0755 — could be swapped between verification and start, so it
 // is refused in discovery and before every call, naming the path, the owner
 // and the fix. Files are given away with chown, so these tests need root.
-import { chmod, lchown, readFile, symlink } from 'node:fs/promises';
+import { chmod, chown, lchown, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/runtime/core-services.js';
@@ -84,6 +84,24 @@ describe.skipIf(!RUNS_AS_ROOT)('discovery refuses packages another user could sw
     );
   });
 
+  it('a package directory that is world-writable and sticky (1777) is refused: others could add a module next to the plugin', async () => {
+    const dir = await writePackage(plugins, 'sticky-package');
+    await chmod(dir, 0o1777);
+    expect(await errorOf(plugins, 'sticky-package')).toBe(
+      `executable: the directory ${dir} is world-writable and sticky (chmod o-w it): in a package, sticky does not stop others from adding files next to the plugin, such as a module it imports`,
+    );
+    await chmod(dir, 0o3775); // group-writable and sticky (setgid too): the same
+    expect(await errorOf(plugins, 'sticky-package')).toMatch(/is group-writable and sticky \(chmod g-w it\)/);
+  });
+
+  it('a sticky world-writable directory above the package (as /tmp) stays fine', async () => {
+    const shared = join(dataDir, 'sticky-above');
+    const below = join(shared, 'plugins');
+    await writePackage(below, 'under-sticky');
+    await chmod(shared, 0o1777);
+    expect(await errorOf(below, 'under-sticky')).toBeUndefined();
+  });
+
   it('a symlink on the way owned by another user is refused (it could be pointed elsewhere)', async () => {
     const real = join(dataDir, 'real-plugins');
     await writePackage(real, 'via-link');
@@ -120,5 +138,16 @@ describe.skipIf(!RUNS_AS_ROOT)('every call re-checks ownership before it starts 
     const after = await core.plugins.show('native-fixture');
     expect(after.available).toBe(false);
     expect(after.error).toMatch(`owned by uid ${OTHER_UID}`);
+  });
+
+  it('a trusted, enabled package whose directory becomes 1777 (sticky): PACKAGE_INVALID before anything starts', async () => {
+    const dir = join(dataDir, 'plugins', 'native-fixture');
+    await chown(dir, 0, 0); // back from the test before
+    await core.plugins.refresh('user:test');
+    expect((await core.plugins.health('native-fixture')).status).toBe('healthy');
+    await chmod(dir, 0o1777);
+    const refused = await core.plugins.health('native-fixture').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(PackageInvalidError);
+    expect((refused as Error).message).toMatch(`the directory ${dir} is world-writable and sticky`);
   });
 });

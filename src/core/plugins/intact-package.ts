@@ -17,6 +17,7 @@ import {
   hostUid,
   modeProblem,
   writableDirectoryProblem,
+  isInPackage,
 } from '@switchyard/plugin-sdk/host';
 import { cachedFingerprint } from './fingerprint.js';
 
@@ -48,11 +49,11 @@ function check({ packageDir, executable, manifestPath }: PackageLocation): strin
   if (!named.isFile() || !ownedRight(named.uid) || modeProblem(named.mode, named.size)) return undefined;
   // Every directory from the executable's up to /: a real directory (so the
   // physical path is this one and stays inside the package), owned right, not
-  // writable by group or others unless sticky.
+  // writable by group or others (sticky only counts above the package).
   for (let directory = dirname(path); ; directory = dirname(directory)) {
     const stats = lstatSync(directory);
     if (!stats.isDirectory() || !ownedRight(stats.uid)) return undefined;
-    if (writableDirectoryProblem(directory, stats.mode)) return undefined;
+    if (writableDirectoryProblem(directory, stats.mode, isInPackage(directory, packageDir))) return undefined;
     if (directory === dirname(directory)) break;
   }
 

@@ -26,6 +26,12 @@ export interface Containment {
 }
 
 export const FORCE_ENV = 'SWITCHYARD_SPAWNER';
+/** `off`: no kernel confinement of plugin calls (the helper's subreaper containment stays). */
+export const CONFINEMENT_ENV = 'SWITCHYARD_CONFINEMENT';
+
+function confinementWanted(): boolean {
+  return process.env[CONFINEMENT_ENV] !== 'off';
+}
 
 let spawner: Spawner | undefined;
 /** Why the helper could not be started in this process (then every call falls back). */
@@ -47,7 +53,12 @@ export function containment(): Containment {
     mechanism: 'subreaper',
     detail:
       `native helper ${HELPER_PATH}: each call under its own child subreaper with parent-death signals; ` +
-      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker',
+      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker' +
+      (confinementWanted()
+        ? '; the plugin cannot signal its keeper, the helper or the worker where the kernel has ' +
+          'Landlock signal scoping (ABI 6 or later)'
+        : `; no Landlock signal scoping (${CONFINEMENT_ENV}=off): a plugin that kills or stops its keeper ` +
+          'is still ended by the helper (a subreaper too) and the host (a bounded end)'),
   };
 }
 
@@ -84,7 +95,7 @@ export async function startCallProcess(request: SpawnRequest): Promise<CallProce
     spawner = undefined;
     return startInProcessGroup(request);
   }
-  return helper.spawn(request);
+  return helper.spawn({ ...request, confine: confinementWanted() });
 }
 
 /** The fallback: execa, detached (own process group), group-killed at the end. */

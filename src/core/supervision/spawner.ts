@@ -3,8 +3,12 @@
 // first call, multiplexing every concurrent plugin call over its stdin/stdout
 // in compact frames. The helper starts each plugin under a per-call child
 // subreaper, so everything the plugin starts (setsid, double fork, orphans)
-// dies with the call, and all of it dies with this process.
+// dies with the call, and all of it dies with this process. The host does
+// not take the helper's word for it: a call's end is bounded here, and if the
+// helper does not answer (stopped, say) this process kills the helper's whole
+// tree itself (killHelperTree).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
 import { Readable, Writable } from 'node:stream';
@@ -16,6 +20,7 @@ export const HELPER_PATH = fileURLToPath(new URL('../../../dist/native/sy-spawne
 const HEADER = 9;
 const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4 } as const;
 const S = {
+  hello: 0,
   spawned: 1,
   failed: 2,
   stdout: 3,
@@ -36,7 +41,18 @@ export interface SpawnRequest {
   args: readonly string[];
   cwd: string;
   env: Record<string, string>;
+  /** Landlock signal scoping for the plugin where the kernel has it (native helper only). */
+  confine?: boolean;
 }
+
+/** SPAWN flags (native/keeper.h). */
+const SPAWN_CONFINE = 1;
+
+/**
+ * How long end() waits for the helper to say the call is over before it asks
+ * again, and then before it stops trusting the helper and kills its tree.
+ */
+export const END_BOUND_MS = 500;
 
 /** One plugin process, whichever mechanism starts it. */
 export interface CallProcess {
@@ -64,6 +80,8 @@ const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, numbe
 
 class HelperCall implements CallProcess {
   pid = 0;
+  /** The call's keeper (native/keeper.c), once started. */
+  keeper = 0;
   readonly stdout = new Readable({ read() {} });
   readonly stderr = new Readable({ read() {} });
   readonly stdin: Writable;
@@ -96,17 +114,28 @@ class HelperCall implements CallProcess {
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
   }
 
-  end(): Promise<void> {
+  async end(): Promise<void> {
     // Once the leader has exited the keeper already kills what is left and ends
-    // the call by itself (native/keeper.c): no KILL frame, no SIGTERM to send.
+    // the call by itself (native/keeper.c): no KILL frame to send.
     if (!this.isDone && !this.#hasExited) this.helper.send(this.id, H.kill);
-    return this.done;
+    if (!(await settlesWithin(this.done, END_BOUND_MS))) {
+      // The keeper may be stopped, or gone with the leader still running: the helper kills both on KILL.
+      this.helper.send(this.id, H.kill);
+      if (!(await settlesWithin(this.done, 2 * END_BOUND_MS))) {
+        this.helper.killTree(`the spawn helper did not end call ${this.id} within ${3 * END_BOUND_MS} ms`);
+      }
+    }
+    // Checked, not assumed: the leader and the keeper must be gone before the call counts as over.
+    if ([this.pid, this.keeper].some((pid) => pid > 0 && isRunning(pid))) {
+      this.helper.killTree(`call ${this.id} reported over while its leader or keeper still runs`);
+    }
   }
 
   receive(type: number, payload: Buffer): void {
     switch (type) {
       case S.spawned:
         this.pid = payload.readUInt32LE(0);
+        if (payload.length >= 8) this.keeper = payload.readUInt32LE(4);
         this.#spawned?.resolve();
         this.#spawned = undefined;
         break;
@@ -154,14 +183,18 @@ class HelperCall implements CallProcess {
 
 export class Spawner {
   readonly #child: ChildProcess;
+  readonly #onExit: (spawner: Spawner) => void;
   readonly #calls = new Map<number, HelperCall>();
   readonly started: Promise<void>;
   #nextId = 1;
   #rest: Buffer = Buffer.alloc(0);
   #outgoing: Buffer[] = [];
   #exited = false;
+  /** The kernel's Landlock ABI as the helper found it (0: none); undefined until the helper said. */
+  landlockAbi: number | undefined;
 
   constructor(path: string, onExit: (spawner: Spawner) => void) {
+    this.#onExit = onExit;
     this.#child = spawn(path, [], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.started = new Promise((resolve, reject) => {
       this.#child.once('spawn', () => resolve());
@@ -171,6 +204,7 @@ export class Spawner {
     this.#child.stdin!.on('error', () => {});
     this.#child.stdout!.on('data', (chunk: Buffer) => this.#receive(chunk));
     this.#child.once('close', () => {
+      if (this.#exited) return;
       this.#exited = true;
       onExit(this);
       for (const call of this.#calls.values()) call.finish('the spawn helper exited');
@@ -189,7 +223,7 @@ export class Spawner {
     await this.started;
     if (this.#exited) throw new SpawnError('the spawn helper exited');
     const id = this.#nextId++;
-    const frame = encodeSpawn(request);
+    const frame = encodeSpawn(request, request.confine ? SPAWN_CONFINE : 0);
     const call = new HelperCall(id, this);
     this.#calls.set(id, call);
     if (this.#calls.size === 1) this.#busy();
@@ -226,6 +260,7 @@ export class Spawner {
       const id = data.readUInt32LE(at + 4);
       const type = data[at + 8]!;
       const call = this.#calls.get(id);
+      if (id === 0 && type === S.hello) this.landlockAbi = data.readUInt32LE(at + HEADER);
       if (call) {
         call.receive(type, data.subarray(at + HEADER, at + HEADER + length));
         if (type === S.done) {
@@ -237,6 +272,29 @@ export class Spawner {
     }
     data = data.subarray(at);
     this.#rest = data;
+  }
+
+  /**
+   * The helper did not do its job (stopped, or it let a call's process live):
+   * SIGKILL every process under it, repeatedly until none is left (what a dead
+   * keeper leaves is re-parented to the helper, a subreaper, even when it is
+   * stopped), then the helper itself. Every call in flight fails with it.
+   */
+  killTree(why: string): void {
+    if (this.#exited) return;
+    const helper = this.#child.pid;
+    if (helper === undefined) return;
+    for (let round = 0; round < 50; round++) {
+      const descendants = descendantsOf(helper).filter(isRunning);
+      if (descendants.length === 0) break;
+      for (const pid of descendants) signal(pid, 'SIGKILL');
+    }
+    signal(helper, 'SIGKILL');
+    this.#exited = true;
+    this.#onExit(this);
+    for (const call of this.#calls.values()) call.finish(`${why}; its processes were killed`);
+    this.#calls.clear();
+    this.#idle();
   }
 
   /** With no call in flight the helper must not keep this process alive. */
@@ -253,8 +311,8 @@ export class Spawner {
   }
 }
 
-/** u32 argc, u32 envc, then NUL-terminated path, cwd, argv (argv[0] = path) and NAME=value entries. */
-function encodeSpawn(request: SpawnRequest): Buffer {
+/** u32 argc, u32 envc, u32 flags, then NUL-terminated path, cwd, argv (argv[0] = path) and NAME=value entries. */
+function encodeSpawn(request: SpawnRequest, flags: number): Buffer {
   const argv = [request.file, ...request.args];
   const env = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
   const strings = [request.file, request.cwd, ...argv, ...env];
@@ -262,8 +320,69 @@ function encodeSpawn(request: SpawnRequest): Buffer {
     if (text.includes('\0')) throw new SpawnError('an argument or environment value holds a NUL byte');
   }
   const body = Buffer.from(`${strings.join('\0')}\0`, 'utf8');
-  const head = Buffer.allocUnsafe(8);
+  const head = Buffer.allocUnsafe(12);
   head.writeUInt32LE(argv.length, 0);
   head.writeUInt32LE(env.length, 4);
+  head.writeUInt32LE(flags, 8);
   return Buffer.concat([head, body]);
+}
+
+/** True once `promise` settles within `ms`; no timer outlives it. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // ESRCH: gone already
+  }
+}
+
+/** /proc/<pid>/stat: neither gone nor a zombie. */
+export function isRunning(pid: number): boolean {
+  // existsSync first: no exception (the costly part) for the usual answer, gone.
+  if (!existsSync(`/proc/${pid}`)) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat[stat.lastIndexOf(')') + 2];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Every descendant of `pid` by /proc/<pid>/task/<tid>/children, parents before children. */
+function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'latin1');
+      } catch {
+        continue;
+      }
+      for (const child of children.split(' ').filter(Boolean).map(Number)) {
+        found.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return found;
 }

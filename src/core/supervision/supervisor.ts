@@ -127,7 +127,8 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   );
   initializing.catch(() => {}); // awaited below, once the process runs
   try {
-    await child.started;
+    // Bounded by the time limit and cancel too: a stopped helper never says it started.
+    await Promise.race([child.started, rejectOnAbort(abort.signal)]);
   } catch (error) {
     clearTimeout(timer);
     spec.signal?.removeEventListener('abort', onCancel);
@@ -135,6 +136,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     child.stdin.destroy();
     child.stdout.destroy();
     child.stderr.destroy();
+    if (reason) throw withStderr(classify(error, reason, limits, undefined), stderr.lines());
     throw spawnFailed(error);
   }
   const { pid, exited } = child;
@@ -218,6 +220,17 @@ function classify(
 
 function withStderr(error: SwitchyardError, lines: string[]): CallError {
   return Object.assign(error, { stderr: lines });
+}
+
+/** Rejects when `signal` aborts; a rejection nobody awaits any more (the race was won) is not unhandled. */
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  const aborted = new Promise<never>((_resolve, reject) => {
+    const abort = () => reject(new RequestAbortedError('aborted'));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
+  aborted.catch(() => {});
+  return aborted;
 }
 
 /** The exit, or undefined when the process is still running after `ms`; no timer outlives it. */

@@ -1,0 +1,101 @@
+// A project lock is released only when no process of the call is alive
+// (docs/PROTOCOL.md §9.5): a plugin that SIGSTOPs or kill -9s its keeper in a
+// real worker still ends within its time limit, and a second operation on the
+// same project starts only once every process of the first is dead. A kill -9
+// of the worker while the keeper is stopped still takes the plugin with it.
+// Run with SWITCHYARD_CONFINEMENT=off, so the signal reaches the keeper (under
+// Landlock signal scoping the kernel refuses it: test/core/self-containment).
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFINEMENT_ENV, containment } from '../../src/core/supervision/containment.js';
+import { isAlive, killAll, survivors } from '../support/processes.js';
+import { useQueueSuite } from '../support/queue-suite.js';
+import { ACTOR, PLUGIN_ID, kill9, readLines, startWorker, waitFor } from '../support/workers.js';
+
+const subreaper = containment().mechanism === 'subreaper';
+const CALL_TIMEOUT_MS = 3_000;
+const GRACE_MS = 3_000;
+
+describe.skipIf(!subreaper)('a plugin that attacks its keeper, in a worker', () => {
+  const suite = useQueueSuite('keeper-attack');
+  beforeAll(() => void (process.env[CONFINEMENT_ENV] = 'off'));
+  afterAll(() => void delete process.env[CONFINEMENT_ENV]);
+
+  for (const signal of ['SIGSTOP', 'SIGKILL'] as const) {
+    it(`${signal} of its keeper: the operation ends, the next one on the project never overlaps it`, async () => {
+      const installation = await suite.install(`attack-${signal.toLowerCase()}`);
+      await startWorker(installation, { concurrency: 2, callTimeoutMs: CALL_TIMEOUT_MS });
+      const root = await installation.addProject('p1');
+      const { operations } = installation.runtime;
+      const startedAt = performance.now();
+      const { operation: first } = await operations.create(
+        {
+          pluginId: PLUGIN_ID,
+          projectId: 'p1',
+          action: 'append',
+          input: { writePid: true, spawnChild: true, signalKeeper: signal, sleepMs: 60_000, append: 'first' },
+        },
+        ACTOR,
+      );
+      // A plugin whose keeper dies is killed with it, maybe before it can write "ok": "sent" then says delivered.
+      const result = await waitFor('the attack', async () => {
+        const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
+        return line === 'sent' && signal === 'SIGSTOP' ? undefined : line;
+      });
+      expect(['ok', 'sent']).toContain(result);
+      const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
+      const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+      const { operation: second } = await operations.create(
+        { pluginId: PLUGIN_ID, projectId: 'p1', action: 'append', input: { append: 'second' } },
+        ACTOR,
+      );
+      const ended = await operations.wait(first.id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
+      const endedMs = performance.now() - startedAt;
+      expect(ended.state).toBe('failed');
+      expect(endedMs).toBeLessThan(CALL_TIMEOUT_MS + GRACE_MS + 2_000);
+      // The second operation's plugin runs only after the first's processes died.
+      await waitFor('the second operation', async () =>
+        (await readLines(join(root, 'operations.log')).catch(() => [])).some((line) =>
+          line.startsWith('second'),
+        ),
+      );
+      const alive = [];
+      for (const each of [pid!, grandchild!]) if (await isAlive(each)) alive.push(each);
+      killAll(alive);
+      expect(alive).toEqual([]);
+      const done = await operations.wait(second.id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
+      expect(done.state).toBe('succeeded');
+    }, 60_000);
+  }
+
+  it('kill -9 of the worker while the keeper is stopped takes the plugin and its grandchild', async () => {
+    const installation = await suite.install('attack-worker-kill');
+    const worker = await startWorker(installation, { concurrency: 2, callTimeoutMs: 60_000 });
+    const root = await installation.addProject('p1');
+    await installation.runtime.operations.create(
+      {
+        pluginId: PLUGIN_ID,
+        projectId: 'p1',
+        action: 'append',
+        input: {
+          writePid: true,
+          spawnChild: true,
+          signalKeeper: 'SIGSTOP',
+          sleepMs: 60_000,
+          append: 'first',
+        },
+      },
+      ACTOR,
+    );
+    await waitFor('the attack', async () => {
+      const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
+      return line === 'ok';
+    });
+    const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
+    const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+    await kill9(worker);
+    const alive = await survivors([pid!, grandchild!], [], 1_500);
+    killAll(alive);
+    expect(alive).toEqual([]);
+  }, 60_000);
+});
