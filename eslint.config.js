@@ -33,7 +33,20 @@ export const ROOMS = {
     'platform',
     'safety',
   ],
+  // The HTTP API's contract: routes and schemas over the views of the rooms below.
+  contract: [
+    'work/upkeep',
+    'work/batches',
+    'work/operations',
+    'plugins',
+    'projects',
+    'access',
+    'redis',
+    'platform',
+    'safety',
+  ],
   runtime: [
+    'contract',
     'work/upkeep',
     'work/batches',
     'work/operations',

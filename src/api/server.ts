@@ -11,8 +11,8 @@ import type { Runtime } from '../core/runtime/index.js';
 import { authenticator, tokenStillValid } from './authentication.js';
 import { renderMetrics } from './metrics.js';
 import { ProblemError, sendProblem, toProblem } from './problems.js';
-import { BODY_LIMIT, MAX_JSON_DEPTH } from './request-limits.js';
-import * as responses from './responses.js';
+import { BODY_LIMIT, MAX_JSON_DEPTH, jsonDepthExceeds } from './request-limits.js';
+import { routes } from '../core/contract/index.js';
 import { createRouteKit, type ApiDeps } from './route-kit.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
 import { registerBatchRoutes } from './routes/batch-routes.js';
@@ -21,7 +21,7 @@ import { registerPluginRoutes } from './routes/plugin-routes.js';
 import { registerProjectRoutes } from './routes/project-routes.js';
 import { registerScheduleRoutes } from './routes/schedule-routes.js';
 import { registerTokenRoutes } from './routes/token-routes.js';
-import { jsonDepthExceeds, openApiDocument } from './schemas.js';
+import { openApiDocument } from './openapi.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { serveEventStreams } from './sse.js';
 import { StreamSlots, keepAliveMsFromEnv, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
@@ -66,8 +66,10 @@ export async function buildApi(
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
   });
 
-  // JSON bodies: an empty body counts as {} so routes that take nothing accept a bare POST.
-  app.removeContentTypeParser('application/json');
+  // JSON bodies only (Fastify's own text/plain parser would hand a route a string: a 400
+  // instead of the 415 any other media type gets); an empty body counts as {} so routes
+  // that take nothing accept a bare POST.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, {});
@@ -124,9 +126,7 @@ export async function buildApi(
   registerScheduleRoutes(kit, deps);
   registerAuditRoutes(kit, deps);
   registerTokenRoutes(kit, deps);
-  kit.route('GET', '/openapi.json', 'viewer', 'this document', async () => openApiDocument([...kit.docs]), {
-    response: responses.openApi,
-  });
+  kit.route(routes.openApi, () => openApiDocument(kit.docs));
 
   // ---- unauthenticated ----
   app.get('/healthz', async (_request, reply) => {

@@ -47,3 +47,6 @@ export class ApiMisbehavingError extends ApiUnreachableError {}
 
 /** One server event over the reader's bound: a wait reads the record with a GET instead. */
 export class EventTooLargeError extends ApiMisbehavingError {}
+
+/** An answer (or event) that is not what the route's contract says: not worth asking again. */
+export class MalformedAnswerError extends ApiMisbehavingError {}

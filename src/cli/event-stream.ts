@@ -5,19 +5,18 @@
 // then, so what is printed is never stale. While the api refuses another
 // stream (429: the token holds as many open as it may), a GET now and then
 // stands in, so the wait still ends when the work does.
+import { serverEvents as readServerEvents, type ServerEvent } from '../core/contract/index.js';
 import { sleep } from '../core/platform/index.js';
 import {
   ApiMisbehavingError,
   ApiUnreachableError,
   EventTooLargeError,
+  MalformedAnswerError,
   RemoteProblemError,
 } from './cli-errors.js';
 import type { ApiClient } from './http.js';
 
-export interface ServerEvent {
-  event: string;
-  data: string;
-}
+export { MAX_EVENT_CHARS, type ServerEvent } from '../core/contract/index.js';
 
 /**
  * While the api cannot be reached (or answers what is no event stream), it is
@@ -28,15 +27,6 @@ const GIVE_UP_AFTER_MS = 60_000;
 const RETRY_MS = { first: 250, max: 5_000 };
 const READ_WHEN_REFUSED_MS = 1_000;
 
-/**
- * The most text one event may hold (its unfinished line, or its data lines
- * together), in characters. Every event the api sends is one JSON line (a
- * finished batch's `done` carries its results); this is far above that, and
- * stops a broken or hostile server from filling the CLI's memory with a line
- * or an event that never ends.
- */
-export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
-
 function giveUpAfterMs(): number {
   const fromEnv = Number(process.env.SWITCHYARD_WAIT_GIVE_UP_MS);
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : GIVE_UP_AFTER_MS;
@@ -44,16 +34,17 @@ function giveUpAfterMs(): number {
 
 /**
  * Streams `path` and hands each event but `done` to `onEvent`; resolves with
- * `done`'s data, or undefined once `signal` aborted. Refusals (401, 403, 404,
- * …) fail as `request` fails. `read` is one GET of the same thing: its final
- * state once it is over (else undefined), used while streams are refused.
+ * `done`'s data as `options.done` reads it, or undefined once `signal`
+ * aborted. Refusals (401, 403, 404, …) fail as `request` fails. `read` is
+ * one GET of the same thing: its final state once it is over (else
+ * undefined), used while streams are refused.
  */
-export async function untilDone(
+export async function untilDone<T>(
   api: ApiClient,
   path: string,
   onEvent: (event: ServerEvent) => void,
-  options: { signal?: AbortSignal; read: () => Promise<unknown> },
-): Promise<unknown> {
+  options: { signal?: AbortSignal; read: () => Promise<T | undefined>; done: (data: string) => T },
+): Promise<T | undefined> {
   let unreachableSince: number | undefined;
   let pause = RETRY_MS.first;
   while (!options.signal?.aborted) {
@@ -68,7 +59,7 @@ export async function untilDone(
         // answers and then sends nothing must not be asked again every 250 ms.
         unreachableSince = undefined;
         pause = RETRY_MS.first;
-        if (event.event === 'done') return JSON.parse(event.data) as unknown;
+        if (event.event === 'done') return options.done(event.data);
         onEvent(event);
       }
       // Ended without `done`: the api went away mid-stream (or aborted: the loop ends).
@@ -86,7 +77,8 @@ export async function untilDone(
         await sleep(READ_WHEN_REFUSED_MS, options.signal);
         continue;
       }
-      if (!(error instanceof ApiUnreachableError)) throw error;
+      // A malformed answer would be malformed again: said at once, not after the give-up.
+      if (error instanceof MalformedAnswerError || !(error instanceof ApiUnreachableError)) throw error;
       // A finished batch's `done` carries every result and can outgrow the
       // bound: its final state then comes from a GET (a hostile server that
       // only sends oversized events still runs into the give-up below).
@@ -104,63 +96,19 @@ export async function untilDone(
 }
 
 /**
- * The events of a text/event-stream body (the WHATWG format; comments, `id`
- * and `retry` ignored). Each chunk is scanned once; an unfinished line or an
- * event's data past `maxChars` fails with ApiUnreachableError naming `url`.
+ * The events of a text/event-stream body (the contract's one reader); an
+ * unfinished line or an event's data past `maxChars` fails with
+ * EventTooLargeError (an ApiUnreachableError) naming `url`.
  */
-export async function* serverEvents(
+export function serverEvents(
   chunks: AsyncIterable<string>,
   options: { url?: string; maxChars?: number } = {},
 ): AsyncGenerator<ServerEvent> {
-  const maxChars = options.maxChars ?? MAX_EVENT_CHARS;
-  const tooLarge = (what: string) =>
-    new EventTooLargeError(
-      `the API${options.url ? ` at ${options.url}` : ''} sent ${what} longer than ${maxChars} characters; stopped reading it (a broken server or proxy?)`,
-    );
-  // Its own: lastIndex is state, and generators interleave.
-  const lineBreak = /[\r\n]/g;
-  let pending = '';
-  // The previous chunk ended in \r: a \n opening this one is the rest of that line break.
-  let afterCr = false;
-  let event = '';
-  let data: string[] = [];
-  let dataChars = 0;
-  for await (const chunk of chunks) {
-    if (chunk === '') continue;
-    let start = afterCr && chunk.startsWith('\n') ? 1 : 0;
-    afterCr = false;
-    lineBreak.lastIndex = start;
-    for (let end = lineBreak.exec(chunk); end; end = lineBreak.exec(chunk)) {
-      const line = pending + chunk.slice(start, end.index);
-      pending = '';
-      start = end.index + 1;
-      if (end[0] === '\r') {
-        if (start === chunk.length) afterCr = true;
-        else if (chunk[start] === '\n') start++;
-      }
-      lineBreak.lastIndex = start;
-      if (line.length > maxChars) throw tooLarge('a line');
-      if (line === '') {
-        // A blank line dispatches the event gathered so far (none without data).
-        if (data.length > 0) yield { event: event || 'message', data: data.join('\n') };
-        event = '';
-        data = [];
-        dataChars = 0;
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'event') event = value;
-      else if (field === 'data') {
-        dataChars += value.length + 1;
-        if (dataChars > maxChars) throw tooLarge('an event');
-        data.push(value);
-      }
-    }
-    pending += chunk.slice(start);
-    if (pending.length > maxChars) throw tooLarge('a line');
-  }
+  return readServerEvents(chunks, {
+    ...(options.maxChars !== undefined ? { maxChars: options.maxChars } : {}),
+    tooLarge: (maxChars) =>
+      new EventTooLargeError(
+        `the API${options.url ? ` at ${options.url}` : ''} sent an event longer than ${maxChars} characters; stopped reading it (a broken server or proxy?)`,
+      ),
+  });
 }

@@ -17,6 +17,12 @@ export interface Problem {
 }
 
 const TIMEOUT_MS = 60_000;
+/**
+ * The most bytes of one plain (non-streamed) answer the CLI reads: far above
+ * any real answer (a batch with every result), so a broken or hostile server
+ * cannot make the CLI grow without end; past it the answer is a clear error.
+ */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 export class ApiClient {
   constructor(
@@ -28,7 +34,8 @@ export class ApiClient {
   async health(): Promise<HealthAnswer | undefined> {
     try {
       const response = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(10_000) });
-      return (await response.json()) as HealthAnswer;
+      const { workers } = JSON.parse(await this.#boundedText(response, 'GET /healthz')) as HealthAnswer;
+      return typeof workers === 'number' ? { workers } : {};
     } catch {
       return undefined;
     }
@@ -44,7 +51,7 @@ export class ApiClient {
       ...options,
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
-    const text = await response.text();
+    const text = await this.#boundedText(response, `${method} ${path}`);
     const parsed = parseJson(text);
     if (response.ok) {
       // HTML from a proxy or a captive portal: say so, rather than fail later on a missing field.
@@ -79,7 +86,7 @@ export class ApiClient {
       clearTimeout(timer);
     }
     if (!response.ok) {
-      const parsed = parseJson(await response.text());
+      const parsed = parseJson(await this.#boundedText(response, `GET ${path}`));
       throw problemError(this.url, { status: response.status, ...(parsed as Omit<Problem, 'status'>) });
     }
     const contentType = response.headers.get('content-type') ?? '';
@@ -90,6 +97,37 @@ export class ApiClient {
       );
     }
     return this.#chunks(response, options.signal);
+  }
+
+  /** The answer's text, read up to MAX_ANSWER_BYTES (ApiMisbehavingError past it, the connection closed). */
+  async #boundedText(response: Response, what: string): Promise<string> {
+    if (!response.body) return '';
+    const decoder = new TextDecoder();
+    const reader = response.body.getReader();
+    let bytes = 0;
+    let text = '';
+    try {
+      for (;;) {
+        let read: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          throw new ApiUnreachableError(
+            `the API at ${this.url} ended its answer to ${what} early (${causeOf(error)}); run the command again`,
+          );
+        }
+        if (read.done) break;
+        bytes += read.value.byteLength;
+        if (bytes > MAX_ANSWER_BYTES)
+          throw new ApiMisbehavingError(
+            `the API at ${this.url} answered ${what} with more than ${MAX_ANSWER_BYTES} bytes; stopped reading it (a broken server or proxy?)`,
+          );
+        text += decoder.decode(read.value, { stream: true });
+      }
+      return text + decoder.decode();
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
   }
 
   async *#chunks(response: Response, signal: AbortSignal | undefined): AsyncGenerator<string> {

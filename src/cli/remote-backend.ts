@@ -1,96 +1,87 @@
 // The remote backend: every Backend call as an HTTP API request with the
-// bearer token. It needs no Redis and no data dir; the API's answers are the
-// same view objects the core services return locally.
+// bearer token, by the contract's route table (core/contract). It needs no
+// Redis and no data dir; each answer is parsed with its route's schema, so
+// what the commands get is the same view objects the core services return
+// locally, or a clear error naming the route.
 import { resolve } from 'node:path';
-import { NotFoundError } from '../core/platform/index.js';
+import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
-import { isTerminal, type OperationView } from '../core/work/operations/index.js';
+import { isTerminal } from '../core/work/operations/index.js';
+import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
+import { MalformedAnswerError } from './cli-errors.js';
 import { untilDone } from './event-stream.js';
 import type { ApiClient } from './http.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 
-const enc = encodeURIComponent;
+/** Leaves out the fields not given (the query and body types are exact about optional ones). */
+function given<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as never;
+}
 
 export function remoteBackend(api: ApiClient): Backend {
-  const get = async <T>(path: string) => (await api.request<T>('GET', path)).body;
-  const post = async <T>(path: string, body: unknown = {}) =>
-    (await api.request<T>('POST', path, { body })).body;
-  const del = async <T>(path: string) => (await api.request<T>('DELETE', path)).body;
-  const query = (values: Record<string, string | number | undefined>) => {
-    const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(values))
-      if (value !== undefined) params.set(key, String(value));
-    const text = params.toString();
-    return text ? `?${text}` : '';
-  };
+  const call = async <R extends (typeof routes)[keyof typeof routes]>(route: R, input?: CallInput<R>) =>
+    (await callRoute(api, route, input)).body;
+  const id = (value: string) => ({ params: { id: value } });
 
   const backend: Backend = {
     mode: 'remote',
     plugins: {
-      refresh: () => post('/plugins/refresh'),
-      list: () => get('/plugins'),
-      show: async (id) => {
+      refresh: () => call(routes.refreshPlugins, { body: {} }),
+      list: () => call(routes.listPlugins),
+      show: async (pluginId) => {
         // The API adds what a browser needs to explain scopes; the CLI prints its own.
         const {
           scopeDescriptions: _descriptions,
           osTrustBoundary: _boundary,
           ...detail
-        } = await get<
-          Awaited<ReturnType<Backend['plugins']['show']>> & {
-            scopeDescriptions?: unknown;
-            osTrustBoundary?: unknown;
-          }
-        >(`/plugins/${enc(id)}`);
+        } = await call(routes.showPlugin, id(pluginId));
         return detail;
       },
-      trust: (id, fingerprint) => post(`/plugins/${enc(id)}/trust`, { fingerprint }),
-      enable: (id, scopes) => post(`/plugins/${enc(id)}/enable`, { scopes }),
-      disable: (id) => post(`/plugins/${enc(id)}/disable`),
-      health: (id) => post(`/plugins/${enc(id)}/health`),
-      logs: (id, limit) => get(`/plugins/${enc(id)}/logs${query({ limit })}`),
-      followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
-      setTimeLimits: (id, settings) =>
-        post(`/plugins/${enc(id)}/limits`, {
-          ...(settings.inspectMs !== undefined ? { inspectTimeoutMs: settings.inspectMs } : {}),
-          ...(settings.operateMs !== undefined ? { operateTimeoutMs: settings.operateMs } : {}),
-        }),
+      trust: (pluginId, fingerprint) => call(routes.trustPlugin, { ...id(pluginId), body: { fingerprint } }),
+      enable: (pluginId, scopes) =>
+        call(routes.enablePlugin, { ...id(pluginId), body: { scopes: scopes as never } }),
+      disable: (pluginId) => call(routes.disablePlugin, { ...id(pluginId), body: {} }),
+      health: (pluginId) => call(routes.checkPluginHealth, { ...id(pluginId), body: {} }),
+      logs: (pluginId, limit) => call(routes.pluginLogs, { ...id(pluginId), query: { limit } }),
+      followLogs: (pluginId, print, options) =>
+        followPluginLogs(backend.plugins.logs, pluginId, print, options),
+      setTimeLimits: (pluginId, settings) =>
+        call(routes.setPluginLimits, { ...id(pluginId), body: given(settings) }),
     },
     projects: {
-      list: () => get('/projects'),
+      list: () => call(routes.listProjects),
       // The API host resolves no relative path: send where it is from here.
-      add: (path, options) =>
-        post('/projects', {
-          path: resolve(path),
-          ...(options.id !== undefined ? { id: options.id } : {}),
-          ...(options.name !== undefined ? { name: options.name } : {}),
-          ...(options.trust !== undefined ? { trust: options.trust } : {}),
-        }),
-      scan: (dir, options) =>
-        post('/projects/scan', {
-          dir: resolve(dir),
-          ...(options.trust !== undefined ? { trust: options.trust } : {}),
-        }),
-      setTrusted: (id, trusted) => post(`/projects/${enc(id)}/${trusted ? 'trust' : 'untrust'}`),
-      remove: (id) => del(`/projects/${enc(id)}`),
+      add: (path, options) => call(routes.addProject, { body: { path: resolve(path), ...given(options) } }),
+      scan: (dir, options) => call(routes.scanProjects, { body: { dir: resolve(dir), ...given(options) } }),
+      setTrusted: (projectId, trusted) =>
+        call(trusted ? routes.trustProject : routes.untrustProject, { ...id(projectId), body: {} }),
+      remove: (projectId) => call(routes.removeProject, id(projectId)),
     },
     work: {
-      createBatch: (pluginId, selection) => post('/batches', { pluginId, projects: selection }),
-      getBatch: (batchId) => get(`/batches/${enc(batchId)}`),
-      listBatches: (filters) =>
-        get(
-          `/batches${query({ limit: filters.limit, cursor: filters.cursor, state: filters.state, pluginId: filters.pluginId })}`,
-        ),
+      createBatch: (pluginId, selection) =>
+        call(routes.createBatch, { body: { pluginId, projects: selection } }),
+      getBatch: (batchId) => call(routes.getBatch, id(batchId)),
+      listBatches: (filters) => call(routes.listBatches, { query: given(filters) }),
       // The api's event stream: `progress` with the counts whenever they change, `done` with the results.
       followBatch: async (batchId, onProgress, options) => {
-        const done = await untilDone(
+        const route = routes.batchEvents;
+        const path = pathOf(route, id(batchId));
+        const done = await untilDone<BatchView>(
           api,
-          `/batches/${enc(batchId)}/events`,
+          path,
           ({ event, data }) => {
-            if (event === 'progress') onProgress(JSON.parse(data) as BatchView);
+            if (event !== 'progress') return;
+            // Progress is advisory (`done`, or a GET, is the answer): a malformed one is not drawn.
+            try {
+              onProgress(eventData(api, route, path, event, data) as BatchView);
+            } catch (error) {
+              if (!(error instanceof MalformedAnswerError)) throw error;
+            }
           },
           {
             ...(options.signal ? { signal: options.signal } : {}),
+            done: (data) => eventData(api, route, path, 'done', data) as BatchView,
             read: async () => {
               const batch = await backend.work.getBatch(batchId);
               if (isBatchOver(batch)) return batch;
@@ -100,91 +91,72 @@ export function remoteBackend(api: ApiClient): Backend {
           },
         );
         // Aborted: the batch as it is now, as the local follow answers.
-        return (done as BatchView | undefined) ?? backend.work.getBatch(batchId);
+        return done ?? backend.work.getBatch(batchId);
       },
-      cancelBatch: (batchId) => post(`/batches/${enc(batchId)}/cancel`),
+      cancelBatch: (batchId) => call(routes.cancelBatch, { ...id(batchId), body: {} }),
       retryBatch: (batchId, options) =>
-        post(`/batches/${enc(batchId)}/retry`, options.failedOnly ? { failedOnly: true } : {}),
-      diffBatches: (fromId, toId) => get(`/batches/${enc(toId)}/diff${query({ from: fromId })}`),
+        call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
+      diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
       // Streamed as the api writes it: the same bytes local mode prints, however big the batch.
       exportBatch: (batchId, format) =>
-        api.stream(`/batches/${enc(batchId)}/export${query({ format })}`, {
+        api.stream(pathOf(routes.exportBatch, { ...id(batchId), query: { format } }), {
           accept: `${format === 'csv' ? 'text/csv' : 'application/x-ndjson'}, application/problem+json`,
         }),
       createOperation: async (request) => {
-        const { status, body } = await api.request<Awaited<ReturnType<Backend['work']['getOperation']>>>(
-          'POST',
-          '/operations',
-          {
-            body: {
-              pluginId: request.pluginId,
-              projectId: request.projectId,
-              action: request.action,
-              ...(request.input !== null ? { input: request.input } : {}),
-              ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-            },
-            ...(request.idempotencyKey !== undefined
-              ? { headers: { 'idempotency-key': request.idempotencyKey } }
-              : {}),
+        const { status, body } = await callRoute(api, routes.createOperation, {
+          body: {
+            pluginId: request.pluginId,
+            projectId: request.projectId,
+            action: request.action,
+            ...(request.input !== null ? { input: request.input } : {}),
+            ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
           },
-        );
+          ...(request.idempotencyKey !== undefined
+            ? { headers: { 'idempotency-key': request.idempotencyKey } }
+            : {}),
+        });
         // 202: queued now; 200: the operation this idempotency key already names.
         return { operation: body, created: status === 202 };
       },
-      getOperation: (id) => get(`/operations/${enc(id)}`),
-      operationLogs: (id) => get(`/operations/${enc(id)}/logs`),
-      followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
-      listOperations: (filters) =>
-        get(
-          `/operations${query({ limit: filters.limit, cursor: filters.cursor, projectId: filters.projectId, pluginId: filters.pluginId, state: filters.state })}`,
-        ),
-      cancelOperation: (id) => post(`/operations/${enc(id)}/cancel`),
+      getOperation: (operationId) => call(routes.getOperation, id(operationId)),
+      operationLogs: (operationId) => call(routes.operationLogs, id(operationId)),
+      followOperationLogs: (operationId, print, options) =>
+        followOperationLogs(backend.work, operationId, print, options),
+      listOperations: (filters) => call(routes.listOperations, { query: given(filters) }),
+      cancelOperation: (operationId) => call(routes.cancelOperation, { ...id(operationId), body: {} }),
       // The api's event stream: `state` on each change, then `done` with the terminal view.
-      waitOperation: async (id, options) => {
-        const done = await untilDone(api, `/operations/${enc(id)}/events`, () => {}, {
+      waitOperation: async (operationId, options) => {
+        const route = routes.operationEvents;
+        const path = pathOf(route, id(operationId));
+        const done = await untilDone(api, path, () => {}, {
           ...(options?.signal ? { signal: options.signal } : {}),
+          done: (data) =>
+            eventData(api, route, path, 'done', data) as Awaited<
+              ReturnType<typeof backend.work.getOperation>
+            >,
           read: async () => {
-            const operation = await backend.work.getOperation(id);
+            const operation = await backend.work.getOperation(operationId);
             return isTerminal(operation.state) ? operation : undefined;
           },
         });
         // Aborted: the operation as it is now, as the local wait answers.
-        return (done as OperationView | undefined) ?? backend.work.getOperation(id);
+        return done ?? backend.work.getOperation(operationId);
       },
       workersConsuming: async () => (await api.health())?.workers,
     },
-    audit: (filters) =>
-      get(
-        `/audit${query({
-          limit: filters.limit,
-          cursor: filters.cursor,
-          actor: filters.actor,
-          action: filters.action,
-          excludeAction: filters.excludeAction,
-          target: filters.target,
-          // The api takes a duration; a bare number is milliseconds.
-          since: filters.withinMs,
-        })}`,
-      ),
+    audit: (filters) => call(routes.audit, { query: given(filters) }),
     schedules: {
-      list: () => get('/schedules'),
-      add: (input) => post('/schedules', input),
-      remove: (id) => del(`/schedules/${enc(id)}`),
+      list: () => call(routes.listSchedules),
+      add: (input) => call(routes.addSchedule, { body: input }),
+      remove: (scheduleId) => call(routes.removeSchedule, id(scheduleId)),
     },
     tokens: {
-      list: () => get('/tokens'),
+      list: () => call(routes.listTokens),
       create: (name, role, options) =>
-        post('/tokens', {
-          name,
-          role,
-          ...(options.expiresInMs !== undefined ? { expiresInMs: options.expiresInMs } : {}),
-        }),
+        call(routes.createToken, { body: { name, role: role as never, ...given(options) } }),
+      // The api looks the token up by id or name, as the local store does, and answers its view.
       revoke: async (idOrName) => {
-        const tokens = await backend.tokens.list();
-        const token = tokens.find((item) => item.id === idOrName || item.name === idOrName);
-        if (!token)
-          throw new NotFoundError(`unknown token ${JSON.stringify(idOrName)} (token list shows them)`);
-        await del(`/tokens/${enc(token.id)}`);
+        const { revoked: _revoked, ...token } = await call(routes.revokeToken, id(idOrName));
         return token;
       },
     },

@@ -214,11 +214,31 @@ describe('tokens', () => {
 
     const revoked = await call(api, 'DELETE', `/api/v1/tokens/${created.json.id}`, { token: api.adminToken });
     expect(revoked.status, revoked.text).toBe(200);
-    expect(revoked.json).toEqual({ id: created.json.id, revoked: true });
+    // The removed token's view (as `token list` shows it), never its secret.
+    expect(revoked.json).toMatchObject({
+      id: created.json.id,
+      name: 'to-revoke',
+      role: 'viewer',
+      createdAt: expect.any(String),
+      createdBy: expect.any(String),
+      revoked: true,
+    });
+    expect(Object.keys(revoked.json as object)).not.toContain('token');
+    expect(revoked.text).not.toContain(created.json.token);
 
     const after = await call(api, 'GET', '/api/v1/plugins', { token: created.json.token });
     expectProblem(after, 401);
     expect(after.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+    // By name, as `token revoke <name>` does: the same view, then a 404 naming it.
+    const named = await call<{ id: string; token: string }>(api, 'POST', '/api/v1/tokens', {
+      token: api.adminToken,
+      body: { name: 'by-name', role: 'viewer' },
+    });
+    secrets.push(named.json.token);
+    const byName = await call(api, 'DELETE', '/api/v1/tokens/by-name', { token: api.adminToken });
+    expect(byName.json).toMatchObject({ id: named.json.id, name: 'by-name', revoked: true });
+    const again = await call(api, 'DELETE', '/api/v1/tokens/by-name', { token: api.adminToken });
+    expect(expectProblem(again, 404).detail).toBe('unknown token "by-name" (token list shows them)');
     const listed = await call<{ id: string }[]>(api, 'GET', '/api/v1/tokens', { token: api.adminToken });
     expect(listed.json.map((token) => token.id)).not.toContain(created.json.id);
   });

@@ -142,7 +142,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/plugins/fixture-inspector/disable', {}],
   ['POST', '/api/v1/plugins/fixture-inspector/health', {}],
   ['GET', '/api/v1/plugins/fixture-inspector/logs'],
-  ['POST', '/api/v1/plugins/fixture-inspector/limits', { operateTimeoutMs: 60_000 }],
+  ['POST', '/api/v1/plugins/fixture-inspector/limits', { operateMs: 60_000 }],
   ['GET', '/api/v1/projects'],
   ['POST', '/api/v1/projects', { path: '/tmp' }],
   ['POST', '/api/v1/projects/scan', { dir: '/tmp' }],

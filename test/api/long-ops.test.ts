@@ -62,13 +62,13 @@ describe('long operations over HTTP', () => {
   it('POST /plugins/:id/limits: admin only, checked, stored and shown', async () => {
     const denied = await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/limits`, {
       token: operator,
-      body: { operateTimeoutMs: 60_000 },
+      body: { operateMs: 60_000 },
     });
     expectProblem(denied, 403);
     expectProblem(
       await call(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/limits`, {
         token: admin,
-        body: { operateTimeoutMs: 10 },
+        body: { operateMs: 10 },
       }),
       400,
     );
@@ -81,7 +81,7 @@ describe('long operations over HTTP', () => {
     );
     const set = await call<Detail>(api, 'POST', `/api/v1/plugins/${PLUGIN_ID}/limits`, {
       token: admin,
-      body: { operateTimeoutMs: 60_000 },
+      body: { operateMs: 60_000 },
     });
     expect(set.status, set.text).toBe(200);
     expect(set.json.timeLimits).toEqual({ inspectMs: 15_000, operateMs: 60_000, healthMs: 10_000 });

@@ -113,7 +113,7 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     });
     await checked('POST', `${P}/plugins/{id}/health`, `${P}/plugins/${PLUGIN_ID}/health`);
     await checked('POST', `${P}/plugins/{id}/limits`, `${P}/plugins/${PLUGIN_ID}/limits`, {
-      body: { operateTimeoutMs: 60_000 },
+      body: { operateMs: 60_000 },
     });
     await checked('GET', `${P}/plugins/{id}/logs`, `${P}/plugins/${PLUGIN_ID}/logs`);
 

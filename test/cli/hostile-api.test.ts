@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_EVENT_CHARS, serverEvents } from '../../src/cli/event-stream.js';
 import { ApiUnreachableError } from '../../src/cli/cli-errors.js';
-import { ApiClient } from '../../src/cli/http.js';
+import { ApiClient, MAX_ANSWER_BYTES } from '../../src/cli/http.js';
 import { exportedText } from '../../src/cli/commands/batch-commands.js';
 import { completableIds } from '../../src/cli/commands/completion.js';
 import { CLI, requireBuiltCli } from '../support/cli-process.js';
@@ -194,6 +194,113 @@ describe('a wait against an api that answers no event stream', () => {
   }, 30_000);
 });
 
+describe('answers that do not fit the contract', () => {
+  const json = (response: ServerResponse, status: number, body: unknown) => {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+
+  it.each([
+    ['no fields at all', {}, 'id: Invalid input: expected string, received undefined'],
+    ['a number for the name, an unknown role', { id: 't', name: 7, role: 'root' }, 'name: Invalid input'],
+    ['an array', [], 'the body: Invalid input: expected object, received array'],
+  ])(
+    'whoami against a /me with %s exits 2 naming the route and the field',
+    async (_name, me, field) => {
+      const url = await hostileApi((_request, response) => json(response, 200, me));
+      const run = await cliAgainst(url, ['whoami']);
+      expect(run.code, run.output).toBe(2);
+      expect(run.output).toContain(`the API at ${url} answered GET /me with a body this CLI cannot use (`);
+      expect(run.output).toContain(field);
+      expect(run.output).not.toMatch(/undefined \(undefined\)|TypeError|Cannot read properties/);
+    },
+    30_000,
+  );
+
+  it('plugin list against a list whose items lack fields names the item and the field', async () => {
+    const url = await hostileApi((_request, response) => json(response, 200, [{ id: 'p' }]));
+    const run = await cliAgainst(url, ['plugin', 'list']);
+    expect(run.code, run.output).toBe(2);
+    expect(run.output).toContain('answered GET /plugins with a body this CLI cannot use (0.name: ');
+    expect(run.output).toContain('; and ');
+    expect(run.output).not.toMatch(/TypeError|Cannot read properties/);
+  }, 30_000);
+
+  it('token revoke reads the removed token from the DELETE answer, by name, without listing every token', async () => {
+    const asked: string[] = [];
+    const url = await hostileApi((request, response) => {
+      asked.push(`${request.method} ${request.url}`);
+      if (request.method === 'DELETE' && request.url === '/api/v1/tokens/eve')
+        return json(response, 200, {
+          id: 'tok1',
+          name: 'eve',
+          role: 'operator',
+          createdAt: new Date().toISOString(),
+          createdBy: 'token:admin',
+          revoked: true,
+        });
+      json(response, 404, { status: 404, detail: 'no such thing' });
+    });
+    const run = await cliAgainst(url, ['--json', 'token', 'revoke', 'eve']);
+    expect(run.code, run.output).toBe(0);
+    expect(JSON.parse(run.output)).toMatchObject({ id: 'tok1', name: 'eve' });
+    expect(asked).toEqual(['DELETE /api/v1/tokens/eve']);
+  }, 30_000);
+
+  it('op wait whose `done` event does not fit fails at once, naming the event and the field', async () => {
+    const running = {
+      id: 'op_1',
+      pluginId: 'p',
+      projectId: 'x',
+      action: 'a',
+      state: 'running',
+      requestedAt: new Date().toISOString(),
+    };
+    const url = await hostileApi((request, response) => {
+      if (request.url === '/api/v1/operations/op_1') return json(response, 200, running);
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(`event: done\ndata: ${JSON.stringify({ ...running, state: 'nonsense' })}\n\n`);
+    });
+    const run = await cliAgainst(url, ['op', 'wait', 'op_1'], { SWITCHYARD_WAIT_GIVE_UP_MS: '60000' });
+    expect(run.code, run.output).toBe(2);
+    expect(run.output).toContain(
+      'answered a `done` event on /operations/op_1/events with a body this CLI cannot use',
+    );
+    expect(run.output).toContain('state: ');
+    // Not asked again until the give-up: the same answer would not fit either.
+    expect(run.ms).toBeLessThan(10_000);
+  }, 30_000);
+});
+
+describe('a plain answer without end', () => {
+  it('whoami against a /me of 300 MiB fails promptly, naming the bound, having read little of it', async () => {
+    const cap = 300 * 1024 * 1024;
+    let sent = 0;
+    const url = await hostileApi((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"id":"');
+      const piece = 'A'.repeat(64 * 1024);
+      const more = () => {
+        while (sent < cap && !response.destroyed) {
+          sent += piece.length;
+          if (!response.write(piece)) return void response.once('drain', more);
+        }
+        response.end('"}');
+      };
+      more();
+    });
+    const run = await cliAgainst(url, ['whoami']);
+    expect(run.code, run.output.slice(0, 500)).toBe(2);
+    expect(run.output).toContain(
+      `the API at ${url} answered GET /me with more than ${MAX_ANSWER_BYTES} bytes`,
+    );
+    expect(run.output.length).toBeLessThan(2_000);
+    expect(run.ms).toBeLessThan(10_000);
+    // The CLI stopped reading at the bound: the server got rid of little more than that.
+    expect(sent).toBeLessThan(4 * MAX_ANSWER_BYTES);
+  }, 30_000);
+});
+
 describe('counts from the server on a terminal', () => {
   it('a batch whose failed count is a string with escapes: the progress bar prints no raw ESC of it', async () => {
     const injected = '\u001b]0;pwned\u0007\u001b[2J';
@@ -207,6 +314,7 @@ describe('counts from the server on a terminal', () => {
       cancelled: 0,
       pending: 2,
       createdAt: new Date().toISOString(),
+      createdBy: 'token:x',
     };
     const url = await hostileApi((request, response) => {
       if (request.method === 'POST' && request.url === '/api/v1/batches/batch_1/retry') {

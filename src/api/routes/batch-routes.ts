@@ -1,60 +1,28 @@
 // /api/v1/batches: start and read batch inspections, follow their progress
-// (Server-Sent Events), and batch control (issue 13): cancel, retry, the
-// previous batch, diff and export.
+// (Server-Sent Events), and batch control: cancel, retry, the previous batch,
+// diff and export.
 import { Readable } from 'node:stream';
+import { routes } from '../../core/contract/index.js';
 import { withoutResults } from '../../core/work/batches/index.js';
-import type { ApiDeps, RouteKit } from '../route-kit.js';
-import * as responses from '../responses.js';
-import { batchesQuery, bodies, diffQuery, exportQuery } from '../schemas.js';
+import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 import { stream } from '../sse.js';
 import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 
-export function registerBatchRoutes(
-  { route, body, query, param, actorOf }: RouteKit,
-  { runtime, streams }: ApiDeps,
-) {
+export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: ApiDeps) {
   const { batches } = runtime;
+  route(routes.createBatch, ({ body, actor }) => batches.create(body.pluginId, body.projects, actor));
+  route(routes.listBatches, async ({ query }) => {
+    const page = await batches.list(withoutUndefined(query));
+    return { ...page, items: page.items.map(withoutResults) };
+  });
+  route(routes.getBatch, ({ params }) => batches.get(params.id));
   route(
-    'POST',
-    '/batches',
-    'operator',
-    'start a batch inspection',
-    async (request) => {
-      const input = body(bodies.createBatch, request);
-      return batches.create(input.pluginId, input.projects, actorOf(request));
-    },
-    { body: bodies.createBatch, status: 202, response: responses.batchView },
-  );
-  route(
-    'GET',
-    '/batches',
-    'viewer',
-    'newest batches, filtered (state, pluginId), paginated',
-    async (request) => {
-      const page = await batches.list(query(batchesQuery, request));
-      return { ...page, items: page.items.map(withoutResults) };
-    },
-    { response: responses.page(responses.batchSummary) },
-  );
-  route(
-    'GET',
-    '/batches/:id',
-    'viewer',
-    'a batch with its results',
-    (request) => batches.get(param(request, 'id')),
-    { response: responses.batchView },
-  );
-  route(
-    'GET',
-    '/batches/:id/events',
-    'viewer',
-    'live progress (Server-Sent Events)',
-    (request, reply) =>
+    routes.batchEvents,
+    ({ params }, request, reply) =>
       streams.hold(request, async () => {
-        const id = param(request, 'id');
-        await batches.get(id, { results: false });
+        await batches.get(params.id, { results: false });
         await stream(request, reply, async (send, signal) => {
-          const finished = await batches.follow(id, (batch) => send('progress', batch), {
+          const finished = await batches.follow(params.id, (batch) => send('progress', batch), {
             signal,
             onOutcomes: (outcomes) => send('outcomes', outcomes),
           });
@@ -64,60 +32,26 @@ export function registerBatchRoutes(
     { raw: true, errors: STREAM_LIMIT_ERRORS },
   );
 
-  // ---- batch control: cancel, retry, diff, export (issue 13) ----
-  route(
-    'POST',
-    '/batches/:id/cancel',
-    'operator',
-    'cancel a batch: queued inspections never start, running ones are killed (idempotent)',
-    async (request) => {
-      body(bodies.empty, request);
-      return withoutResults(await batches.cancel(param(request, 'id'), actorOf(request)));
-    },
-    { body: bodies.empty, response: responses.batchSummary },
+  // ---- batch control: cancel, retry, diff, export ----
+  route(routes.cancelBatch, async ({ params, actor }) =>
+    withoutResults(await batches.cancel(params.id, actor)),
   );
-  route(
-    'POST',
-    '/batches/:id/retry',
-    'operator',
-    'a new batch over the same plugin and projects ({failedOnly: true}: only failed and cancelled ones)',
-    async (request) => {
-      const input = body(bodies.retryBatch, request);
-      return batches.retry(param(request, 'id'), { failedOnly: input.failedOnly === true }, actorOf(request));
-    },
-    { body: bodies.retryBatch, status: 202, response: responses.batchView },
+  route(routes.retryBatch, ({ params, body, actor }) =>
+    batches.retry(params.id, { failedOnly: body.failedOnly === true }, actor),
   );
+  route(routes.previousBatch, async ({ params }) => {
+    const previous = await batches.previous(params.id);
+    return { previous: previous ? withoutResults(previous) : null };
+  });
+  route(routes.diffBatches, ({ params, query }) => batches.diff(query.from, params.id));
   route(
-    'GET',
-    '/batches/:id/previous',
-    'viewer',
-    'the newest earlier batch of the same plugin: {previous: batch | null}',
-    async (request) => {
-      const previous = await batches.previous(param(request, 'id'));
-      return { previous: previous ? withoutResults(previous) : null };
-    },
-    { response: responses.previousBatch },
-  );
-  route(
-    'GET',
-    '/batches/:id/diff',
-    'viewer',
-    'what changed from batch ?from=<id> to this one (facts added/removed/changed, status)',
-    async (request) => batches.diff(query(diffQuery, request).from, param(request, 'id')),
-    { response: responses.batchDiff },
-  );
-  route(
-    'GET',
-    '/batches/:id/export',
-    'viewer',
-    'the results, streamed: ?format=jsonl (one line per project) or csv (one row per fact)',
-    async (request, reply) => {
-      const { format } = query(exportQuery, request);
-      const chunks = await batches.export(param(request, 'id'), format);
+    routes.exportBatch,
+    async ({ params, query }, _request, reply) => {
+      const chunks = await batches.export(params.id, query.format);
       return reply
-        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .send(Readable.from(chunks));
     },
-    { raw: true, streams: ['application/x-ndjson', 'text/csv'] },
+    { raw: true },
   );
 }

@@ -1,93 +1,45 @@
 // /api/v1/operations: queue durable operations (idempotent with an
 // Idempotency-Key), read them, their stderr, cancel them, follow their states.
-import { z } from 'zod';
+import { routes } from '../../core/contract/index.js';
 import { isTerminal } from '../../core/work/operations/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
-import * as responses from '../responses.js';
-import { bodies, operationsQuery } from '../schemas.js';
 import { stream } from '../sse.js';
 import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 
-export function registerOperationRoutes(
-  { route, body, query, param, actorOf }: RouteKit,
-  { runtime, streams }: ApiDeps,
-) {
+export function registerOperationRoutes({ route }: RouteKit, { runtime, streams }: ApiDeps) {
   const { operations } = runtime;
   route(
-    'POST',
-    '/operations',
-    'operator',
-    'queue one durable operation',
-    async (request, reply) => {
-      const input = body(bodies.createOperation, request);
+    routes.createOperation,
+    async ({ body, actor }, request, reply) => {
       const key = request.headers['idempotency-key'];
       const { operation, created } = await operations.create(
         {
-          pluginId: input.pluginId,
-          projectId: input.projectId,
-          action: input.action,
-          input: (input.input ?? null) as never,
+          pluginId: body.pluginId,
+          projectId: body.projectId,
+          action: body.action,
+          input: (body.input ?? null) as never,
           ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
-          ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+          ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
         },
-        actorOf(request),
+        actor,
       );
       return reply.code(created ? 202 : 200).send(operation);
     },
-    {
-      body: bodies.createOperation,
-      status: 202,
-      alsoStatus: 200,
-      raw: true,
-      response: responses.operationView,
-    },
+    { raw: true },
   );
+  route(routes.listOperations, ({ query }) => operations.list(withoutUndefined(query)));
+  route(routes.getOperation, ({ params }) => operations.get(params.id));
+  route(routes.operationLogs, ({ params }) => operations.logs(params.id));
+  route(routes.cancelOperation, ({ params, actor }) => operations.cancel(params.id, actor));
   route(
-    'GET',
-    '/operations',
-    'viewer',
-    'newest operations, filtered (projectId, pluginId, state), paginated',
-    async (request) => operations.list(withoutUndefined(query(operationsQuery, request))),
-    { response: responses.page(responses.operationView) },
-  );
-  route(
-    'GET',
-    '/operations/:id',
-    'viewer',
-    'one operation',
-    (request) => operations.get(param(request, 'id')),
-    { response: responses.operationView },
-  );
-  route(
-    'GET',
-    '/operations/:id/logs',
-    'viewer',
-    "the operation's redacted stderr so far, oldest first (written while its call runs)",
-    (request) => operations.logs(param(request, 'id')),
-    { response: z.array(responses.logEntry) },
-  );
-  route(
-    'POST',
-    '/operations/:id/cancel',
-    'operator',
-    'cancel an operation',
-    async (request) => {
-      body(bodies.empty, request);
-      return operations.cancel(param(request, 'id'), actorOf(request));
-    },
-    { body: bodies.empty, response: responses.operationView },
-  );
-  route(
-    'GET',
-    '/operations/:id/events',
-    'viewer',
-    'state changes (Server-Sent Events)',
-    (request, reply) =>
+    routes.operationEvents,
+    ({ params }, request, reply) =>
       streams.hold(request, async () => {
-        const id = param(request, 'id');
-        await operations.get(id);
+        await operations.get(params.id);
         await stream(request, reply, async (send, signal) => {
-          const final = await operations.follow(id, (operation) => send('state', operation), { signal });
+          const final = await operations.follow(params.id, (operation) => send('state', operation), {
+            signal,
+          });
           if (isTerminal(final.state)) send('done', final);
         });
       }),

@@ -1,28 +1,10 @@
 // /api/v1/schedules: recurring batch inspections.
-import { z } from 'zod';
+import { routes } from '../../core/contract/index.js';
 import { addSchedule, removeSchedule } from '../../core/work/upkeep/index.js';
-import type { ApiDeps, RouteKit } from '../route-kit.js';
-import * as responses from '../responses.js';
-import { bodies } from '../schemas.js';
+import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
-export function registerScheduleRoutes({ route, body, param, actorOf }: RouteKit, { runtime }: ApiDeps) {
-  route('GET', '/schedules', 'viewer', 'recurring inspections', () => runtime.schedules.list(), {
-    response: z.array(responses.schedule),
-  });
-  route(
-    'POST',
-    '/schedules',
-    'admin',
-    'add a recurring inspection (an interval or a cron pattern)',
-    async (request) => addSchedule(runtime, body(bodies.addSchedule, request), actorOf(request)),
-    { body: bodies.addSchedule, status: 201, response: responses.schedule },
-  );
-  route(
-    'DELETE',
-    '/schedules/:id',
-    'admin',
-    'stop a recurring inspection',
-    async (request) => removeSchedule(runtime, param(request, 'id'), actorOf(request)),
-    { response: responses.removedSchedule },
-  );
+export function registerScheduleRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
+  route(routes.listSchedules, () => runtime.schedules.list());
+  route(routes.addSchedule, ({ body, actor }) => addSchedule(runtime, withoutUndefined(body), actor));
+  route(routes.removeSchedule, ({ params, actor }) => removeSchedule(runtime, params.id, actor));
 }

@@ -30,7 +30,7 @@ export function registerAuditCommand(program: Command): void {
             ...(options.actor ? { actor: options.actor } : {}),
             ...(options.action ? { action: options.action } : {}),
             ...(options.target ? { target: options.target } : {}),
-            ...(options.since ? { withinMs: options.since } : {}),
+            ...(options.since ? { since: options.since } : {}),
           });
           if (config.json) return printJson(entries);
           printTable(

@@ -3,19 +3,14 @@
 // against GET /api/v1/me, and stored with the URL in a 0600 config file.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { routes } from '../../core/contract/index.js';
 import { localUser } from '../../core/runtime/index.js';
+import { callRoute } from '../api-calls.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { targetOf } from '../command-context.js';
 import { ApiClient } from '../http.js';
 import { emit, say } from '../output.js';
 import { DEFAULT_PROFILE, checkProfileName, configPath, removeProfile, saveProfile } from '../profiles.js';
-
-interface Me {
-  id: string;
-  name: string;
-  role: string;
-  expiresAt?: string;
-}
 
 export function registerSessionCommands(program: Command): void {
   program
@@ -36,7 +31,7 @@ export function registerSessionCommands(program: Command): void {
         throw new InvalidInputError('login needs the API: switchyard login --url <url> --token-stdin');
       const url = parseUrl(globals.url);
       const token = await readToken(options);
-      const me = (await new ApiClient(url, token).request<Me>('GET', '/me')).body;
+      const me = (await callRoute(new ApiClient(url, token), routes.me)).body;
       await saveProfile(profile, { url, token, name: me.name, role: me.role });
       emit(
         json,
@@ -78,7 +73,7 @@ export function registerSessionCommands(program: Command): void {
           say(`${name} (admin: local mode, talking to Redis directly)`),
         );
       }
-      const me = (await new ApiClient(target.url, target.token).request<Me>('GET', '/me')).body;
+      const me = (await callRoute(new ApiClient(target.url, target.token), routes.me)).body;
       emit(
         json,
         {

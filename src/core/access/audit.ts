@@ -51,7 +51,7 @@ export interface AuditQuery extends PageRequest {
   excludeAction?: string;
   target?: string;
   /** Not older than this many milliseconds. */
-  withinMs?: number;
+  since?: number;
 }
 
 /** Health checks write one audit entry per run; the web UI hides them unless asked. */
@@ -59,14 +59,14 @@ export const HEALTH_CHECK_ACTION = 'scheduler.health-checks';
 
 /** Newest entries first, filtered, one page (pages.ts). */
 export function queryAudit(redis: Redis, keys: Keys, query: AuditQuery = {}): Promise<Page<AuditEntry>> {
-  const { actor, action, excludeAction, target, withinMs } = query;
+  const { actor, action, excludeAction, target, since } = query;
   return streamPage(
     redis,
     keys.audit,
     {
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-      ...(withinMs !== undefined ? { sinceMs: Date.now() - withinMs } : {}),
+      ...(since !== undefined ? { sinceMs: Date.now() - since } : {}),
     },
     parseEntry,
     (entry) =>

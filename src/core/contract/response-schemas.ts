@@ -1,7 +1,8 @@
-// Response bodies of the HTTP API as zod schemas: the OpenAPI document's
-// response schemas are generated from these (z.toJSONSchema), as the request
-// schemas are, and the views they describe are typed against the core's own
-// types so that a field added in the core without one here fails to compile.
+// Response bodies of the HTTP API as zod schemas, typed against the core's own
+// types (a field added in the core without one here fails to compile). The
+// OpenAPI document's response schemas come from these (z.toJSONSchema: no
+// additional properties); the CLI's remote backend parses every answer with
+// them, dropping fields it does not know (an api newer than the CLI).
 import { z } from 'zod';
 import {
   CAPABILITIES,
@@ -11,35 +12,33 @@ import {
   type InspectResult,
   type OperateResult,
 } from '@switchyard/plugin-sdk/protocol';
-import type { AuditEntry, TokenView } from '../core/access/index.js';
-import type { BatchDiff, BatchView } from '../core/work/batches/index.js';
-import { BATCH_STATES } from '../core/work/batches/index.js';
-import { OPERATION_STATES, type OperationView } from '../core/work/operations/index.js';
-import type { PluginDetail, PluginView } from '../core/plugins/index.js';
-import type { Project } from '../core/projects/index.js';
-import type { Schedule } from '../core/work/upkeep/index.js';
-import { ROLES } from '../core/access/index.js';
+import type { AuditEntry, TokenView } from '../access/index.js';
+import type { BatchDiff, BatchView } from '../work/batches/index.js';
+import { BATCH_STATES } from '../work/batches/index.js';
+import { OPERATION_STATES, type OperationView } from '../work/operations/index.js';
+import type { PluginDetail, PluginView } from '../plugins/index.js';
+import type { Project } from '../projects/index.js';
+import type { Schedule } from '../work/upkeep/index.js';
+import { ROLES } from '../access/index.js';
 
 const time = z.string().describe('RFC 3339 time');
 const json = z.json();
 
-const fact = z.strictObject({
+const fact = z.object({
   id: z.string(),
   label: z.string(),
   value: z.string(),
   source: z.string(),
   warning: z.string().optional(),
 });
-const inspectResult: z.ZodType<InspectResult> = z.strictObject({
+const inspectResult: z.ZodType<InspectResult> = z.object({
   summary: z.string(),
   facts: z.array(fact),
-  actions: z.array(
-    z.strictObject({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() }),
-  ),
+  actions: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() })),
   warnings: z.array(z.string()),
   observedAt: time,
 });
-const operateResult: z.ZodType<OperateResult> = z.strictObject({
+const operateResult: z.ZodType<OperateResult> = z.object({
   status: z.enum(OPERATE_STATUSES),
   summary: z.string(),
   output: json,
@@ -60,7 +59,7 @@ const pluginShape = {
   available: z.boolean(),
   error: z.string().optional(),
 };
-export const pluginView: z.ZodType<PluginView> = z.strictObject(pluginShape);
+export const pluginView: z.ZodType<PluginView> = z.object(pluginShape);
 const pluginDetailShape = {
   ...pluginShape,
   trustedFingerprint: z.string().optional(),
@@ -71,30 +70,30 @@ const pluginDetailShape = {
   manifestPath: z.string(),
   packageDir: z.string(),
   executable: z.string(),
-  timeLimits: z.strictObject({
+  timeLimits: z.object({
     inspectMs: z.number().int(),
     operateMs: z.number().int(),
     healthMs: z.number().int(),
   }),
-  containment: z.strictObject({
+  containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),
     seenBy: z.string().describe('the process whose view this is (the api, for this route)'),
   }),
 };
 /** What `plugin set` returns: the detail without the reviewer texts GET adds. */
-export const pluginDetailCore: z.ZodType<PluginDetail> = z.strictObject(pluginDetailShape);
-export const pluginDetail = z.strictObject({
+export const pluginDetailCore: z.ZodType<PluginDetail> = z.object(pluginDetailShape);
+export const pluginDetail = z.object({
   ...pluginDetailShape,
   osTrustBoundary: z.string(),
   scopeDescriptions: z.record(z.string(), z.string()),
 });
-export const healthResult = z.strictObject({
+export const healthResult = z.object({
   status: z.enum(HEALTH_STATUSES),
   message: z.string().optional(),
   checkedAt: time,
 });
-export const logEntry = z.strictObject({
+export const logEntry = z.object({
   at: time,
   source: z.enum(['stderr', 'host']),
   line: z.string(),
@@ -102,7 +101,7 @@ export const logEntry = z.strictObject({
   operationId: z.string().optional(),
 });
 
-export const project: z.ZodType<Project> = z.strictObject({
+export const project: z.ZodType<Project> = z.object({
   id: z.string(),
   displayName: z.string(),
   root: z.string(),
@@ -125,46 +124,44 @@ const batchShape = {
   cancelledBy: z.string().optional(),
   retryOf: z.string().optional(),
 };
-export const batchSummary = z.strictObject(batchShape);
-export const batchView: z.ZodType<BatchView> = z.strictObject({
+export const batchSummary = z.object(batchShape);
+/** One project's outcome in a batch (a `results` item; the `outcomes` event's items). */
+export const projectOutcome = z.object({
+  projectId: z.string(),
+  status: z.enum(['succeeded', 'failed', 'cancelled']),
+  result: inspectResult.optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export const batchView: z.ZodType<BatchView> = z.object({
   ...batchShape,
-  results: z
-    .array(
-      z.strictObject({
-        projectId: z.string(),
-        status: z.enum(['succeeded', 'failed', 'cancelled']),
-        result: inspectResult.optional(),
-        error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
-      }),
-    )
-    .optional(),
+  results: z.array(projectOutcome).optional(),
 });
 
-export const previousBatch = z.strictObject({ previous: batchSummary.nullable() });
+export const previousBatch = z.object({ previous: batchSummary.nullable() });
 
 const diffStatus = z.enum(['succeeded', 'failed', 'cancelled', 'pending', 'absent']);
-export const batchDiff: z.ZodType<BatchDiff> = z.strictObject({
+export const batchDiff: z.ZodType<BatchDiff> = z.object({
   from: z.string(),
   to: z.string(),
   projects: z.array(
-    z.strictObject({
+    z.object({
       projectId: z.string(),
       added: z.array(fact),
       removed: z.array(fact),
       changed: z.array(
-        z.strictObject({
+        z.object({
           id: z.string(),
           from: z.string(),
           to: z.string(),
-          warning: z.strictObject({ from: z.string().nullable(), to: z.string().nullable() }).optional(),
+          warning: z.object({ from: z.string().nullable(), to: z.string().nullable() }).optional(),
         }),
       ),
-      status: z.strictObject({ from: diffStatus, to: diffStatus }),
+      status: z.object({ from: diffStatus, to: diffStatus }),
     }),
   ),
 });
 
-export const operationView: z.ZodType<OperationView> = z.strictObject({
+export const operationView: z.ZodType<OperationView> = z.object({
   id: z.string(),
   pluginId: z.string(),
   projectId: z.string(),
@@ -179,7 +176,7 @@ export const operationView: z.ZodType<OperationView> = z.strictObject({
   timeoutMs: z.number().int().optional(),
 });
 
-export const auditEntry: z.ZodType<AuditEntry> = z.strictObject({
+export const auditEntry: z.ZodType<AuditEntry> = z.object({
   id: z.string(),
   at: time,
   actor: z.string(),
@@ -197,17 +194,18 @@ const tokenShape = {
   expiresAt: time.optional(),
   lastUsedAt: time.optional(),
 };
-export const tokenView: z.ZodType<TokenView> = z.strictObject(tokenShape);
-export const createdToken = z.strictObject({ ...tokenShape, token: z.string().describe('shown once') });
-export const revokedToken = z.strictObject({ id: z.string(), revoked: z.literal(true) });
-export const me = z.strictObject({
+export const tokenView: z.ZodType<TokenView> = z.object(tokenShape);
+export const createdToken = z.object({ ...tokenShape, token: z.string().describe('shown once') });
+/** DELETE /tokens/:id: the removed token's view (never its secret), and `revoked: true`. */
+export const revokedToken = z.object({ ...tokenShape, revoked: z.literal(true) });
+export const me = z.object({
   id: z.string(),
   name: z.string(),
   role: z.enum(ROLES),
   expiresAt: time.optional(),
 });
 
-export const schedule: z.ZodType<Schedule> = z.strictObject({
+export const schedule: z.ZodType<Schedule> = z.object({
   id: z.string(),
   pluginId: z.string(),
   projects: z.union([z.literal('all'), z.array(z.string())]),
@@ -216,11 +214,11 @@ export const schedule: z.ZodType<Schedule> = z.strictObject({
   createdBy: z.string(),
   createdAt: time,
 });
-export const removedSchedule = z.strictObject({ id: z.string(), removed: z.literal(true) });
+export const removedSchedule = z.object({ id: z.string(), removed: z.literal(true) });
 
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */
 export function page<T extends z.ZodType>(item: T) {
-  return z.strictObject({ items: z.array(item), nextCursor: z.string().optional() });
+  return z.object({ items: z.array(item), nextCursor: z.string().optional() });
 }
 
 export const openApi = z.looseObject({
@@ -229,12 +227,12 @@ export const openApi = z.looseObject({
   paths: z.record(z.string(), z.looseObject({})),
 });
 
-export const problem = z.strictObject({
+export const problem = z.object({
   type: z.string(),
   title: z.string(),
   status: z.number().int(),
   detail: z.string(),
   code: z.string().optional().describe('stable machine name of the error, as the CLI prints with --json'),
   requiredRole: z.enum(ROLES).optional().describe('403: the role the request needs'),
-  errors: z.array(z.strictObject({ field: z.string(), message: z.string() })).optional(),
+  errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
 });

@@ -1,0 +1,383 @@
+// Every route of the HTTP API (/api/v1), once: method, path, the role it
+// needs, what it does, and the schemas of its body, query, answer and (for
+// event streams) events. The api registers its handlers against these
+// entries (they validate and document), the CLI's remote backend calls them
+// and parses the answers with the same schemas, and the web UI's JSDoc types
+// come from the same names.
+import { z } from 'zod';
+import type { Role } from '../access/index.js';
+import { bodies, queries } from './request-schemas.js';
+import * as responses from './response-schemas.js';
+
+export interface HttpRoute {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** Under /api/v1; `:name` segments are path parameters. */
+  readonly path: string;
+  /** The least role a token needs. */
+  readonly role: Role;
+  readonly summary: string;
+  readonly body?: z.ZodType;
+  readonly query?: z.ZodType;
+  /** The answer's schema (none: a streamed body, `streams` or Server-Sent Events). */
+  readonly response?: z.ZodType;
+  /** The success status (200 unless named). */
+  readonly status?: number;
+  /** Another success status with the same body (an idempotent replay: 200). */
+  readonly alsoStatus?: number;
+  /** Media types of a streamed body other than Server-Sent Events. */
+  readonly streams?: readonly string[];
+  /** Server-Sent Events: each event name's data. */
+  readonly events?: Readonly<Record<string, z.ZodType>>;
+}
+
+const define = <const R extends HttpRoute>(route: R): R => route;
+
+/** The path parameter names of a route path: '/plugins/:id/trust' → 'id'. */
+export type PathParams<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | PathParams<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** What a route's body, query and answer are, on either side of the wire. */
+export type BodyIn<R> = R extends { body: infer B extends z.ZodType } ? z.input<B> : undefined;
+export type BodyOut<R> = R extends { body: infer B extends z.ZodType } ? z.output<B> : undefined;
+export type QueryIn<R> = R extends { query: infer Q extends z.ZodType } ? z.input<Q> : undefined;
+export type QueryOut<R> = R extends { query: infer Q extends z.ZodType } ? z.output<Q> : undefined;
+export type Answer<R> = R extends { response: infer A extends z.ZodType } ? z.output<A> : undefined;
+export type EventData<R, E extends string> = R extends {
+  events: Record<E, infer D extends z.ZodType>;
+}
+  ? z.output<D>
+  : never;
+
+const operationEvents = { state: responses.operationView, done: responses.operationView };
+
+export const routes = {
+  // ---- plugins: review, trust, grants, health, time limits, logs ----
+  listPlugins: define({
+    method: 'GET',
+    path: '/plugins',
+    role: 'viewer',
+    summary: 'list plugins',
+    response: z.array(responses.pluginView),
+  }),
+  showPlugin: define({
+    method: 'GET',
+    path: '/plugins/:id',
+    role: 'viewer',
+    summary: 'everything a reviewer needs',
+    response: responses.pluginDetail,
+  }),
+  refreshPlugins: define({
+    method: 'POST',
+    path: '/plugins/refresh',
+    role: 'admin',
+    summary: 'rediscover packages',
+    body: bodies.empty,
+    response: z.array(responses.pluginView),
+  }),
+  trustPlugin: define({
+    method: 'POST',
+    path: '/plugins/:id/trust',
+    role: 'admin',
+    summary: 'trust the exact reviewed fingerprint',
+    body: bodies.trust,
+    response: responses.pluginView,
+  }),
+  enablePlugin: define({
+    method: 'POST',
+    path: '/plugins/:id/enable',
+    role: 'admin',
+    summary: 'grant a subset of the requested scopes',
+    body: bodies.enable,
+    response: responses.pluginView,
+  }),
+  disablePlugin: define({
+    method: 'POST',
+    path: '/plugins/:id/disable',
+    role: 'admin',
+    summary: 'revoke every grant',
+    body: bodies.empty,
+    response: responses.pluginView,
+  }),
+  checkPluginHealth: define({
+    method: 'POST',
+    path: '/plugins/:id/health',
+    role: 'operator',
+    summary: 'one supervised health check now',
+    body: bodies.empty,
+    response: responses.healthResult,
+  }),
+  setPluginLimits: define({
+    method: 'POST',
+    path: '/plugins/:id/limits',
+    role: 'admin',
+    summary: "the host's time limits for this plugin's calls (plugin set)",
+    body: bodies.timeLimits,
+    response: responses.pluginDetailCore,
+  }),
+  pluginLogs: define({
+    method: 'GET',
+    path: '/plugins/:id/logs',
+    role: 'viewer',
+    summary: 'newest redacted log entries',
+    query: queries.limit,
+    response: z.array(responses.logEntry),
+  }),
+
+  // ---- projects ----
+  listProjects: define({
+    method: 'GET',
+    path: '/projects',
+    role: 'viewer',
+    summary: 'list projects',
+    response: z.array(responses.project),
+  }),
+  addProject: define({
+    method: 'POST',
+    path: '/projects',
+    role: 'admin',
+    summary: 'add a project',
+    body: bodies.addProject,
+    status: 201,
+    response: responses.project,
+  }),
+  scanProjects: define({
+    method: 'POST',
+    path: '/projects/scan',
+    role: 'admin',
+    summary: 'add each immediate subdirectory',
+    body: bodies.scanProjects,
+    status: 201,
+    response: z.array(responses.project),
+  }),
+  trustProject: define({
+    method: 'POST',
+    path: '/projects/:id/trust',
+    role: 'admin',
+    summary: 'trust a project',
+    body: bodies.empty,
+    response: responses.project,
+  }),
+  untrustProject: define({
+    method: 'POST',
+    path: '/projects/:id/untrust',
+    role: 'admin',
+    summary: 'untrust a project',
+    body: bodies.empty,
+    response: responses.project,
+  }),
+  removeProject: define({
+    method: 'DELETE',
+    path: '/projects/:id',
+    role: 'admin',
+    summary: 'forget a project',
+    response: responses.project,
+  }),
+
+  // ---- batches: inspections, their progress, control, diff and export ----
+  createBatch: define({
+    method: 'POST',
+    path: '/batches',
+    role: 'operator',
+    summary: 'start a batch inspection',
+    body: bodies.createBatch,
+    status: 202,
+    response: responses.batchView,
+  }),
+  listBatches: define({
+    method: 'GET',
+    path: '/batches',
+    role: 'viewer',
+    summary: 'newest batches, filtered (state, pluginId), paginated',
+    query: queries.batches,
+    response: responses.page(responses.batchSummary),
+  }),
+  getBatch: define({
+    method: 'GET',
+    path: '/batches/:id',
+    role: 'viewer',
+    summary: 'a batch with its results',
+    response: responses.batchView,
+  }),
+  batchEvents: define({
+    method: 'GET',
+    path: '/batches/:id/events',
+    role: 'viewer',
+    summary: 'live progress (Server-Sent Events)',
+    events: {
+      progress: responses.batchView,
+      outcomes: z.array(responses.projectOutcome),
+      done: responses.batchView,
+    },
+  }),
+  cancelBatch: define({
+    method: 'POST',
+    path: '/batches/:id/cancel',
+    role: 'operator',
+    summary: 'cancel a batch: queued inspections never start, running ones are killed (idempotent)',
+    body: bodies.empty,
+    response: responses.batchSummary,
+  }),
+  retryBatch: define({
+    method: 'POST',
+    path: '/batches/:id/retry',
+    role: 'operator',
+    summary:
+      'a new batch over the same plugin and projects ({failedOnly: true}: only failed and cancelled ones)',
+    body: bodies.retryBatch,
+    status: 202,
+    response: responses.batchView,
+  }),
+  previousBatch: define({
+    method: 'GET',
+    path: '/batches/:id/previous',
+    role: 'viewer',
+    summary: 'the newest earlier batch of the same plugin: {previous: batch | null}',
+    response: responses.previousBatch,
+  }),
+  diffBatches: define({
+    method: 'GET',
+    path: '/batches/:id/diff',
+    role: 'viewer',
+    summary: 'what changed from batch ?from=<id> to this one (facts added/removed/changed, status)',
+    query: queries.diff,
+    response: responses.batchDiff,
+  }),
+  exportBatch: define({
+    method: 'GET',
+    path: '/batches/:id/export',
+    role: 'viewer',
+    summary: 'the results, streamed: ?format=jsonl (one line per project) or csv (one row per fact)',
+    query: queries.export,
+    streams: ['application/x-ndjson', 'text/csv'],
+  }),
+
+  // ---- operations ----
+  createOperation: define({
+    method: 'POST',
+    path: '/operations',
+    role: 'operator',
+    summary: 'queue one durable operation',
+    body: bodies.createOperation,
+    status: 202,
+    alsoStatus: 200,
+    response: responses.operationView,
+  }),
+  listOperations: define({
+    method: 'GET',
+    path: '/operations',
+    role: 'viewer',
+    summary: 'newest operations, filtered (projectId, pluginId, state), paginated',
+    query: queries.operations,
+    response: responses.page(responses.operationView),
+  }),
+  getOperation: define({
+    method: 'GET',
+    path: '/operations/:id',
+    role: 'viewer',
+    summary: 'one operation',
+    response: responses.operationView,
+  }),
+  operationLogs: define({
+    method: 'GET',
+    path: '/operations/:id/logs',
+    role: 'viewer',
+    summary: "the operation's redacted stderr so far, oldest first (written while its call runs)",
+    response: z.array(responses.logEntry),
+  }),
+  cancelOperation: define({
+    method: 'POST',
+    path: '/operations/:id/cancel',
+    role: 'operator',
+    summary: 'cancel an operation',
+    body: bodies.empty,
+    response: responses.operationView,
+  }),
+  operationEvents: define({
+    method: 'GET',
+    path: '/operations/:id/events',
+    role: 'viewer',
+    summary: 'state changes (Server-Sent Events)',
+    events: operationEvents,
+  }),
+
+  // ---- schedules ----
+  listSchedules: define({
+    method: 'GET',
+    path: '/schedules',
+    role: 'viewer',
+    summary: 'recurring inspections',
+    response: z.array(responses.schedule),
+  }),
+  addSchedule: define({
+    method: 'POST',
+    path: '/schedules',
+    role: 'admin',
+    summary: 'add a recurring inspection (an interval or a cron pattern)',
+    body: bodies.addSchedule,
+    status: 201,
+    response: responses.schedule,
+  }),
+  removeSchedule: define({
+    method: 'DELETE',
+    path: '/schedules/:id',
+    role: 'admin',
+    summary: 'stop a recurring inspection',
+    response: responses.removedSchedule,
+  }),
+
+  // ---- audit ----
+  audit: define({
+    method: 'GET',
+    path: '/audit',
+    role: 'viewer',
+    summary:
+      'newest audit entries, filtered (actor, action prefix, excludeAction prefix, target, since), paginated',
+    query: queries.audit,
+    response: responses.page(responses.auditEntry),
+  }),
+
+  // ---- tokens and the caller's own ----
+  listTokens: define({
+    method: 'GET',
+    path: '/tokens',
+    role: 'admin',
+    summary: 'list tokens (with expiry and last use)',
+    response: z.array(responses.tokenView),
+  }),
+  createToken: define({
+    method: 'POST',
+    path: '/tokens',
+    role: 'admin',
+    summary: 'create a token (its secret is shown once)',
+    body: bodies.createToken,
+    status: 201,
+    response: responses.createdToken,
+  }),
+  revokeToken: define({
+    method: 'DELETE',
+    path: '/tokens/:id',
+    role: 'admin',
+    summary: "revoke a token, by id or name: the removed token's view",
+    response: responses.revokedToken,
+  }),
+  me: define({
+    method: 'GET',
+    path: '/me',
+    role: 'viewer',
+    summary: 'the token making this request: its name, role and expiry',
+    response: responses.me,
+  }),
+
+  openApi: define({
+    method: 'GET',
+    path: '/openapi.json',
+    role: 'viewer',
+    summary: 'this document',
+    response: responses.openApi,
+  }),
+};
+
+export type RouteName = keyof typeof routes;

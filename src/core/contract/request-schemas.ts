@@ -1,0 +1,103 @@
+// Request bodies and query strings of the HTTP API, strict (unknown fields
+// rejected). The api validates with these, the CLI's remote backend sends
+// their input types, and the OpenAPI document is generated from them.
+import { z } from 'zod';
+import { SCOPES } from '@switchyard/plugin-sdk/protocol';
+import ms from 'ms';
+import { EXPORT_FORMATS, BATCH_STATES } from '../work/batches/index.js';
+import { MAX_LIST_LIMIT } from '../platform/index.js';
+import { OPERATION_STATES } from '../work/operations/index.js';
+import { MAX_PAGE_LIMIT } from '../redis/index.js';
+import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
+import { MAX_LIMIT_MS } from '../plugins/index.js';
+
+const json: z.ZodType<unknown> = z.json();
+// The api's own working directory means nothing to a caller: paths must be absolute.
+const absolutePath = z.string().refine((value) => value.startsWith('/'), 'must be an absolute path');
+const projectSelection = z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]);
+
+export const bodies = {
+  empty: z.strictObject({}),
+  trust: z.strictObject({
+    fingerprint: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'must be the 64 lower-case hex characters of the fingerprint'),
+  }),
+  enable: z.strictObject({ scopes: z.array(z.enum(SCOPES)).min(1, 'grant at least one scope') }),
+  addProject: z.strictObject({
+    path: absolutePath,
+    id: z.string().min(1).optional(),
+    name: z.string().min(1).optional(),
+    trust: z.boolean().optional(),
+  }),
+  scanProjects: z.strictObject({ dir: absolutePath, trust: z.boolean().optional() }),
+  createBatch: z.strictObject({ pluginId: z.string().min(1), projects: projectSelection }),
+  createOperation: z.strictObject({
+    pluginId: z.string().min(1),
+    projectId: z.string().min(1),
+    action: z.string().min(1),
+    input: json.optional(),
+    /** May only shorten the plugin's operate limit (400 naming the limit otherwise). */
+    timeoutMs: z.number().int().min(1).optional(),
+  }),
+  // The same names as the detail's `timeLimits` and the core's settings.
+  timeLimits: z.strictObject({
+    inspectMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
+    operateMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
+  }),
+  retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
+  createToken: z.strictObject({
+    name: z.string().min(1).max(64),
+    role: z.enum(ROLES),
+    expiresInMs: z.number().int().min(60_000).max(MAX_EXPIRY_MS).optional(),
+  }),
+  // The same checks as the store's (schedules.ts) run again there; these name the field.
+  addSchedule: z.strictObject({
+    pluginId: z.string().min(1),
+    projects: projectSelection,
+    everyMs: z.number().int().min(1_000).optional(),
+    cron: z.string().min(1).optional(),
+  }),
+};
+
+const limit = (max: number) => z.coerce.number().int().min(1).max(max).optional();
+export const limitQuery = z.strictObject({ limit: limit(MAX_LIST_LIMIT) });
+
+// ---- lists that scale: filters and cursor pagination (pages.ts) ----
+const pageQuery = z.strictObject({
+  limit: limit(MAX_PAGE_LIMIT),
+  cursor: z.string().min(1).max(500).optional(),
+});
+const id = z.string().min(1).max(200);
+/** `30s`, `15m`, `2h`, `7d` (the ms package's forms) or a number of milliseconds. */
+const duration = z.union([z.number(), z.string()]).transform((given, context) => {
+  const text = String(given);
+  const value = /^\d+$/.test(text) ? Number(text) : ms(text as ms.StringValue);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    context.addIssue({ code: 'custom', message: 'must be a duration such as 30s, 15m, 2h or 7d' });
+    return z.NEVER;
+  }
+  return value;
+});
+export const queries = {
+  limit: limitQuery,
+  batches: pageQuery.extend({
+    state: z.enum(BATCH_STATES).optional(),
+    pluginId: id.optional(),
+  }),
+  operations: pageQuery.extend({
+    projectId: id.optional(),
+    pluginId: id.optional(),
+    state: z.enum(OPERATION_STATES).optional(),
+  }),
+  audit: pageQuery.extend({
+    actor: id.optional(),
+    action: id.optional(),
+    excludeAction: id.optional(),
+    target: id.optional(),
+    /** Not older than this (the core's AuditQuery.since, in milliseconds once parsed). */
+    since: duration.optional(),
+  }),
+  diff: z.strictObject({ from: id }),
+  export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),
+};
