@@ -25,8 +25,9 @@ const rounds = Number(process.argv[3] ?? 3);
 
 try {
   const note = await machineNote();
+  /** @type {Record<string, { redis: import('./lib.mjs').BenchRedis, install: import('./lib.mjs').Installation, ids: string[], times: number[] }>} */
   const setups = {};
-  for (const appendfsync of ['always', 'everysec']) {
+  for (const appendfsync of /** @type {const} */ (['always', 'everysec'])) {
     const redis = await startRedis({ appendfsync, transport: 'unix' });
     const install = await makeInstallation(redis.url, [
       { name: 'native-fixture', from: NATIVE_FIXTURE_DIST, id: 'native-fixture' },
@@ -43,15 +44,19 @@ try {
   const names = Object.keys(setups);
   for (let round = 0; round < rounds; round += 1) {
     for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const { batch, ms } = await runBatch(setups[name].install, 'native-fixture', setups[name].ids, {
+      const setup = /** @type {(typeof setups)[string]} */ (setups[name]);
+      const { batch, ms } = await runBatch(setup.install, 'native-fixture', setup.ids, {
         pollMs: 20,
       });
       if (batch.succeeded !== projects) throw new Error(`${name}: ${batch.failed} failed`);
-      setups[name].times.push(ms);
+      setup.times.push(ms);
       console.error(`round ${round + 1}/${rounds} appendfsync ${name}: ${(ms / 1000).toFixed(2)} s`);
     }
   }
-  const wall = (name) => median(setups[name].times);
+  /** @param {string} name */
+  const times = (name) => setups[name]?.times ?? [];
+  /** @param {string} name */
+  const wall = (name) => median(times(name));
   console.log(
     `AOF fsync policy, ${projects}-project native-fixture batch, 2 workers × 2, unix socket (${note})\n`,
   );
@@ -62,7 +67,9 @@ try {
         name,
         (wall(name) / 1000).toFixed(2),
         ((projects / wall(name)) * 1000).toFixed(0),
-        setups[name].times.map((ms) => (ms / 1000).toFixed(2)).join(', '),
+        times(name)
+          .map((ms) => (ms / 1000).toFixed(2))
+          .join(', '),
       ]),
     ),
   );

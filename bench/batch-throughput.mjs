@@ -52,6 +52,7 @@ try {
   const ids = await addProjects(install, projects);
   const packageDir = install.dirs['native-fixture'];
   const executable = join(packageDir, 'native-fixture');
+  /** @type {import('./lib.mjs').BenchWorker[]} */
   const workers = [];
   for (let index = 0; index < WORKERS; index += 1) {
     workers.push(await startWorker(install, redis.url, CONCURRENCY));
@@ -60,7 +61,7 @@ try {
   // The fingerprint cache refuses files changed in the last 2 s (racy ctime): let the copy age.
   await sleep(2_100);
 
-  const sum = (list) => list.reduce((total, value) => total + value, 0);
+  const sum = (/** @type {number[]} */ list) => list.reduce((total, value) => total + value, 0);
   /** This process's CPU (ms) plus its spawn helper's: the direct variant's host. */
   const ownCpuMs = async () => {
     const usage = process.cpuUsage();
@@ -69,7 +70,18 @@ try {
       helpers += (await processCpuMs(pid)) ?? 0;
     return (usage.user + usage.system) / 1000 + helpers;
   };
-  const cpu = { minimal: [], direct: [], orchestrated: [] };
+  /** CPU ms per call, one figure per round, by variant and by what spent it. */
+  /** @type {Record<'minimal' | 'direct' | 'orchestrated' | 'plugin' | 'redis' | 'callTrees' | 'helpers', number[]>} */
+  const cpu = {
+    minimal: [],
+    direct: [],
+    orchestrated: [],
+    plugin: [],
+    redis: [],
+    callTrees: [],
+    helpers: [],
+  };
+  /** @type {Record<'minimal' | 'direct' | 'orchestrated', () => Promise<number>>} */
   const variants = {
     minimal: async () => {
       const report = await runMinimalHost(
@@ -81,7 +93,7 @@ try {
         pluginEnvironment(),
       );
       cpu.minimal.push((report.selfUserMs + report.selfSysMs) / projects);
-      (cpu.plugin ??= []).push((report.childUserMs + report.childSysMs) / projects);
+      cpu.plugin.push((report.childUserMs + report.childSysMs) / projects);
       return report.ms;
     },
     direct: async () => {
@@ -94,11 +106,12 @@ try {
     },
     orchestrated: async () => {
       const before = await Promise.all(workers.map((worker) => hostCpuMs(worker.pid)));
-      const redisBefore = await processCpuMs(redis.pid);
+      const redisPid = /** @type {number} */ (redis.pid);
+      const redisBefore = (await processCpuMs(redisPid)) ?? 0;
       const { batch, ms } = await runBatch(install, 'native-fixture', ids, { pollMs: 20 });
       const after = await Promise.all(workers.map((worker) => hostCpuMs(worker.pid)));
-      (cpu.redis ??= []).push(((await processCpuMs(redis.pid)) - redisBefore) / projects);
-      (cpu.callTrees ??= []).push(
+      cpu.redis.push((((await processCpuMs(redisPid)) ?? 0) - redisBefore) / projects);
+      cpu.callTrees.push(
         (sum(after.map((entry) => entry.calls)) - sum(before.map((entry) => entry.calls))) / projects,
       );
       if (batch.succeeded !== projects)
@@ -106,7 +119,6 @@ try {
       cpu.orchestrated.push(
         (sum(after.map((entry) => entry.total)) - sum(before.map((entry) => entry.total))) / projects,
       );
-      cpu.helpers ??= [];
       cpu.helpers.push(
         (sum(after.map((entry) => entry.helpers)) - sum(before.map((entry) => entry.helpers))) / projects,
       );
@@ -118,8 +130,10 @@ try {
   await pool(40, TOTAL, (index) => plugins.inspect('native-fixture', ids[index]));
   await runMinimalHost(minimalHost, executable, packageDir, 40, TOTAL, pluginEnvironment());
 
-  const names = Object.keys(variants);
+  const names = /** @type {(keyof typeof variants)[]} */ (Object.keys(variants));
+  /** @type {Record<string, number[]>} */
   const times = Object.fromEntries(names.map((name) => [name, []]));
+  /** @type {string[]} */
   const loads = [];
   for (let round = 0; round < rounds; round += 1) {
     const order = names.map((_, index) => names[(index + round) % names.length]);
@@ -131,7 +145,7 @@ try {
     }
   }
 
-  const rate = (name) => (projects / median(times[name])) * 1000;
+  const rate = (/** @type {string} */ name) => (projects / median(times[name])) * 1000;
   const describe = {
     minimal: `minimal host (C, posix_spawn, ${TOTAL} threads, no protocol checks)`,
     direct: `direct: core.plugins.inspect in-process, concurrency ${TOTAL}, no queue`,

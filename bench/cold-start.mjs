@@ -40,6 +40,13 @@ const requests =
     .map((request) => JSON.stringify(request))
     .join('\n') + '\n';
 
+/**
+ * Wall time of one run of `command`, fed `input` on stdin.
+ * @param {string} command
+ * @param {string[]} args
+ * @param {string} [input]
+ * @returns {Promise<number>}
+ */
 function timeOnce(command, args, input) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -58,8 +65,12 @@ function timeOnce(command, args, input) {
   });
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/** @param {number[]} values */
+const median = (values) =>
+  /** @type {number} */ ([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
+/** @type {number[]} */
 const baseline = [];
+/** @type {number[]} */
 const plugin = [];
 for (let index = 0; index < runs; index += 1) {
   baseline.push(await timeOnce(process.execPath, ['-e', '0']));

@@ -7,7 +7,16 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Which area a frame's script belongs to. */
+/** @typedef {{ functionName: string, url: string, lineNumber: number }} CallFrame */
+/** @typedef {{ nodes: { id: number, callFrame: CallFrame }[], startTime: number, samples: number[], timeDeltas: number[] }} CpuProfile */
+/** @typedef {{ totalMs: number, busyMs: number, frames: [string, number][], areas: [string, number][] }} ProfileSummary */
+
+/**
+ * Which area a frame's script belongs to.
+ * @param {string} url
+ * @param {string} functionName
+ * @returns {string}
+ */
 export function areaOf(url, functionName) {
   if (!url) {
     if (functionName.startsWith('(')) return functionName; // (garbage collector), (program), (idle), (root)
@@ -15,11 +24,11 @@ export function areaOf(url, functionName) {
   }
   if (url.startsWith('node:')) {
     const module = url.slice(5).replace(/^internal\//, '');
-    const head = module.split('/')[0];
+    const head = module.split('/')[0] ?? '';
     return `node:${['streams', 'child_process', 'net', 'fs', 'process', 'timers'].includes(head) ? head : module.split('/').slice(0, 2).join('/')}`;
   }
   const packaged = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (packaged) return packaged[1] === '@switchyard/plugin-sdk' ? 'sdk' : packaged[1];
+  if (packaged?.[1]) return packaged[1] === '@switchyard/plugin-sdk' ? 'sdk' : packaged[1];
   if (url.includes('/sdk/dist/')) return 'sdk';
   const ours = /\/dist\/(.+)$/.exec(url);
   if (ours) return `dist/${ours[1]}`;
@@ -30,28 +39,37 @@ export function areaOf(url, functionName) {
  * Self time (ms) by frame and by area, over every profile given; with a
  * window (CLOCK_MONOTONIC µs, as process.hrtime and V8's sample timestamps),
  * only the samples inside it.
+ * @param {string[]} files
+ * @param {{ fromUs?: number, toUs?: number }} [window]
+ * @returns {Promise<ProfileSummary>}
  */
 export async function summarise(files, window = {}) {
   const from = window.fromUs ?? -Infinity;
   const to = window.toUs ?? Infinity;
+  /** @type {Map<string, number>} */
   const frames = new Map();
+  /** @type {Map<string, number>} */
   const areas = new Map();
   let totalMs = 0;
   for (const file of files) {
+    /** @type {CpuProfile} */
     const profile = JSON.parse(await readFile(file, 'utf8'));
     const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    /** @type {Map<number, number>} */
     const selfMs = new Map();
     let at = profile.startTime;
     for (let index = 0; index < profile.samples.length; index += 1) {
-      at += profile.timeDeltas[index];
+      at += profile.timeDeltas[index] ?? 0;
       const delta = (profile.timeDeltas[index + 1] ?? 0) / 1000;
       if (at < from || at > to) continue;
-      const id = profile.samples[index];
+      const id = /** @type {number} */ (profile.samples[index]);
       selfMs.set(id, (selfMs.get(id) ?? 0) + delta);
       totalMs += delta;
     }
     for (const [id, ms] of selfMs) {
-      const { callFrame } = byId.get(id);
+      const node = byId.get(id);
+      if (!node) continue;
+      const { callFrame } = node;
       const name = callFrame.functionName || '(anonymous)';
       const where = callFrame.url ? `${shortUrl(callFrame.url)}:${callFrame.lineNumber + 1}` : '';
       const key = `${name} ${where}`.trim();
@@ -64,10 +82,15 @@ export async function summarise(files, window = {}) {
   return { totalMs, busyMs: totalMs - idle, frames: sorted(frames), areas: sorted(areas) };
 }
 
+/**
+ * @param {Map<string, number>} map
+ * @returns {[string, number][]}
+ */
 function sorted(map) {
   return [...map.entries()].sort((a, b) => b[1] - a[1]);
 }
 
+/** @param {string} url */
 function shortUrl(url) {
   const packaged = /node_modules\/(.+)$/.exec(url);
   if (packaged) return packaged[1];
@@ -76,10 +99,15 @@ function shortUrl(url) {
   return url.replace(/^node:/, 'node:');
 }
 
-/** Markdown: the busy (non-idle) time split by area, then the top frames by self time. */
+/**
+ * Markdown: the busy (non-idle) time split by area, then the top frames by self time.
+ * @param {ProfileSummary} summary
+ * @param {{ top?: number, calls?: number }} [options]
+ */
 export function render(summary, { top = 25, calls } = {}) {
-  const pct = (ms) => `${((ms / summary.busyMs) * 100).toFixed(1)} %`;
-  const perCall = (ms) => (calls ? ` · ${((ms / calls) * 1000).toFixed(0)} µs/call` : '');
+  const pct = (/** @type {number} */ ms) => `${((ms / summary.busyMs) * 100).toFixed(1)} %`;
+  const perCall = (/** @type {number} */ ms) =>
+    calls ? ` · ${((ms / calls) * 1000).toFixed(0)} µs/call` : '';
   const lines = [
     `profiled ${(summary.totalMs / 1000).toFixed(2)} s, busy (not idle) ${(summary.busyMs / 1000).toFixed(2)} s` +
       (calls ? ` = ${(summary.busyMs / calls).toFixed(3)} ms per call over ${calls} calls` : ''),
@@ -99,6 +127,7 @@ export function render(summary, { top = 25, calls } = {}) {
   return lines.join('\n');
 }
 
+/** @param {string} target a .cpuprofile file or a directory of them */
 export async function profileFiles(target) {
   if ((await stat(target)).isDirectory()) {
     return (await readdir(target))
@@ -109,6 +138,8 @@ export async function profileFiles(target) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const summary = await summarise(await profileFiles(process.argv[2]));
+  const target = process.argv[2];
+  if (!target) throw new Error('usage: node bench/cpu-profile.mjs <file.cpuprofile | dir> [top=25]');
+  const summary = await summarise(await profileFiles(target));
   console.log(render(summary, { top: Number(process.argv[3] ?? 25) }));
 }

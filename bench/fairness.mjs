@@ -47,8 +47,11 @@ try {
   const [target] = await addProjects(install, 1, { idPrefix: 'op-target-' });
   const { batches, operations } = install.runtime;
 
+  /** @type {import('./lib.mjs').BenchWorker[]} */
   let workers = [];
+  /** @type {boolean | undefined} */
   let workersPriority;
+  /** @param {boolean} priorityOn */
   async function useWorkers(priorityOn) {
     if (workersPriority === priorityOn) return;
     for (const worker of workers) await worker.stop();
@@ -60,6 +63,10 @@ try {
     workersPriority = priorityOn;
   }
 
+  /**
+   * One operation's latency, request → terminal state, in ms.
+   * @param {number} index
+   */
   async function operation(index) {
     const started = performance.now();
     const { operation } = await operations.create(
@@ -74,7 +81,9 @@ try {
   await useWorkers(true);
   await sleep(2_100); // past the fingerprint cache's racy-ctime window
   for (let index = 0; index < 3; index += 1) await operation(index); // warm-up
+  /** @type {Record<string, number[]>} */
   const samples = { idle: [], [PRIORITY_ON]: [], [PRIORITY_OFF]: [] };
+  /** @type {Record<string, { ms: number, view: import('./lib.mjs').BatchView }[]>} */
   const batchRuns = { [PRIORITY_ON]: [], [PRIORITY_OFF]: [] };
   const phases = ['idle', PRIORITY_ON, PRIORITY_OFF, 'idle', PRIORITY_OFF, PRIORITY_ON];
   for (const phase of phases) {
@@ -88,6 +97,7 @@ try {
     let taken = 0;
     for (;;) {
       const view = await batches.store.get(batch.batchId, { results: false });
+      if (!view) throw new Error(`batch ${batch.batchId} disappeared while it ran`);
       if (view.state !== 'running') {
         batchRuns[phase].push({ ms: performance.now() - started, view });
         break;
@@ -101,7 +111,9 @@ try {
   }
   for (const worker of workers) await worker.stop();
 
+  /** @param {string} name */
   const p95 = (name) => percentile(samples[name], 95);
+  /** @param {string} name */
   const row = (name) => [
     name === 'idle' ? 'idle system' : `${name}: during a ${projects}-project batch (2 workers × 2)`,
     samples[name].length,

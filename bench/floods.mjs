@@ -27,6 +27,11 @@ import {
 const each = Number(process.argv[2] ?? 8);
 const LIMIT_MIB = 200;
 
+/**
+ * The fault plugin as a package running in `mode`.
+ * @param {string} mode
+ * @returns {import('./lib.mjs').BenchPackage}
+ */
 function faultPackage(mode) {
   const id = `fault-${mode}`;
   return {
@@ -57,9 +62,14 @@ function faultPackage(mode) {
   };
 }
 
+/**
+ * Peak and current resident memory of a process, in MiB.
+ * @param {number} pid
+ */
 async function status(pid) {
   const text = await readFile(`/proc/${pid}/status`, 'utf8');
-  const field = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0) / 1024;
+  const field = (/** @type {string} */ name) =>
+    Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0) / 1024;
   return { hwm: field('VmHWM'), rss: field('VmRSS') };
 }
 
@@ -95,12 +105,14 @@ try {
     flood: await service.create('fault-stderr-flood', ids, ACTOR),
     oversized: await service.create('fault-oversized-line', ids, ACTOR),
   };
-  const views = {};
+  /** @type {Record<string, import('./lib.mjs').ProjectOutcome[]>} */
+  const results = {};
   for (const [name, batch] of Object.entries(batches)) {
     for (;;) {
       const view = await service.store.get(batch.batchId);
+      if (!view) throw new Error(`batch ${batch.batchId} disappeared while it ran`);
       if (view.state !== 'running') {
-        views[name] = view;
+        results[name] = view.results ?? [];
         break;
       }
       await sleep(200);
@@ -117,14 +129,16 @@ try {
     (entry) => entry.source === 'stderr' && entry.line.length >= 1000,
   ).length;
 
-  const floodOk = views.flood.results.filter((r) => r.status === 'succeeded').length;
-  const oversizedOk = views.oversized.results.filter(
+  const flood = results.flood ?? [];
+  const oversized = results.oversized ?? [];
+  const floodOk = flood.filter((r) => r.status === 'succeeded').length;
+  const oversizedOk = oversized.filter(
     (r) => r.status === 'failed' && r.error?.code === 'OVERSIZED_RESPONSE',
   ).length;
   const otherCodes = [
     ...new Set(
-      [...views.flood.results, ...views.oversized.results]
-        .filter((r) => !(r.status === 'succeeded' && views.flood.results.includes(r)))
+      [...flood, ...oversized]
+        .filter((r) => !(r.status === 'succeeded' && flood.includes(r)))
         .map((r) => r.error?.code ?? r.status),
     ),
   ];

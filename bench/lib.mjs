@@ -10,8 +10,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../dist/core/redis/redis-server.js';
-import { createRuntime } from '../dist/core/runtime/runtime.js';
+import { startRedisServer } from '../dist/core/redis/index.js';
+import { createRuntime } from '../dist/core/runtime/index.js';
+
+/** @typedef {import('../dist/core/runtime/index.js').Runtime} Runtime */
+/** @typedef {import('../dist/core/redis/index.js').AppendFsync} AppendFsync */
+/** @typedef {import('../dist/core/work/batches/index.js').BatchView} BatchView */
+/** @typedef {import('../dist/core/work/batches/index.js').ProjectOutcome} ProjectOutcome */
+/** @typedef {{ ms: number, calls: number, failures: number, selfUserMs: number, selfSysMs: number, childUserMs: number, childSysMs: number }} MinimalHostReport */
+/**
+ * A package to install: copied from `from` into <data-dir>/plugins/<name>,
+ * then (unless `enable` is false) trusted and enabled as plugin `id`.
+ * @typedef {{ name: string, from: string, id: string, scopes?: string[], enable?: boolean, prepare?: (dir: string) => Promise<void> }} BenchPackage
+ */
+/** @typedef {{ dataDir: string, prefix: string, runtime: Runtime, dirs: Record<string, string>, projectsDir: string }} Installation */
+/** @typedef {{ url: string, pid: number | undefined, dir: string, stop: () => Promise<void> }} BenchRedis */
+/** @typedef {{ pid: number, child: import('node:child_process').ChildProcess, stop: () => Promise<void>, output: () => string }} BenchWorker */
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
 export const CLI = join(REPO, 'dist', 'cli', 'main.js');
@@ -21,7 +35,9 @@ export const FAULT_PLUGIN = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
 export const ACTOR = 'user:bench';
 export const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
 
+/** @type {(() => unknown)[]} */
 const cleanups = [];
+/** @type {Promise<void> | undefined} */
 let cleaning;
 
 /** Runs every registered clean-up once, newest first. */
@@ -30,7 +46,7 @@ export function cleanup() {
     while (cleanups.length > 0) {
       const step = cleanups.pop();
       try {
-        await step();
+        await step?.();
       } catch {
         // best effort: keep cleaning
       }
@@ -39,6 +55,7 @@ export function cleanup() {
   return cleaning;
 }
 
+/** @param {() => unknown} step */
 export function onCleanup(step) {
   cleanups.push(step);
 }
@@ -53,13 +70,14 @@ process.on('uncaughtException', (error) => {
   void cleanup().finally(() => process.exit(1));
 });
 
+/** @returns {Promise<number>} */
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
+      const address = /** @type {import('node:net').AddressInfo} */ (server.address());
       server.close(() => resolve(address.port));
     });
   });
@@ -68,6 +86,8 @@ export function freePort() {
 /**
  * An owned redis-server: AOF on (the embedded default is everysec), no RDB
  * snapshots, in its own temp dir. transport 'tcp' (free port) or 'unix'.
+ * @param {{ appendfsync?: AppendFsync, transport?: 'tcp' | 'unix' }} [options]
+ * @returns {Promise<BenchRedis>}
  */
 export async function startRedis({ appendfsync = 'everysec', transport = 'tcp' } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-redis-'));
@@ -87,6 +107,7 @@ export async function startRedis({ appendfsync = 'everysec', transport = 'tcp' }
 }
 
 /** A plain client for the benchmark's own reads (INFO, pipelines). */
+/** @param {string} url */
 export function connect(url) {
   const match = /^(?:redis\+)?unix:\/\/(.+)$/.exec(url);
   const options = { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null };
@@ -99,11 +120,16 @@ export function connect(url) {
  * A data dir with the given packages copied into <data-dir>/plugins/<name>,
  * discovered, trusted at their fingerprint and enabled with the given scopes,
  * all through the core services of a front runtime (returned).
+ * @param {string} redisUrl
+ * @param {BenchPackage[]} packages
+ * @param {{ prefix?: string }} [options]
+ * @returns {Promise<Installation>}
  */
 export async function makeInstallation(redisUrl, packages, { prefix = 'bench' } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), 'switchyard-bench-data-'));
   onCleanup(() => rm(dataDir, { recursive: true, force: true }));
   await mkdir(join(dataDir, 'plugins'));
+  /** @type {Record<string, string>} */
   const dirs = {};
   for (const pkg of packages) {
     const target = join(dataDir, 'plugins', pkg.name);
@@ -123,8 +149,14 @@ export async function makeInstallation(redisUrl, packages, { prefix = 'bench' } 
   return { dataDir, prefix, runtime, dirs, projectsDir };
 }
 
+/**
+ * @param {Runtime} runtime
+ * @param {string} id
+ * @param {string[]} scopes
+ */
 export async function trustAndEnable(runtime, id, scopes) {
   const { fingerprint } = await runtime.core.plugins.show(id);
+  if (fingerprint === null) throw new Error(`plugin ${id} has no fingerprint to trust (an invalid package?)`);
   await runtime.core.plugins.trust(id, fingerprint, ACTOR);
   await runtime.core.plugins.enable(id, scopes, ACTOR);
 }
@@ -133,11 +165,15 @@ export async function trustAndEnable(runtime, id, scopes) {
  * `count` trusted projects, all pointing at one real directory. Records are
  * written straight into the projects hash with a pipeline (set-up only: the
  * service's add() audits each one and is not what is being measured).
+ * @param {Installation} installation
+ * @param {number} count
+ * @param {{ idPrefix?: string }} [options]
  */
 export async function addProjects(installation, count, { idPrefix = 'p' } = {}) {
   const root = join(installation.projectsDir, 'shared');
   await mkdir(root, { recursive: true });
   const { redis, keys } = installation.runtime.core;
+  /** @type {string[]} */
   const ids = [];
   for (let start = 0; start < count; start += 10_000) {
     const pipeline = redis.pipeline();
@@ -151,7 +187,15 @@ export async function addProjects(installation, count, { idPrefix = 'p' } = {}) 
   return ids;
 }
 
-/** One real worker process (`node dist/cli/main.js … worker`), resolved once it logs worker-ready. */
+/**
+ * One real worker process (`node dist/cli/main.js … worker`), resolved once it logs worker-ready.
+ * @param {Installation} installation
+ * @param {string} redisUrl
+ * @param {number} concurrency
+ * @param {string[]} [extra] more worker options
+ * @param {{ nodeArgs?: string[] }} [options]
+ * @returns {Promise<BenchWorker>}
+ */
 export async function startWorker(installation, redisUrl, concurrency, extra = [], { nodeArgs = [] } = {}) {
   const child = spawn(
     process.execPath,
@@ -174,6 +218,7 @@ export async function startWorker(installation, redisUrl, concurrency, extra = [
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
+  /** @param {Buffer} chunk */
   const onData = (chunk) => {
     output += chunk.toString();
     if (output.length > 100_000) output = output.slice(-50_000);
@@ -197,10 +242,16 @@ export async function startWorker(installation, redisUrl, concurrency, extra = [
     if (Date.now() > deadline) throw new Error(`worker not ready within 20 s:\n${output}`);
     await sleep(20);
   }
-  return { pid: child.pid, child, stop, output: () => output };
+  return { pid: /** @type {number} */ (child.pid), child, stop, output: () => output };
 }
 
-/** Creates a batch and resolves when it is finished (pub/sub, with a poll as fallback). */
+/**
+ * Creates a batch and resolves when it is finished (pub/sub, with a poll as fallback).
+ * @param {Installation} installation
+ * @param {string} pluginId
+ * @param {Parameters<Runtime['batches']['create']>[1]} selection
+ * @param {{ onProgress?: (view: BatchView) => void, pollMs?: number }} [options]
+ */
 export async function runBatch(installation, pluginId, selection, { onProgress, pollMs = 250 } = {}) {
   const { batches } = installation.runtime;
   const started = performance.now();
@@ -208,6 +259,7 @@ export async function runBatch(installation, pluginId, selection, { onProgress, 
   const enqueuedMs = performance.now() - started;
   for (;;) {
     const view = await batches.store.get(batch.batchId, { results: false });
+    if (!view) throw new Error(`batch ${batch.batchId} disappeared while it ran`);
     onProgress?.(view);
     if (view.state !== 'running') {
       return { batch: view, ms: performance.now() - started, enqueuedMs };
@@ -216,7 +268,12 @@ export async function runBatch(installation, pluginId, selection, { onProgress, 
   }
 }
 
-/** Runs `task(index)` for index 0..count-1 with at most `concurrency` at once. */
+/**
+ * Runs `task(index)` for index 0..count-1 with at most `concurrency` at once.
+ * @param {number} count
+ * @param {number} concurrency
+ * @param {(index: number) => Promise<unknown>} task
+ */
 export async function pool(count, concurrency, task) {
   let next = 0;
   const runners = Array.from({ length: Math.min(concurrency, count) }, async () => {
@@ -229,25 +286,40 @@ export async function pool(count, concurrency, task) {
   await Promise.all(runners);
 }
 
-/** Bare spawn: start the executable, close its stdin, wait for its exit (no protocol). */
+/**
+ * Bare spawn: start the executable, close its stdin, wait for its exit (no protocol).
+ * @param {string} executable
+ * @param {string} cwd
+ */
 export function bareSpawn(executable, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(executable, [], { cwd, stdio: ['pipe', 'ignore', 'ignore'] });
-    child.once('error', reject);
-    child.once('exit', () => resolve());
-    child.stdin.end();
-  });
+  return new Promise(
+    /** @param {(value?: void) => void} resolve */ (resolve, reject) => {
+      const child = spawn(executable, [], { cwd, stdio: ['pipe', 'ignore', 'ignore'] });
+      child.once('error', reject);
+      child.once('exit', () => resolve());
+      child.stdin.end();
+    },
+  );
 }
 
+/**
+ * @param {number[]} values
+ * @param {number} p
+ * @returns {number}
+ */
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 0) return NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank];
+  return /** @type {number} */ (sorted[rank]);
 }
 
-export const median = (values) => percentile(values, 50);
+export const median = (/** @type {number[]} */ values) => percentile(values, 50);
 
+/**
+ * @param {number} ms
+ * @returns {Promise<void>}
+ */
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -263,13 +335,20 @@ export async function machineNote() {
   return `${cpus().length} CPUs, load average at start: ${await loadAverage()}`;
 }
 
+/**
+ * @param {string[]} header
+ * @param {unknown[][]} rows
+ */
 export function table(header, rows) {
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
   return lines.join('\n');
 }
 
-/** utime + stime of one process in ms (/proc/<pid>/stat; clock ticks of 10 ms), undefined when it is gone. */
+/**
+ * utime + stime of one process in ms (/proc/<pid>/stat; clock ticks of 10 ms), undefined when it is gone.
+ * @param {number} pid
+ */
 export async function processCpuMs(pid) {
   const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   if (!text) return undefined;
@@ -278,7 +357,10 @@ export async function processCpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** cutime + cstime in ms: CPU of the reaped children of `pid` (and of theirs), undefined when it is gone. */
+/**
+ * cutime + cstime in ms: CPU of the reaped children of `pid` (and of theirs), undefined when it is gone.
+ * @param {number} pid
+ */
 export async function reapedChildrenCpuMs(pid) {
   const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   if (!text) return undefined;
@@ -286,9 +368,14 @@ export async function reapedChildrenCpuMs(pid) {
   return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
-/** Pids of the direct children of `pid` whose command name is `comm` (e.g. the sy-spawner helper). */
+/**
+ * Pids of the direct children of `pid` whose command name is `comm` (e.g. the sy-spawner helper).
+ * @param {number} pid
+ * @param {string} comm
+ */
 export async function childrenNamed(pid, comm) {
   const { readdir } = await import('node:fs/promises');
+  /** @type {number[]} */
   const found = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -302,7 +389,10 @@ export async function childrenNamed(pid, comm) {
   return found;
 }
 
-/** CPU ms of a worker process plus its spawn helper(s), the host's share of its calls. */
+/**
+ * CPU ms of a worker process plus its spawn helper(s), the host's share of its calls.
+ * @param {number} pid
+ */
 export async function hostCpuMs(pid) {
   const own = (await processCpuMs(pid)) ?? 0;
   let helpers = 0;
@@ -333,10 +423,20 @@ export async function buildMinimalHost() {
   return binary;
 }
 
-/** Runs `calls` plugin calls through the minimal host; its JSON report (wall ms, rusage of self and children). */
+/**
+ * Runs `calls` plugin calls through the minimal host; its JSON report (wall ms, rusage of self and children).
+ * @param {string} binary
+ * @param {string} executable
+ * @param {string} cwd
+ * @param {number} calls
+ * @param {number} concurrency
+ * @param {Record<string, string>} env
+ * @returns {Promise<MinimalHostReport>}
+ */
 export async function runMinimalHost(binary, executable, cwd, calls, concurrency, env) {
   const { execFile } = await import('node:child_process');
   const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+  /** @type {string} */
   const stdout = await new Promise((resolve, reject) =>
     execFile(binary, [executable, cwd, String(calls), String(concurrency), ...pairs], (error, out) =>
       error ? reject(error) : resolve(out),

@@ -12,7 +12,7 @@
 //   node bench/overhead.mjs [iterations=30]
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hashExecutable } from '../dist/core/plugins/fingerprint.js';
+import { hashExecutable } from '../dist/core/plugins/index.js';
 import {
   NATIVE_FIXTURE_DIST,
   addProjects,
@@ -52,6 +52,7 @@ try {
     await trustAndEnable(install.runtime, 'native-fixture', ['project.metadata.read', 'project.files.read']);
     await sleep(2_100); // past the cache's racy-ctime window, as any installed plugin is
 
+    /** @type {Record<'state' | 'before' | 'after' | 'spawn' | 'init' | 'call' | 'teardown' | 'total', number[]>} */
     const m = { state: [], before: [], after: [], spawn: [], init: [], call: [], teardown: [], total: [] };
     const count = size >= 100 ? Math.max(10, Math.floor(iterations / 2)) : iterations;
     for (let index = 0; index < count + 2; index += 1) {
@@ -100,7 +101,7 @@ try {
       m.teardown.push(outcome.phases.teardownMs);
       m.total.push(total);
     }
-    const f = (values) => median(values).toFixed(3);
+    const f = (/** @type {number[]} */ values) => median(values).toFixed(3);
     rows.push([
       `${size} MiB`,
       count,

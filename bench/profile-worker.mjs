@@ -60,6 +60,10 @@ try {
   if (batch.succeeded !== projects)
     throw new Error(`batch: ${batch.succeeded} succeeded, ${batch.failed} failed`);
 
+  /**
+   * @param {{ own: number, helpers: number }[]} list
+   * @param {'own' | 'helpers'} key
+   */
   const sum = (list, key) => list.reduce((total, item) => total + item[key], 0);
   const own = sum(after, 'own') - sum(before, 'own');
   const helpers = sum(after, 'helpers') - sum(before, 'helpers');

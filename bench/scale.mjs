@@ -37,16 +37,23 @@ const WORKERS = 2;
 const CONCURRENCY = 4;
 const KiB = 1024;
 
-/** VmRSS in KiB of a process, 0 when it is gone. */
+/**
+ * VmRSS in KiB of a process, 0 when it is gone.
+ * @param {number} pid
+ */
 async function rssKiB(pid) {
   const { readFile } = await import('node:fs/promises');
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 
+/**
+ * Redis's used_memory in bytes.
+ * @param {import('ioredis').Redis} client
+ */
 async function usedMemory(client) {
   const info = await client.info('memory');
-  return Number(/used_memory:(\d+)/.exec(info)[1]);
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
 }
 
 try {
@@ -100,15 +107,19 @@ try {
     process.exit(0);
   }
 
+  /** @type {import('./lib.mjs').BenchWorker[]} */
   const workers = [];
   for (let index = 0; index < WORKERS; index += 1)
     workers.push(await startWorker(install, redis.url, CONCURRENCY));
   const runStart = performance.now();
   let lastPrint = 0;
+  /** @type {import('./lib.mjs').BatchView | undefined} */
   let view;
   const helpers = await Promise.all(workers.map((worker) => childrenNamed(worker.pid, 'sy-spawner')));
   /** RSS samples: results done so far, and each worker's RSS (MiB, worker + helper). */
+  /** @type {{ done: number, seconds: number, rss: number[] }[]} */
   const rssSamples = [];
+  /** @param {number} done */
   const sampleRss = async (done) => {
     const per = [];
     for (const [index, worker] of workers.entries()) {
@@ -122,6 +133,7 @@ try {
   let lastLoad = performance.now();
   for (;;) {
     view = await batches.store.get(batch.batchId, { results: false });
+    if (!view) throw new Error(`batch ${batch.batchId} disappeared while it ran`);
     const now = performance.now();
     await sampleRss(view.succeeded + view.failed);
     if (view.state !== 'running') break;
@@ -156,10 +168,10 @@ try {
       pipeline.hstrlen(resultsKey, id);
       pipeline.hstrlen(core.keys.latestInspection, `native-fixture/${id}`);
     }
-    const replies = await pipeline.exec();
+    const replies = (await pipeline.exec()) ?? [];
     for (let index = 0; index < replies.length; index += 2) {
-      payloadBytes += replies[index][1];
-      latestBytes += replies[index + 1][1];
+      payloadBytes += Number(replies[index]?.[1] ?? 0);
+      latestBytes += Number(replies[index + 1]?.[1] ?? 0);
     }
   }
   const resultsKeyBytes = Number(await client.call('MEMORY', 'USAGE', resultsKey, 'SAMPLES', '0'));
@@ -178,7 +190,7 @@ try {
   const beyondOne = perResult - payloadPer;
   const beyondBoth = perResult - payloadPer - latestPer;
   const enqueueRate = (jobs / enqueueMs) * 1000;
-  const mib = (bytes) => (bytes / (1 << 20)).toFixed(1);
+  const mib = (/** @type {number} */ bytes) => (bytes / (1 << 20)).toFixed(1);
 
   console.log(
     `Scale: ${jobs} native-fixture inspections in one batch; set-up wrote ${jobs} project records directly into the projects hash with a pipeline, all pointing at one real directory (${note})\n`,
@@ -198,7 +210,7 @@ try {
         ],
         [
           `completion (${WORKERS} workers × concurrency ${CONCURRENCY})`,
-          `${(runMs / 1000).toFixed(0)} s = ${((jobs / runMs) * 1000).toFixed(0)} calls/s; ${view.succeeded} succeeded, ${view.failed} failed`,
+          `${(runMs / 1000).toFixed(0)} s = ${((jobs / runMs) * 1000).toFixed(0)} calls/s; ${view?.succeeded} succeeded, ${view?.failed} failed`,
         ],
         [
           'used_memory after completion (default retention)',

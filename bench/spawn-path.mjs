@@ -11,12 +11,10 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pluginEnvironment } from '@switchyard/plugin-sdk/host';
+import { HELPER_PATH, Spawner, containment, superviseCall } from '../dist/core/supervision/index.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const { superviseCall } = await import(join(REPO, 'dist/core/supervision/supervisor.js'));
-const { Spawner, HELPER_PATH } = await import(join(REPO, 'dist/core/supervision/spawner.js'));
-const { containment } = await import(join(REPO, 'dist/core/supervision/containment.js'));
-const { pluginEnvironment } = await import('@switchyard/plugin-sdk/host');
 
 const CALLS = Number(process.argv[2] ?? 1000);
 const CONCURRENCY = Number(process.argv[3] ?? 4);
@@ -24,18 +22,25 @@ const ROUNDS = Number(process.argv[4] ?? 4);
 const PACKAGE = join(REPO, 'examples/plugins/native-fixture/dist');
 const EXECUTABLE = join(PACKAGE, 'native-fixture');
 const manifest = JSON.parse(readFileSync(join(PACKAGE, 'plugin.json'), 'utf8'));
+/** @type {import('@switchyard/plugin-sdk').Scope[]} */
 const GRANTS = ['project.metadata.read'];
 const env = pluginEnvironment();
+/** @param {number} index */
 const project = (index) => ({ id: `p${index}`, displayName: `Project ${index}` });
+/** @param {number} index */
 const lines = (index) =>
   `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 'switchyard.plugin/v1', hostVersion: 'bench', grantedScopes: GRANTS } })}\n` +
   `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'project.inspect', params: { project: project(index) } })}\n`;
 
-/** Resolves once two newline-terminated answers arrived on `stdout`. */
+/**
+ * Resolves once two newline-terminated answers arrived on `stdout`.
+ * @param {import('node:stream').Readable} stdout
+ * @returns {Promise<void>}
+ */
 function twoAnswers(stdout) {
   return new Promise((resolve, reject) => {
     let newlines = 0;
-    stdout.on('data', (chunk) => {
+    stdout.on('data', (/** @type {Buffer} */ chunk) => {
       for (const byte of chunk) if (byte === 10) newlines++;
       if (newlines >= 2) resolve();
     });
@@ -43,6 +48,7 @@ function twoAnswers(stdout) {
   });
 }
 
+/** @param {number} index */
 async function viaNodeSpawn(index) {
   const child = spawn(EXECUTABLE, [], { cwd: PACKAGE, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -55,6 +61,7 @@ async function viaNodeSpawn(index) {
 }
 
 const helper = new Spawner(HELPER_PATH, () => {});
+/** @param {number} index */
 async function viaHelper(index) {
   const call = await helper.spawn({ file: EXECUTABLE, args: [], cwd: PACKAGE, env });
   call.stderr.resume();
@@ -66,6 +73,10 @@ async function viaHelper(index) {
   await call.end();
 }
 
+/**
+ * @param {'process-group' | 'helper'} mode
+ * @returns {(index: number) => Promise<void>}
+ */
 function viaSupervisor(mode) {
   return async (index) => {
     if (mode === 'process-group') process.env.SWITCHYARD_SPAWNER = 'process-group';
@@ -82,6 +93,10 @@ function viaSupervisor(mode) {
   };
 }
 
+/**
+ * @param {number} count
+ * @param {(index: number) => Promise<void>} call
+ */
 async function pool(count, call) {
   let next = 0;
   await Promise.all(
@@ -91,6 +106,7 @@ async function pool(count, call) {
   );
 }
 
+/** @type {[string, (index: number) => Promise<void>][]} */
 const variants = [
   ['node-spawn', viaNodeSpawn],
   ['helper', viaHelper],
@@ -105,7 +121,7 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [name, call] of variants) {
     const started = performance.now();
     await pool(perRound, call);
-    const total = totals.get(name);
+    const total = /** @type {{ calls: number, ms: number }} */ (totals.get(name));
     total.calls += perRound;
     total.ms += performance.now() - started;
   }
