@@ -38,11 +38,13 @@ const inspectResult: z.ZodType<InspectResult> = z.strictObject({
   ),
   warnings: z.array(z.string()),
   observedAt: time,
+  redacted: z.literal(true).optional().describe('a secret in the result was replaced by [REDACTED]'),
 });
 const operateResult: z.ZodType<OperateResult> = z.strictObject({
   status: z.enum(OPERATE_STATUSES),
   summary: z.string(),
   output: json,
+  redacted: z.literal(true).optional().describe('a secret in the result was replaced by [REDACTED]'),
 });
 
 const pluginShape = {

@@ -71,7 +71,8 @@ function redactPlain(text: string): string {
 
 /**
  * Redacts every string inside a JSON-like value (audit details, problem
- * bodies); a string under a secret's name (`{"token": "…"}`) is redacted whole.
+ * bodies, operation output), keys included; a string under a secret's name
+ * (`{"token": "…"}`) is redacted whole.
  */
 export function redactDeep<T>(value: T): T {
   if (typeof value === 'string') return redact(value) as T;
@@ -79,7 +80,7 @@ export function redactDeep<T>(value: T): T {
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>).map(([key, item]) => [
-        key,
+        redact(key),
         typeof item === 'string' && item !== '' && SECRET_ENV_NAME.test(key) ? REDACTED : redactDeep(item),
       ]),
     ) as T;
