@@ -54,6 +54,8 @@ const SECRETS: [string, string, string][] = [
   ['Slack webhook', `https://hooks.slack.com/services/T0000/B0000/${B62(24)}`, B62(24)],
   ['JWT alone', `id_tok ${JWT} end`, JWT],
   ['AWS access key id', `using ${'AKIA'}IOSFODNN7EXAMPLE`, 'IOSFODNN7EXAMPLE'],
+  ['AWS access key id after an underscore', `extra_${'AKIA'}IOSFODNN7EXAMPLE`, 'IOSFODNN7EXAMPLE'],
+  ['OpenAI key after an underscore', `key_sk-proj-${B62(40)}`, B62(40)],
   ['AWS temporary key id', `${'ASIA'}Y34FZKBOKMUTVV7A`, 'Y34FZKBOKMUTVV7A'],
   ['URL credentials', 'fetching https://deploy:s3cret@git.example.com/r.git', 's3cret'],
   ['Redis URL with password only', 'redis://:redispw123@10.0.0.1:6379/0', 'redispw123'],
