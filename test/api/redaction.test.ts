@@ -8,31 +8,39 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysFor } from '../../src/core/redis/keys.js';
 import { REPO } from '../support/data-dir.js';
-import { call, setUpApi, startWorker, waitFor, type ApiSetup } from './support.js';
+import { call, readEvents, setUpApi, startWorker, waitFor, type ApiSetup } from './support.js';
 
 const LEAKY_ID = 'leaky-plugin';
 const SCOPES = ['project.metadata.read'];
+/** The same plugin, also allowed to operate: it returns the token in everything it answers. */
+const RESULTS_ID = 'leaky-results';
+const RESULTS_SCOPES = ['project.metadata.read', 'project.operate'];
+
+async function installLeaky(dataDir: string, id: string, capabilities: string[], scopes: string[]) {
+  const packageDir = join(dataDir, 'plugins', id);
+  await mkdir(packageDir, { recursive: true });
+  await copyFile(join(REPO, 'test', 'fixtures', 'leaky-plugin.mjs'), join(packageDir, 'leaky-plugin.mjs'));
+  await chmod(join(packageDir, 'leaky-plugin.mjs'), 0o755);
+  const manifest = {
+    schemaVersion: 'switchyard.plugin-manifest/v1',
+    id,
+    name: 'Leaky plugin',
+    version: '1.0.0',
+    protocolVersion: 'switchyard.plugin/v1',
+    executable: 'leaky-plugin.mjs',
+    arguments: [],
+    capabilities,
+    requestedScopes: scopes,
+  };
+  await writeFile(join(packageDir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+}
 
 let setup: ApiSetup | undefined;
 
 beforeAll(async () => {
   setup = await setUpApi('api-redaction', async (root, dataDir) => {
-    const packageDir = join(dataDir, 'plugins', LEAKY_ID);
-    await mkdir(packageDir, { recursive: true });
-    await copyFile(join(REPO, 'test', 'fixtures', 'leaky-plugin.mjs'), join(packageDir, 'leaky-plugin.mjs'));
-    await chmod(join(packageDir, 'leaky-plugin.mjs'), 0o755);
-    const manifest = {
-      schemaVersion: 'switchyard.plugin-manifest/v1',
-      id: LEAKY_ID,
-      name: 'Leaky plugin',
-      version: '1.0.0',
-      protocolVersion: 'switchyard.plugin/v1',
-      executable: 'leaky-plugin.mjs',
-      arguments: [],
-      capabilities: ['project.inspect'],
-      requestedScopes: SCOPES,
-    };
-    await writeFile(join(packageDir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    await installLeaky(dataDir, LEAKY_ID, ['project.inspect'], SCOPES);
+    await installLeaky(dataDir, RESULTS_ID, ['project.inspect', 'project.operate'], RESULTS_SCOPES);
     await mkdir(join(root, 'projects', 'victim'), { recursive: true });
   });
 }, 60_000);
@@ -110,4 +118,154 @@ describe('a plugin prints the admin token to stderr', () => {
       redis.disconnect();
     }
   }, 90_000);
+});
+
+describe('a plugin returns the admin token in everything it answers', () => {
+  it('a viewer reads no secret from stderr, facts, warnings, actions, errors or output, by any route, export or stream', async () => {
+    const { api, installation } = setup!;
+    const admin = api.adminToken;
+    const secret = admin.slice(admin.lastIndexOf('_') + 1);
+    const as = (token: string) => ({ token });
+    const post = async <T>(path: string, body: unknown, status: number) => {
+      const answer = await call<T>(api, 'POST', path, { ...as(admin), body });
+      expect(answer.status, answer.text).toBe(status);
+      return answer.json;
+    };
+
+    await post('/api/v1/plugins/refresh', {}, 200);
+    const shown = await call<{ fingerprint: string }>(api, 'GET', `/api/v1/plugins/${RESULTS_ID}`, as(admin));
+    await post(`/api/v1/plugins/${RESULTS_ID}/trust`, { fingerprint: shown.json.fingerprint }, 200);
+    await post(`/api/v1/plugins/${RESULTS_ID}/enable`, { scopes: RESULTS_SCOPES }, 200);
+    const projects = await call<{ id: string }[]>(api, 'GET', '/api/v1/projects', as(admin));
+    const projectId = projects.json[0]!.id;
+    await startWorker(installation);
+    const viewer = (
+      await post<{ token: string }>('/api/v1/tokens', { name: 'viewer-2', role: 'viewer' }, 201)
+    ).token;
+
+    const batch = await post<{ batchId: string }>(
+      '/api/v1/batches',
+      { pluginId: RESULTS_ID, projects: [projectId] },
+      202,
+    );
+    const batchEvents = readEvents(
+      api,
+      `/api/v1/batches/${batch.batchId}/events`,
+      viewer,
+      60_000,
+      (event) => event.event === 'done',
+    );
+    const leak = await post<{ id: string }>(
+      '/api/v1/operations',
+      { pluginId: RESULTS_ID, projectId, action: 'leak' },
+      202,
+    );
+    const operationEvents = readEvents(
+      api,
+      `/api/v1/operations/${leak.id}/events`,
+      viewer,
+      60_000,
+      (event) => event.event === 'done',
+    );
+    const failing = await post<{ id: string }>(
+      '/api/v1/operations',
+      { pluginId: RESULTS_ID, projectId, action: 'fail' },
+      202,
+    );
+    for (const path of [
+      `/api/v1/batches/${batch.batchId}`,
+      `/api/v1/operations/${leak.id}`,
+      `/api/v1/operations/${failing.id}`,
+    ]) {
+      await waitFor(
+        `${path} to end`,
+        async () => {
+          const view = await call<{ state: string }>(api, 'GET', path, as(admin));
+          return !['running', 'queued'].includes(view.json.state);
+        },
+        60_000,
+      );
+    }
+
+    const read: Record<string, string> = {};
+    for (const path of [
+      `/api/v1/batches/${batch.batchId}`,
+      '/api/v1/batches',
+      `/api/v1/batches/${batch.batchId}/export?format=jsonl`,
+      `/api/v1/batches/${batch.batchId}/export?format=csv`,
+      `/api/v1/batches/${batch.batchId}/previous`,
+      `/api/v1/operations/${leak.id}`,
+      `/api/v1/operations/${failing.id}`,
+      '/api/v1/operations',
+      `/api/v1/operations/${leak.id}/logs`,
+      `/api/v1/operations/${failing.id}/logs`,
+      `/api/v1/plugins/${RESULTS_ID}`,
+      `/api/v1/plugins/${RESULTS_ID}/logs`,
+      '/api/v1/plugins',
+      '/api/v1/audit?limit=500',
+    ]) {
+      const answer = await call(api, 'GET', path, as(viewer));
+      expect(answer.status, `${path}: ${answer.text}`).toBe(200);
+      read[path] = answer.text;
+    }
+    read['batch events'] = JSON.stringify((await batchEvents).events);
+    read['operation events'] = JSON.stringify((await operationEvents).events);
+    expect(read['batch events']).toContain('"done"');
+    expect(read['operation events']).toContain('"done"');
+
+    const leaked = Object.entries(read)
+      .filter(([, text]) => text.includes(secret.slice(0, 12)) || text.includes('hunter2-plain'))
+      .map(([route]) => route);
+    expect(leaked).toEqual([]);
+
+    // The results say they were redacted, and keep what was not a secret.
+    const view = JSON.parse(read[`/api/v1/batches/${batch.batchId}`]!) as {
+      results: { result: { redacted?: boolean; facts: { id: string; value: string }[]; summary: string } }[];
+    };
+    const result = view.results[0]!.result;
+    expect(result.redacted).toBe(true);
+    expect(result.summary).toMatch(/^inspected .* with \[REDACTED\]$/);
+    expect(result.facts.find((fact) => fact.id === 'node')?.value).toBe('22');
+    expect(result.facts.find((fact) => fact.id === 'db.password')?.value).toBe('[REDACTED]');
+    const operation = JSON.parse(read[`/api/v1/operations/${leak.id}`]!) as {
+      state: string;
+      result: { redacted?: boolean; summary: string };
+    };
+    expect(operation).toMatchObject({
+      state: 'succeeded',
+      result: { redacted: true, summary: 'used [REDACTED]' },
+    });
+    expect(JSON.parse(read[`/api/v1/operations/${failing.id}`]!)).toMatchObject({
+      state: 'failed',
+      errorMessage: expect.stringContaining('could not use [REDACTED]') as unknown,
+    });
+    expect(read[`/api/v1/batches/${batch.batchId}/export?format=csv`]!.split('\n')[1]).toMatch(/,true$/);
+
+    // Stored redacted: nothing anywhere in Redis holds the token.
+    const redis = new Redis(installation.redisUrl);
+    try {
+      const holding: string[] = [];
+      for (const key of await redis.keys('*')) {
+        const type = await redis.type(key);
+        const value =
+          type === 'string'
+            ? await redis.get(key)
+            : type === 'hash'
+              ? JSON.stringify(await redis.hgetall(key))
+              : type === 'list'
+                ? JSON.stringify(await redis.lrange(key, 0, -1))
+                : type === 'set'
+                  ? JSON.stringify(await redis.smembers(key))
+                  : type === 'zset'
+                    ? JSON.stringify(await redis.zrange(key, 0, -1))
+                    : type === 'stream'
+                      ? JSON.stringify(await redis.xrange(key, '-', '+'))
+                      : '';
+        if (value?.includes(secret.slice(0, 12))) holding.push(key);
+      }
+      expect(holding).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+  }, 120_000);
 });

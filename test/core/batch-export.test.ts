@@ -46,10 +46,10 @@ describe('exportBatch', () => {
     const text = (await collect(exportBatch('b1', 'csv', chunked()))).join('');
     expect(text).toBe(
       [
-        'batchId,projectId,status,factId,label,value,source,warning,errorCode,errorMessage',
-        'b1,shop,succeeded,name,Name,"shop, ""the"" store\nline 2",package.json,,,',
-        `b1,shop,succeeded,cmd,Script,"'=HYPERLINK(""x"")",package.json,odd,,`,
-        'b1,blog,failed,,,,,,TIMEOUT,no response within 15s',
+        'batchId,projectId,status,factId,label,value,source,warning,errorCode,errorMessage,redacted',
+        'b1,shop,succeeded,name,Name,"shop, ""the"" store\nline 2",package.json,,,,',
+        `b1,shop,succeeded,cmd,Script,"'=HYPERLINK(""x"")",package.json,odd,,,`,
+        'b1,blog,failed,,,,,,TIMEOUT,no response within 15s,',
         '',
       ].join('\n'),
     );

@@ -139,4 +139,36 @@ describe('refresh reconciles the registry', () => {
     const [back] = await core.plugins.refresh('user:test');
     expect(back).toMatchObject({ trust: 'trusted', enabled: false, grantedScopes: [] });
   });
+  it('a rejected manifest is never quoted raw: its pieces are redacted and cut to 120 characters', async () => {
+    const skKey = `sk-proj-${'aZ3kQ9xW2mP7'.repeat(4)}`;
+    const awsId = `${'AKIA'}IOSFODNN7EXAMPLE`;
+    const long = `${'x'.repeat(300)}`;
+    const packageDir = join(dataDir, 'plugins', 'leaky-manifest');
+    await writeScriptPackage(
+      join(dataDir, 'plugins'),
+      'leaky-manifest',
+      JSON.stringify({
+        ...JSON.parse(manifest('leaky-manifest')),
+        name: `Leaky ${long}`,
+        version: 'db_password=hunter9',
+        protocolVersion: skKey,
+        [`extra_${awsId}`]: 1,
+        [`unknown_${long}`]: 2,
+      }),
+    );
+    await core.plugins.refresh('user:test');
+    const listed = (await core.plugins.list()).find((plugin) => plugin.id === 'leaky-manifest');
+    const shown = await core.plugins.show('leaky-manifest');
+    expect(listed).toMatchObject({ available: false });
+    const texts = JSON.stringify([listed, shown]);
+    for (const secret of ['hunter9', skKey.slice(8), 'IOSFODNN7EXAMPLE']) expect(texts).not.toContain(secret);
+    expect(listed!.error).toContain('[REDACTED]');
+    // No quoted piece and no field over 120 characters (the long name and the long key are cut).
+    expect(texts).not.toContain('x'.repeat(120));
+    expect(listed!.name.length).toBeLessThanOrEqual(120);
+    for (const quoted of listed!.error!.match(/"(?:[^"\\]|\\.)*"/g) ?? []) {
+      expect(quoted.length).toBeLessThanOrEqual(122);
+    }
+    await rm(packageDir, { recursive: true });
+  });
 });

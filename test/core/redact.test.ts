@@ -1,9 +1,11 @@
 // Redaction (docs/PROTOCOL.md §10) against a corpus of real-world secret shapes,
 // each of which must disappear, and of look-alikes a reviewer must still see.
 // Values are built from pieces so that no scanner mistakes this file for a leak.
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { StderrTail } from '../../src/core/supervision/stderr-tail.js';
 import { redact, redactDeep, registerEnvSecrets, registerSecret } from '../../src/core/safety/redact.js';
+import { withoutControlSequences } from '../../src/core/safety/control-sequences.js';
 
 const r = (unit: string, times: number) => unit.repeat(times);
 const HEX40 = r('0123456789abcdef', 3).slice(0, 40);
@@ -52,6 +54,8 @@ const SECRETS: [string, string, string][] = [
   ['Slack webhook', `https://hooks.slack.com/services/T0000/B0000/${B62(24)}`, B62(24)],
   ['JWT alone', `id_tok ${JWT} end`, JWT],
   ['AWS access key id', `using ${'AKIA'}IOSFODNN7EXAMPLE`, 'IOSFODNN7EXAMPLE'],
+  ['AWS access key id after an underscore', `extra_${'AKIA'}IOSFODNN7EXAMPLE`, 'IOSFODNN7EXAMPLE'],
+  ['OpenAI key after an underscore', `key_sk-proj-${B62(40)}`, B62(40)],
   ['AWS temporary key id', `${'ASIA'}Y34FZKBOKMUTVV7A`, 'Y34FZKBOKMUTVV7A'],
   ['URL credentials', 'fetching https://deploy:s3cret@git.example.com/r.git', 's3cret'],
   ['Redis URL with password only', 'redis://:redispw123@10.0.0.1:6379/0', 'redispw123'],
@@ -147,6 +151,107 @@ describe('redaction corpus', () => {
   });
 });
 
+const ESC = '\u001b';
+const red = (text: string) => `${ESC}[31m${text}${ESC}[0m`;
+/** A piece of a secret, cut in two by a control sequence. */
+const cutBy = (secret: string, sequence: string) => {
+  const half = Math.max(1, Math.floor(secret.length / 2));
+  return `${secret.slice(0, half)}${sequence}${secret.slice(half)}`;
+};
+/** Every word coloured on its own, as log formatters do with names and values. */
+const everyWordColoured = (line: string) =>
+  line.replace(/[A-Za-z0-9_]+/g, (word, at: number) => `${ESC}[1;3${at % 8}m${word}${ESC}[39;22m`);
+
+/** The ways a terminal sequence can stand next to, around or inside a secret. */
+const ANSI_FORMS: [string, (line: string, secret: string) => string][] = [
+  ['wrapped in a colour', (line, secret) => line.replace(secret, red(secret))],
+  ['split by a reset', (line, secret) => line.replace(secret, cutBy(secret, `${ESC}[0m`))],
+  ['every word coloured', (line) => everyWordColoured(line)],
+  ['split by an 8-bit CSI', (line, secret) => line.replace(secret, cutBy(secret, '\u009b2K'))],
+  [
+    'inside a hyperlink',
+    (line, secret) => line.replace(secret, `${ESC}]8;;https://x.test${ESC}\\${secret}${ESC}]8;;${ESC}\\`),
+  ],
+  [
+    'split by a title and a bell',
+    (line, secret) => line.replace(secret, cutBy(secret, `${ESC}]0;t\u0007\b`)),
+  ],
+];
+
+describe('redaction with control sequences', () => {
+  for (const [form, dress] of ANSI_FORMS) {
+    it(`redacts every shape ${form}`, () => {
+      const missed: string[] = [];
+      for (const [label, line, secret] of SECRETS) {
+        const out = redact(dress(line, secret));
+        const shown = withoutControlSequences(out);
+        if (shown.includes(secret) || !out.includes('[REDACTED]'))
+          missed.push(`${label}: ${JSON.stringify(out)}`);
+      }
+      expect(missed).toEqual([]);
+    });
+  }
+
+  it('redacts the shapes the attack used', () => {
+    const token = HOST_TOKEN;
+    const ghp = `ghp_${B62(36)}`;
+    const sk = `sk-proj-${B62(48)}`;
+    const cases: [string, string][] = [
+      [`${ESC}[31m${token}${ESC}[0m`, token.slice(16)],
+      [`${ESC}[33m${ghp}${ESC}[0m`, B62(36)],
+      [`${ESC}[34mDB_PASSWORD${ESC}[0m=correct-horse-battery`, 'correct-horse-battery'],
+      [`jwt ${ESC}[32m${JWT}${ESC}[0m`, JWT],
+      [`key ${ESC}[1m${sk}${ESC}[22m`, B62(48)],
+      [`${ESC}[35mclient_secret${ESC}[39m: ${ESC}[32m"c1i3nt-s3cr3t"${ESC}[39m`, 'c1i3nt-s3cr3t'],
+    ];
+    for (const [line, secret] of cases) {
+      const out = redact(line);
+      expect(out, JSON.stringify(line)).toContain('[REDACTED]');
+      expect(withoutControlSequences(out)).not.toContain(secret);
+    }
+  });
+
+  it("redacts pino-pretty's coloured output", () => {
+    const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as {
+      prettyFactory: (options: { colorize: boolean }) => (line: string) => string;
+    };
+    const pretty = prettyFactory({ colorize: true })(
+      `${JSON.stringify({ level: 30, time: 1, msg: 'connecting', password: 'hunter2-pino', apiToken: 'tok-pino-42' })}\n`,
+    );
+    expect(pretty).toContain(ESC);
+    const out = redact(pretty);
+    expect(out).not.toContain('hunter2-pino');
+    expect(out).not.toContain('tok-pino-42');
+    expect(out).toContain('password: [REDACTED]');
+  });
+
+  it('leaves coloured look-alikes exactly as they were, colours included', () => {
+    const dressed = [
+      ...LOOK_ALIKES.map(everyWordColoured),
+      ...LOOK_ALIKES.map(red),
+      `${ESC}[31mtokenizer${ESC}[0m=3`,
+      `${ESC}]0;password reset${ESC}\\ done`,
+      `${ESC}[38;5;208mwarning${ESC}[0m: token_count: ${ESC}[33m17${ESC}[0m`,
+      `progress 10%\rprogress 20%\r${ESC}[2Kdone`,
+    ];
+    const changed = dressed
+      .filter((line) => redact(line) !== line)
+      .map((line) => JSON.stringify(redact(line)));
+    expect(changed).toEqual([]);
+  });
+
+  it('is idempotent and linear on escape-heavy lines', () => {
+    for (const [, dress] of ANSI_FORMS) {
+      for (const [, line, secret] of SECRETS)
+        expect(redact(redact(dress(line, secret)))).toBe(redact(dress(line, secret)));
+    }
+    const line = `${`${ESC}[31m`.repeat(50_000)}${ESC}]${'x'.repeat(100_000)} password=${`${ESC}[0m`.repeat(20_000)}`;
+    const started = performance.now();
+    redact(line);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
 describe('literal secrets of the host', () => {
   it('redacts a registered value wherever it appears', () => {
     registerSecret('plain-looking-value-42');
@@ -176,6 +281,14 @@ describe('where redaction applies', () => {
     expect(text).not.toContain(B62(64));
     expect(text).not.toContain(HOST_TOKEN.slice(16));
     expect(tail.lines()[0]).toBe('starting');
+  });
+
+  it('stderr: a host token in colour codes is redacted', () => {
+    const tail = new StderrTail();
+    tail.push(Buffer.from(`\u001b[31m${HOST_TOKEN}\u001b[0m\n\u001b[34mDB_PASSWORD\u001b[0m=hunter2-db\n`));
+    const text = tail.lines().join('\n');
+    expect(text).not.toContain(HOST_TOKEN.slice(16));
+    expect(text).not.toContain('hunter2-db');
   });
 
   it('structured values: strings and values under a secret name', () => {

@@ -122,7 +122,19 @@ export async function batchView(container, { signal, params: [id] }) {
         rows.map((r) => [
           h('code', {}, r.projectId),
           badge(r.status),
-          r.result?.summary ?? '',
+          r.result?.redacted
+            ? h(
+                'span',
+                {},
+                r.result.summary,
+                ' ',
+                h(
+                  'span',
+                  { class: 'muted', title: 'the host replaced a secret in this result' },
+                  '(redacted)',
+                ),
+              )
+            : (r.result?.summary ?? ''),
           factsList(r.result?.facts),
           r.error
             ? h('span', { class: 'error-text' }, h('code', {}, r.error.code), ' ', r.error.message)

@@ -37,11 +37,13 @@ const inspectResult: z.ZodType<InspectResult> = z.object({
   actions: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() })),
   warnings: z.array(z.string()),
   observedAt: time,
+  redacted: z.literal(true).optional().describe('a secret in the result was replaced by [REDACTED]'),
 });
 const operateResult: z.ZodType<OperateResult> = z.object({
   status: z.enum(OPERATE_STATUSES),
   summary: z.string(),
   output: json,
+  redacted: z.literal(true).optional().describe('a secret in the result was replaced by [REDACTED]'),
 });
 
 const pluginShape = {

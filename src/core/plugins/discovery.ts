@@ -13,6 +13,7 @@ import {
 } from '@switchyard/plugin-sdk/protocol';
 import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import { PackageInvalidError } from '../platform/index.js';
+import { redact } from '../safety/index.js';
 import { hashExecutable } from './fingerprint.js';
 
 export const MAX_PACKAGES = 100;
@@ -84,7 +85,7 @@ export async function readPackage(
       ...base,
       id: hints.id ?? dirName,
       hints,
-      error: parsed.errors.join('; '),
+      error: parsed.errors.map(quotedSafely).join('; '),
       protocolMismatch: parsed.protocolMismatch,
     };
   }
@@ -125,7 +126,7 @@ function readHints(bytes: Buffer): {
   }
   if (typeof value !== 'object' || value === null) return {};
   const text = (field: string) =>
-    typeof value[field] === 'string' ? (value[field] as string).slice(0, 200) : undefined;
+    typeof value[field] === 'string' ? cut(redact(value[field] as string)) : undefined;
   const id = text('id');
   return {
     ...(id && PLUGIN_ID_PATTERN.test(id) ? { id } : {}),
@@ -133,6 +134,20 @@ function readHints(bytes: Buffer): {
     ...(text('version') ? { version: text('version') } : {}),
     ...(text('protocolVersion') ? { protocolVersion: text('protocolVersion') } : {}),
   };
+}
+
+/** PROTOCOL §10: a rejected manifest is never quoted raw: what it holds is redacted, then cut. */
+export const MAX_QUOTED_CHARS = 120;
+
+function cut(text: string): string {
+  return text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS - 1)}…`;
+}
+
+/** A validation message with every secret redacted and each quoted piece ("…") cut to 120 characters. */
+function quotedSafely(message: string): string {
+  return redact(message).replace(/"(?:[^"\\]|\\.)*"/g, (quoted) =>
+    quoted.length <= MAX_QUOTED_CHARS + 2 ? quoted : `${quoted.slice(0, MAX_QUOTED_CHARS)}…"`,
+  );
 }
 
 function markDuplicates(packages: DiscoveredPackage[]): void {

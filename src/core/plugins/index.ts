@@ -9,3 +9,4 @@ export * from './plugin-rules.js';
 export * from './plugin-service.js';
 export * from './plugin-store.js';
 export * from './time-limits.js';
+export * from './result-redaction.js';

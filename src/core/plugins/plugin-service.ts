@@ -36,6 +36,7 @@ import {
   type PluginView,
 } from './plugin-rules.js';
 import { PluginStore, type LogEntry, type PluginRecord } from './plugin-store.js';
+import { redactHealth, redactInspection, redactOperation, type Redacted } from './result-redaction.js';
 import type { Project, ProjectService } from '../projects/index.js';
 import type { SupervisorLimits } from '../supervision/index.js';
 import { containment } from '../supervision/index.js';
@@ -240,16 +241,21 @@ export class PluginService {
   /** One supervised health check now (the plugin must be enabled). */
   async health(id: string, options: CallOptions = {}) {
     const record = await this.authorize(id);
-    return (await this.calls.call(record, 'plugin.health', {}, options)).result;
+    return redactHealth((await this.calls.call(record, 'plugin.health', {}, options)).result);
   }
 
-  async inspect(pluginId: string, projectId: string, options: CallOptions = {}): Promise<InspectResult> {
+  // What a plugin returns is redacted here, before any caller stores or shows it (PROTOCOL §10).
+  async inspect(
+    pluginId: string,
+    projectId: string,
+    options: CallOptions = {},
+  ): Promise<Redacted<InspectResult>> {
     const [record, project] = await inOrder(
       this.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.authorizeProject(projectId),
     );
     const params = { project: projectParams(project, record.grantedScopes) };
-    return (await this.calls.call(record, 'project.inspect', params, options)).result;
+    return redactInspection((await this.calls.call(record, 'project.inspect', params, options)).result);
   }
 
   async operate(
@@ -258,11 +264,11 @@ export class PluginService {
     action: string,
     input: JsonValue,
     options: CallOptions = {},
-  ): Promise<OperateResult> {
+  ): Promise<Redacted<OperateResult>> {
     const record = await this.authorize(pluginId, 'project.operate', 'project.operate');
     const project = await this.authorizeProject(projectId);
     const params = { project: projectParams(project, record.grantedScopes), action, input };
-    return (await this.calls.call(record, 'project.operate', params, options)).result;
+    return redactOperation((await this.calls.call(record, 'project.operate', params, options)).result);
   }
 
   /** PROTOCOL §9.1: the stored state must allow the call now. */

@@ -2,6 +2,7 @@
 // audit details and API problem bodies before it reaches Redis, a log or a
 // screen. The patterns are in secret-patterns.ts; this module adds the literal
 // values of the host's own secrets, which a process registers as it learns them.
+import { hasControlCharacters, withoutControlSequences } from './control-sequences.js';
 import { PATTERNS, REDACTED, SECRET_ENV_NAME } from './secret-patterns.js';
 
 export { REDACTED };
@@ -41,11 +42,24 @@ export function registerEnvSecrets(env: NodeJS.ProcessEnv = process.env): void {
   }
 }
 
+/**
+ * `text` with every secret replaced by `[REDACTED]`. Matching happens on the
+ * text with control sequences removed (a colour code must not hide a secret);
+ * when that finds a secret, the text without them is what comes back, and a
+ * text without secrets comes back with its control sequences as they were.
+ */
 export function redact(text: string): string {
   if (!envRegistered) {
     envRegistered = true;
     registerEnvSecrets();
   }
+  if (!hasControlCharacters(text)) return redactPlain(text);
+  const plain = withoutControlSequences(text);
+  const clean = redactPlain(plain);
+  return clean !== plain ? clean : redactPlain(text);
+}
+
+function redactPlain(text: string): string {
   let out = text;
   for (const secret of sortedSecrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   for (const [pattern, replacement, needs] of PATTERNS) {
@@ -57,7 +71,8 @@ export function redact(text: string): string {
 
 /**
  * Redacts every string inside a JSON-like value (audit details, problem
- * bodies); a string under a secret's name (`{"token": "…"}`) is redacted whole.
+ * bodies, operation output), keys included; a string under a secret's name
+ * (`{"token": "…"}`) is redacted whole.
  */
 export function redactDeep<T>(value: T): T {
   if (typeof value === 'string') return redact(value) as T;
@@ -65,7 +80,7 @@ export function redactDeep<T>(value: T): T {
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>).map(([key, item]) => [
-        key,
+        redact(key),
         typeof item === 'string' && item !== '' && SECRET_ENV_NAME.test(key) ? REDACTED : redactDeep(item),
       ]),
     ) as T;

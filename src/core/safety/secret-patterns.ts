@@ -108,8 +108,16 @@ export const PATTERNS: Pattern[] = [
       /\b\d{8,10}:AA[\w-]{33}\b/g, // Telegram bots
       /\bkey-[0-9a-f]{32}\b/g, // Mailgun
     ] as RegExp[]
-  ).map((pattern): Pattern => [pattern, REDACTED]),
+  ).map((pattern): Pattern => [shapeStart(pattern), REDACTED]),
 ];
+
+/**
+ * A shape starts after anything but a letter or digit: `\b` would miss it after
+ * an underscore (`extra_AKIA…`, `key_sk-…`), which joins words in names.
+ */
+function shapeStart(pattern: RegExp): RegExp {
+  return new RegExp(pattern.source.replace(/^\\b/, '(?<![A-Za-z0-9])'), pattern.flags);
+}
 
 /** Environment names whose value is a secret by the same rule as `NAME=` above. */
 export const SECRET_ENV_NAME = new RegExp(

@@ -3,7 +3,8 @@
 // project. csv: one row per fact (a project without facts — failed, cancelled,
 // or none reported — still gets one row, with its status and error), quoted by
 // csv-stringify; cells that a spreadsheet would run as a formula (=, +, -, @)
-// are escaped, since fact values come from third-party plugins.
+// are escaped, since fact values come from third-party plugins. `redacted` is
+// `true` on the rows of a result in which the host replaced a secret.
 import { stringify } from 'csv-stringify/sync';
 import type { ProjectOutcome } from './batch-store.js';
 
@@ -21,6 +22,7 @@ export const CSV_COLUMNS = [
   'warning',
   'errorCode',
   'errorMessage',
+  'redacted',
 ] as const;
 
 /** One project's line: its outcome, or `pending` while the batch still runs. */
@@ -47,8 +49,10 @@ export async function* exportBatch(
 
 function csvRows(batchId: string, outcome: ExportRow): string[][] {
   const error = [outcome.error?.code ?? '', outcome.error?.message ?? ''];
+  const redacted = outcome.result?.redacted ? 'true' : '';
   const facts = outcome.result?.facts ?? [];
-  if (facts.length === 0) return [[batchId, outcome.projectId, outcome.status, '', '', '', '', '', ...error]];
+  if (facts.length === 0)
+    return [[batchId, outcome.projectId, outcome.status, '', '', '', '', '', ...error, redacted]];
   return facts.map((fact) => [
     batchId,
     outcome.projectId,
@@ -59,6 +63,7 @@ function csvRows(batchId: string, outcome: ExportRow): string[][] {
     fact.source,
     fact.warning ?? '',
     ...error,
+    redacted,
   ]);
 }
 

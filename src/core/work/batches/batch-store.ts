@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
+import type { Redacted } from '../../plugins/index.js';
 import { auditInto, type AuditInput } from '../../access/index.js';
 import type { BatchProgressMessage, Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
 import {
@@ -18,7 +19,8 @@ import {
 export interface ProjectOutcome {
   projectId: string;
   status: 'succeeded' | 'failed' | 'cancelled';
-  result?: InspectResult;
+  /** As the plugin returned it, redacted (PROTOCOL §10). */
+  result?: Redacted<InspectResult>;
   error?: { code: string; message: string };
 }
 

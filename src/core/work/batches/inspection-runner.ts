@@ -66,8 +66,10 @@ export class InspectionRunner {
       // Not a plugin outcome (Redis unreachable, shutdown): the job is retried and
       // resumes where it stopped; after its last attempt the rest is recorded failed.
       if (signal?.aborted || !attempt.finalAttempt) throw error;
-      await this.#recordRestFailed(data, errorCode(error), boundedMessage(messageOf(error)));
-      throw new FinalJobError(messageOf(error));
+      const message = boundedMessage(messageOf(error));
+      await this.#recordRestFailed(data, errorCode(error), message);
+      // BullMQ stores the reason with the job: redacted too.
+      throw new FinalJobError(message);
     }
     return { inspected: pending.length };
   }

@@ -204,8 +204,10 @@ export class OperationRunner {
     // Before dispatch a retry is safe: for a transient plugin fault, or an outage of Redis itself.
     const retryable = error instanceof SwitchyardError ? error.transient : true;
     if (!dispatched && retryable && attempt.attemptsMade + 1 < attempt.attempts) throw error;
-    await this.#endFailed(operation, errorCode(error), boundedMessage(messageOf(error)));
-    throw new FinalJobError(messageOf(error));
+    const message = boundedMessage(messageOf(error));
+    await this.#endFailed(operation, errorCode(error), message);
+    // BullMQ stores the reason with the job: redacted too.
+    throw new FinalJobError(message);
   }
 
   async #endOutcomeUnknown(operation: OperationRecord): Promise<{ state: string }> {

@@ -9,6 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
+import type { Redacted } from '../../plugins/index.js';
 import type {
   CancelOutcome,
   DispatchOutcome,
@@ -58,7 +59,8 @@ export interface OperationView {
   state: OperationState;
   errorCode?: string;
   errorMessage?: string;
-  result?: OperateResult;
+  /** As the plugin returned it, redacted (PROTOCOL §10). */
+  result?: Redacted<OperateResult>;
   requestedAt: string;
   startedAt?: string;
   finishedAt?: string;
