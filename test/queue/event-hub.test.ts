@@ -35,6 +35,13 @@ async function hubIds(): Promise<string[]> {
     .map((line) => /(?:^|\s)id=(\d+)/.exec(line)![1]!);
 }
 
+/** How many times Redis ran `command` since the last CONFIG RESETSTAT. */
+async function calls(command: string): Promise<number> {
+  const stats = (await admin!.info('commandstats')) as string;
+  const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats);
+  return match ? Number(match[1]) : 0;
+}
+
 async function subscribers(channel: string): Promise<number> {
   const [, count] = (await admin!.pubsub('NUMSUB', channel)) as [string, number];
   return count;
@@ -155,6 +162,29 @@ describe('the event hub', () => {
     await runtime.operations.cancel(later.id, ACTOR);
     expect((await laterFollow.done).state).toBe('cancelled');
     expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+  });
+
+  it('a batch follower re-reads the batch without its results, and ends at once on abort', async () => {
+    const installation = await suite.install('follow-no-results');
+    await Promise.all(['a', 'b', 'c'].map((id) => installation.addProject(id)));
+    // No worker: the batch stays pending, so every read the follower makes is a re-read.
+    const batch = await installation.runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
+    await admin!.config('RESETSTAT');
+    const stop = new AbortController();
+    let views = 0;
+    const done = installation.runtime.batches.follow(batch.batchId, () => views++, {
+      signal: stop.signal,
+      fallbackReadMs: 20,
+    });
+    await waitFor('ten re-reads of the batch', async () => (await calls('hgetall')) >= 10);
+    const aborted = Date.now();
+    stop.abort();
+    const last = await done;
+    expect(Date.now() - aborted).toBeLessThan(500);
+    expect(views).toBe(1);
+    expect(last.results).toBeUndefined();
+    // The results hash is read only for a finished batch.
+    expect(await calls('hvals')).toBe(0);
   });
 
   it('a closed runtime refuses to follow', async () => {

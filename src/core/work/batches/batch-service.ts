@@ -123,7 +123,7 @@ export class BatchService {
     options: BatchFollowOptions = {},
   ): Promise<BatchView> {
     return followBatch(
-      { store: this.store, events: this.deps.events, get: (id) => this.get(id) },
+      { store: this.store, events: this.deps.events, get: (id, options) => this.get(id, options) },
       batchId,
       onChange,
       options,
