@@ -5,7 +5,7 @@
 // then, so what is printed is never stale. While the api refuses another
 // stream (429: the token holds as many open as it may), a GET now and then
 // stands in, so the wait still ends when the work does.
-import { sleep } from '../core/platform/index.js';
+import { readEnv, sleep } from '../core/platform/index.js';
 import {
   ApiMisbehavingError,
   ApiUnreachableError,
@@ -38,7 +38,7 @@ const READ_WHEN_REFUSED_MS = 1_000;
 export const MAX_EVENT_CHARS = 8 * 1024 * 1024;
 
 function giveUpAfterMs(): number {
-  const fromEnv = Number(process.env.SWITCHYARD_WAIT_GIVE_UP_MS);
+  const fromEnv = Number(readEnv('SWITCHYARD_WAIT_GIVE_UP_MS'));
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : GIVE_UP_AFTER_MS;
 }
 

@@ -8,6 +8,7 @@
 import { accessSync, constants as fs } from 'node:fs';
 import { execa } from 'execa';
 import treeKill from 'tree-kill';
+import { readEnv, type EnvironmentName } from '../platform/index.js';
 import {
   HELPER_PATH,
   SpawnError,
@@ -25,7 +26,7 @@ export interface Containment {
   detail: string;
 }
 
-export const FORCE_ENV = 'SWITCHYARD_SPAWNER';
+export const FORCE_ENV: EnvironmentName = 'SWITCHYARD_SPAWNER';
 
 let spawner: Spawner | undefined;
 /** Why the helper could not be started in this process (then every call falls back). */
@@ -52,7 +53,7 @@ export function containment(): Containment {
 }
 
 function helperUnavailable(): string | undefined {
-  const forced = process.env[FORCE_ENV];
+  const forced = readEnv(FORCE_ENV);
   if (forced === 'process-group') return `${FORCE_ENV}=process-group is set`;
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if (helperFailure) return helperFailure;
