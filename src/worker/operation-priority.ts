@@ -11,6 +11,7 @@
 // one another each hold on their own, and every gap between them lets each
 // free worker slot start an inspection. Announcements travel over Redis
 // pub/sub (keys.operationActivityChannel); a lost "ended" (a worker died) costs at most `holdMs`.
+// Why: docs/adr/0005-operations-before-inspections.md.
 
 const STARTED = 'started';
 const ENDED = 'ended';

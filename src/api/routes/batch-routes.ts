@@ -1,5 +1,5 @@
 // /api/v1/batches: start and read batch inspections, follow their progress
-// (Server-Sent Events), and batch control (issue 13): cancel, retry, the
+// (Server-Sent Events), and batch control: cancel, retry, the
 // previous batch, diff and export.
 import { Readable } from 'node:stream';
 import { withoutResults } from '../../core/work/batches/index.js';
@@ -64,7 +64,7 @@ export function registerBatchRoutes(
     { raw: true, errors: STREAM_LIMIT_ERRORS },
   );
 
-  // ---- batch control: cancel, retry, diff, export (issue 13) ----
+  // ---- batch control: cancel, retry, diff, export ----
   route(
     'POST',
     '/batches/:id/cancel',

@@ -5,6 +5,7 @@
 // SWITCHYARD_SPAWNER=process-group: execa in a new process group, killed with
 // SIGKILL to the group plus tree-kill while the leader runs; a descendant that
 // leaves the group after its parent exited can survive there.
+// Why a helper: docs/adr/0002-subreaper-spawn-helper.md.
 import { accessSync, constants as fs } from 'node:fs';
 import { execa } from 'execa';
 import treeKill from 'tree-kill';
