@@ -9,7 +9,7 @@
 // Host CPU per call: the worker processes' user+sys CPU (with their spawn
 // helpers, /proc) ÷ calls, minus the minimal host's own CPU per call (what the
 // same spawns cost the spawning process).
-// Targets (issue 16): orchestrated ≥ 0.85× minimal, direct ≥ 0.9× minimal,
+// Targets (docs/adr/0008-host-share-against-a-minimal-host.md): orchestrated ≥ 0.85× minimal, direct ≥ 0.9× minimal,
 // host CPU per call ≤ 1 ms.
 //
 //   node bench/batch-throughput.mjs [projects=2000] [rounds=3]

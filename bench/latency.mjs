@@ -3,7 +3,7 @@
 // after HSETNX of the result; we PSUBSCRIBE to every batch's channel before
 // creating, so no event can be missed), against a direct supervisor call
 // (core.plugins.inspect in this process). One worker process, concurrency 1.
-// The two variants alternate call by call. Target: p50 overhead ≤ 2 ms (issue 16; was 3 ms).
+// The two variants alternate call by call. Target: p50 overhead ≤ 2 ms (docs/adr/0008; was 3 ms).
 //
 // Two pacings, in the same run: back to back (each call starts the moment the
 // previous one ends, so the worker's completion bookkeeping of the previous

@@ -1,4 +1,4 @@
-// The minimal-host baseline (issue 16): the cheapest way this machine can run
+// The minimal-host baseline (docs/adr/0008-host-share-against-a-minimal-host.md): the cheapest way this machine can run
 // one plugin call. `concurrency` threads each loop: posix_spawn the executable
 // (glibc: clone(CLONE_VM|CLONE_VFORK), no page-table copy) in its package
 // directory with the plugin environment, write `initialize` and

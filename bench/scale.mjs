@@ -11,7 +11,7 @@
 // result beyond the result payload (payload = the stored result JSON bytes);
 // the batch runs to completion (wall time, calls/s) and each worker's RSS
 // (VmRSS, with its spawn helper's) is sampled every second: after the first
-// 10,000 results it must stay flat (issue 16).
+// 10,000 results it must stay flat (docs/adr/0008).
 //
 //   node bench/scale.mjs [jobs=100000] [enqueue-only]
 // (enqueue-only: measure the enqueue and its memory, skip the completion run)

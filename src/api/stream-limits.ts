@@ -4,7 +4,7 @@
 // over a limit is refused with 429 TOO_MANY_STREAMS; its slot frees when the
 // stream ends or its client leaves.
 import type { FastifyRequest } from 'fastify';
-import { ERROR_CODES, InvalidInputError } from '../core/platform/index.js';
+import { ERROR_CODES, InvalidInputError, readEnv, type EnvironmentName } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 export interface StreamLimits {
@@ -36,8 +36,8 @@ export function keepAliveMsFromEnv(env: NodeJS.ProcessEnv = process.env): number
   return wholeNumber(env, 'SWITCHYARD_API_STREAM_KEEPALIVE_MS', DEFAULT_KEEP_ALIVE_MS);
 }
 
-function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name];
+function wholeNumber(env: NodeJS.ProcessEnv, name: EnvironmentName, fallback: number): number {
+  const value = readEnv(name, env);
   if (value === undefined || value === '') return fallback;
   if (!/^\d+$/.test(value) || Number(value) < 1)
     throw new InvalidInputError(`${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`);

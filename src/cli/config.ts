@@ -1,6 +1,7 @@
 // Global options (docs/CLI.md): data dir, Redis URL, key prefix, JSON output.
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { readEnv } from '../core/platform/index.js';
 
 export interface GlobalOptions {
   dataDir?: string;
@@ -19,7 +20,8 @@ export interface ResolvedConfig {
 }
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SWITCHYARD_DATA_DIR) return resolve(env.SWITCHYARD_DATA_DIR);
+  const fromEnv = readEnv('SWITCHYARD_DATA_DIR', env);
+  if (fromEnv) return resolve(fromEnv);
   if (env.XDG_DATA_HOME) return join(env.XDG_DATA_HOME, 'switchyard');
   return join(homedir(), '.local', 'share', 'switchyard');
 }
@@ -31,11 +33,11 @@ export function embeddedSocket(dataDir: string): string {
 
 export function resolveConfig(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const dataDir = resolve(options.dataDir ?? defaultDataDir(env));
-  const given = options.redisUrl ?? env.SWITCHYARD_REDIS_URL;
+  const given = options.redisUrl ?? readEnv('SWITCHYARD_REDIS_URL', env);
   return {
     dataDir,
     redisUrl: given ?? `redis+unix://${embeddedSocket(dataDir)}`,
-    prefix: options.prefix ?? env.SWITCHYARD_PREFIX ?? 'switchyard',
+    prefix: options.prefix ?? readEnv('SWITCHYARD_PREFIX', env) ?? 'switchyard',
     json: options.json === true,
     embedded: given === undefined,
   };

@@ -6,7 +6,7 @@
 // stream (429: the token holds as many open as it may), a GET now and then
 // stands in, so the wait still ends when the work does.
 import { serverEvents as readServerEvents, type ServerEvent } from '../core/contract/index.js';
-import { sleep } from '../core/platform/index.js';
+import { readEnv, sleep } from '../core/platform/index.js';
 import {
   ApiMisbehavingError,
   ApiUnreachableError,
@@ -28,7 +28,7 @@ const RETRY_MS = { first: 250, max: 5_000 };
 const READ_WHEN_REFUSED_MS = 1_000;
 
 function giveUpAfterMs(): number {
-  const fromEnv = Number(process.env.SWITCHYARD_WAIT_GIVE_UP_MS);
+  const fromEnv = Number(readEnv('SWITCHYARD_WAIT_GIVE_UP_MS'));
   return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : GIVE_UP_AFTER_MS;
 }
 

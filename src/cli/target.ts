@@ -1,7 +1,7 @@
 // Which mode a command runs in (CLI.md "two modes"): remote with --url /
 // SWITCHYARD_URL / a profile, local (Redis directly) otherwise. A profile's
 // token is only ever sent to that profile's URL.
-import { InvalidInputError } from '../core/platform/index.js';
+import { InvalidInputError, readEnv } from '../core/platform/index.js';
 import { note } from './output.js';
 import { DEFAULT_PROFILE, readProfiles, type Profile } from './profiles.js';
 
@@ -29,9 +29,9 @@ export async function resolveTarget(
   options: RemoteOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Target> {
-  const explicitProfile = options.profile ?? env.SWITCHYARD_PROFILE;
-  const explicitUrl = options.url ?? env.SWITCHYARD_URL;
-  const explicitRedis = options.redisUrl ?? env.SWITCHYARD_REDIS_URL;
+  const explicitProfile = options.profile ?? readEnv('SWITCHYARD_PROFILE', env);
+  const explicitUrl = options.url ?? readEnv('SWITCHYARD_URL', env);
+  const explicitRedis = options.redisUrl ?? readEnv('SWITCHYARD_REDIS_URL', env);
   if (options.token !== undefined)
     note(
       'warning: with --token, the token lands in your shell history and is visible in `ps`; use `switchyard login --token-stdin` or SWITCHYARD_TOKEN',
@@ -49,11 +49,12 @@ export async function resolveTarget(
   const url = explicitUrl ?? profile?.url;
   if (url === undefined) return { mode: 'local' };
   const sameServer = profile !== undefined && sameUrl(profile.url, url);
+  const envToken = readEnv('SWITCHYARD_TOKEN', env);
   const [token, tokenSource]: [string | undefined, TokenSource | undefined] =
     options.token !== undefined
       ? [options.token, '--token']
-      : env.SWITCHYARD_TOKEN !== undefined
-        ? [env.SWITCHYARD_TOKEN, 'SWITCHYARD_TOKEN']
+      : envToken !== undefined
+        ? [envToken, 'SWITCHYARD_TOKEN']
         : sameServer && profile.token !== undefined
           ? [profile.token, `profile ${profileName}`]
           : [undefined, undefined];

@@ -12,6 +12,7 @@
 // free worker slot start an inspection. Announcements travel over Redis
 // pub/sub (keys.operationActivityChannel, channel-messages.ts
 // operationActivityMessage); a lost "ended" (a worker died) costs at most `holdMs`.
+// Why: docs/adr/0005-operations-before-inspections.md.
 import type { OperationActivity } from '../core/redis/index.js';
 
 export class OperationPriority {

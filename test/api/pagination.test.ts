@@ -1,4 +1,4 @@
-// Lists that scale (issue 13): batches, operations and audit are filtered and
+// Lists that scale: batches, operations and audit are filtered and
 // cursor-paginated in the API (`?limit=&cursor=`, `nextCursor`), every record
 // served exactly once, newest first, even when many share a millisecond; the
 // CLI's list filters go through the same core.

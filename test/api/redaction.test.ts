@@ -1,4 +1,4 @@
-// The viewer attack (issue: secrets reach the logs): a plugin that prints the
+// The viewer attack (secrets reaching the logs): a plugin that prints the
 // admin API token to stderr must not let a viewer read it from
 // GET /api/v1/plugins/<id>/logs and use it. Real api, real worker, real plugin
 // process; the token is checked in the api answer and in what Redis stored.

@@ -1,4 +1,4 @@
-// The batch page in Debian's Chromium while a batch runs (issue 13): per-project
+// The batch page in Debian's Chromium while a batch runs: per-project
 // rows and a failure count appear before the batch ends, the bar shows the
 // failures, and Cancel and Retry (failed) work from the page. Real worker and
 // api processes; the queue-plugin fixture (some projects fail at once, the

@@ -1,4 +1,4 @@
-// Discovery never blocks and never leaks (issue 12 items 4 and 8): FIFOs,
+// Discovery never blocks and never leaks (PROTOCOL §3 file types): FIFOs,
 // sockets and devices where plugin.json or the executable should be are
 // refused with their own error without being read; more than 100 packages is
 // refused before anything is read or hashed; an error about a file that is

@@ -1,4 +1,4 @@
-// PROTOCOL §3 ownership (issue 12 item 1): a package another local user owns
+// PROTOCOL §3 ownership: a package another local user owns
 // — its executable, plugin.json, its directory or any directory above, even
 // one with mode 0755 — could be swapped between verification and start, so it
 // is refused in discovery and before every call, naming the path, the owner

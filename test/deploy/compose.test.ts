@@ -129,7 +129,7 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes ?? {})).toContain(data!.source);
   });
 
-  // Contract changed by issue 15: Redis speaks TLS only and needs an ACL user (it had an optional password).
+  // The tested topology (docs/adr/0007-compose-is-the-tested-topology.md): Redis speaks TLS only and needs an ACL user (it had an optional password).
   it('redis: TLS only, the default user off, an ACL user whose password the environment must give', () => {
     const redis = compose.services.redis!;
     const command = commandOf(redis).join(' ');
@@ -218,7 +218,7 @@ describe('docker-compose.yml', () => {
       expect(isNamedVolume(plugins!.source), 'plugins come from a host directory').toBe(false);
       const data = mounts.find((mount) => mount.target === dataDir);
       expect(data, `${name}: a volume at ${dataDir}`).toBeDefined();
-      // Contract changed by issue 15: each worker has its own data dir (as each worker host had in
+      // The tested topology (docs/adr/0007): each worker has its own data dir (as each worker host had in
       // test/multihost); api and scheduler share a named volume (the api writes api-token there).
       if (name === 'worker') expect(data!.source, 'an anonymous volume per worker container').toBe('');
       else expect(Object.keys(compose.volumes ?? {})).toContain(data!.source);
@@ -266,7 +266,7 @@ describe('Dockerfile', () => {
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#'));
 
-  // Contract changed by issue 15: Node 24 by default, 20 and 22 by build argument (was node:20 only).
+  // The tested topology (docs/adr/0007): Node 24 by default, 20 and 22 by build argument (was node:20 only).
   it('builds on node:<20|22|24>-bookworm-slim (24 by default) with npm ci and npm run build', () => {
     const from = instructions().filter((line) => /^FROM\s/i.test(line));
     expect(from.length).toBeGreaterThan(0);

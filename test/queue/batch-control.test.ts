@@ -1,5 +1,5 @@
 // Batch control on 200-project batches with real workers and plugin processes
-// (issue 13): cancel (queued inspections never start, running ones are killed
+// cancel (queued inspections never start, running ones are killed
 // with their descendants, projects end cancelled, audited, idempotent), retry
 // of the failed ones, diff between two runs with one project changed in
 // between (an added, a removed and a changed fact), and export as jsonl/csv.

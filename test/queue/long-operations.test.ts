@@ -4,7 +4,7 @@
 // alive for the whole call (workers run with a 5 s lock so renewal is really
 // exercised), stderr is readable while the call runs, cancel kills it, and a
 // worker killed during it still ends it OUTCOME_UNKNOWN. The long call lasts
-// LONG_OP_MS (40 s; SWITCHYARD_LONG_OP_MS=180000 runs the 3 minutes).
+// LONG_OP_MS (40 s; SWITCHYARD_LONG_OP_MS=180000 runs a full 3-minute call).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../src/core/plugins/plugin-store.js';

@@ -1,5 +1,5 @@
 // The short table the multi-host and Sentinel suites print for each run
-// (issue 15): per host, jobs served, and the run's losses, which must be 0.
+// per host, jobs served, and the run's losses, which must be 0.
 export interface HostRow {
   host: string;
   jobsServed: number;

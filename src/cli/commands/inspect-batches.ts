@@ -1,5 +1,5 @@
 // switchyard inspect / batch show / batch list: inspection batches (docs/CLI.md
-// "Work"); batch cancel, retry, diff and export are in batch-control.ts.
+// "Work"); batch cancel, retry, diff and export are in batch-commands.ts.
 import type { Command } from 'commander';
 import { BATCH_STATES, isBatchOver, withoutResults, type BatchState } from '../../core/work/batches/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';

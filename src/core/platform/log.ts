@@ -5,6 +5,7 @@
 import { pino, type Level, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { escapeControlDeep } from '../safety/index.js';
+import { readEnv } from './environment.js';
 
 export type LogFn = (event: string, fields?: Record<string, unknown>, level?: Level) => void;
 
@@ -14,12 +15,12 @@ export function logFormat(
   env: NodeJS.ProcessEnv = process.env,
   tty = process.stdout.isTTY === true,
 ): LogFormat {
-  const chosen = env.SWITCHYARD_LOG_FORMAT;
+  const chosen = readEnv('SWITCHYARD_LOG_FORMAT', env);
   if (chosen === 'json' || chosen === 'pretty') return chosen;
   return tty ? 'pretty' : 'json';
 }
 
-export function createLogger(name: string, level = process.env.SWITCHYARD_LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(name: string, level = readEnv('SWITCHYARD_LOG_LEVEL') ?? 'info'): Logger {
   const options = { name, level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
   if (logFormat() === 'json') return pino(options);
   // Synchronous, in this thread: no transport worker per process.

@@ -5,7 +5,7 @@
 // included. The hub SUBSCRIBEs a channel for its first listener and
 // UNSUBSCRIBEs it after its last; the connection is made for the first
 // channel and closed when none is left, so a process that follows nothing
-// holds no subscriber.
+// holds no subscriber (docs/adr/0004-one-event-hub-per-process.md).
 import type { Redis } from 'ioredis';
 import { duplicateRedis } from './connections.js';
 

@@ -2,6 +2,7 @@
 // again when a worker takes them: a malformed job fails at once, finally.
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
+import { readEnv, type EnvironmentName } from '../platform/index.js';
 import type { Keys } from './keys.js';
 
 export const QUEUE_NAMES = {
@@ -51,8 +52,8 @@ export const DEFAULT_RETENTION: RetentionConfig = {
  * jobs kept for inspection, default 24).
  */
 export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): RetentionConfig {
-  const number = (name: string, fallback: number) => {
-    const value = env[name];
+  const number = (name: EnvironmentName, fallback: number) => {
+    const value = readEnv(name, env);
     if (value === undefined || value === '') return fallback;
     const parsed = Number(value);
     if (!Number.isFinite(parsed) || parsed <= 0)

@@ -1,6 +1,6 @@
 // The one redis-server launcher, used by `switchyard up` (the embedded Redis of
-// a data dir), the test support and the benchmarks. AOF on, no RDB snapshots,
-// never daemonized.
+// a data dir), the test support and the benchmarks. AOF on (everysec unless
+// asked: docs/adr/0003-aof-everysec.md), no RDB snapshots, never daemonized.
 //
 // Containment (Linux, util-linux present, as on stock Debian/Ubuntu):
 //   setpriv --pdeathsig TERM  the kernel sends redis-server SIGTERM when the

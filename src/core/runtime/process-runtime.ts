@@ -1,6 +1,7 @@
-// One way to build a process's runtime (issue 11): every process — the CLI,
-// api, worker, scheduler — reaches the same installation (data dir, Redis URL,
-// key prefix) and acts as `<role>:<host>:<pid>`. The three long-running ones
+// One way to build a process's runtime (docs/adr/0006-one-process-runtime.md):
+// every process — the CLI, api, worker, scheduler — reaches the same
+// installation (data dir, Redis URL, key prefix) and acts as
+// `<role>:<host>:<pid>`. The three long-running ones
 // also share the rest of their life: a logger named after the role, the
 // runtime built inside the signal handling, closed after their service stops.
 import type { Logger } from 'pino';

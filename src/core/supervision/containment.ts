@@ -5,9 +5,11 @@
 // SWITCHYARD_SPAWNER=process-group: execa in a new process group, killed with
 // SIGKILL to the group plus tree-kill while the leader runs; a descendant that
 // leaves the group after its parent exited can survive there.
+// Why a helper: docs/adr/0002-subreaper-spawn-helper.md.
 import { accessSync, constants as fs } from 'node:fs';
 import { execa } from 'execa';
 import treeKill from 'tree-kill';
+import { readEnv, type EnvironmentName } from '../platform/index.js';
 import {
   HELPER_PATH,
   SpawnError,
@@ -25,12 +27,12 @@ export interface Containment {
   detail: string;
 }
 
-export const FORCE_ENV = 'SWITCHYARD_SPAWNER';
+export const FORCE_ENV: EnvironmentName = 'SWITCHYARD_SPAWNER';
 /** `off`: no kernel confinement of plugin calls (the helper's subreaper containment stays). */
-export const CONFINEMENT_ENV = 'SWITCHYARD_CONFINEMENT';
+export const CONFINEMENT_ENV: EnvironmentName = 'SWITCHYARD_CONFINEMENT';
 
 function confinementWanted(): boolean {
-  return process.env[CONFINEMENT_ENV] !== 'off';
+  return readEnv(CONFINEMENT_ENV) !== 'off';
 }
 
 let spawner: Spawner | undefined;
@@ -63,7 +65,7 @@ export function containment(): Containment {
 }
 
 function helperUnavailable(): string | undefined {
-  const forced = process.env[FORCE_ENV];
+  const forced = readEnv(FORCE_ENV);
   if (forced === 'process-group') return `${FORCE_ENV}=process-group is set`;
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if (helperFailure) return helperFailure;

@@ -1,7 +1,8 @@
 --[[
   The at-most-once mark: set durably before project.operate is written to the
   plugin, only while the operation runs, is not cancelled, was not dispatched
-  yet and this worker still holds the project lock.
+  yet and this worker still holds the project lock
+  (docs/adr/0001-at-most-once-dispatch-mark.md).
 
   KEYS[1] operation hash
   KEYS[2] project lock

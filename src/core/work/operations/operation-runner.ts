@@ -2,6 +2,7 @@
 // service: project lock, the at-most-once dispatch mark, the end states
 // (succeeded…, failed, cancelled, OUTCOME_UNKNOWN) and their audit entries,
 // cancellation of a running call and the end of a job whose workers died.
+// The dispatch mark: docs/adr/0001-at-most-once-dispatch-mark.md.
 // The queue shell only hands jobs in and maps the answer to its own terms.
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
