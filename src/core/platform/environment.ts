@@ -99,6 +99,16 @@ export const ENVIRONMENT = {
     default: 'the native helper where it was built (Linux), else process groups',
     usedBy: ['src/core/supervision/containment.ts', 'bench/spawn-path.mjs', 'test/core/containment.test.ts'],
   },
+  SWITCHYARD_CONFINEMENT: {
+    meaning:
+      '`off` turns off the kernel confinement of plugin calls (Landlock signal scoping); the helper\'s subreaper containment stays.',
+    default: 'on where the kernel supports it',
+    usedBy: [
+      'src/core/supervision/containment.ts',
+      'test/queue/keeper-attack.test.ts',
+      'test/core/self-containment.test.ts',
+    ],
+  },
   SWITCHYARD_REDACT_ENV: {
     meaning:
       'Comma-separated names of more environment variables whose values are secrets to redact, whatever their names.',
