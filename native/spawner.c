@@ -60,6 +60,7 @@ struct call {
   size_t pending_len;
   int close_stdin;
   int keeper_reaped;
+  int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
 };
@@ -323,13 +324,21 @@ static void finish_if_done(struct call *call) {
 }
 
 /**
- * KILL does not ask the keeper (the plugin may have stopped it, or the kernel
- * may not scope signals): SIGKILL the leader's group and the keeper itself; the
- * keeper's processes are re-parented to the helper, which kills them as orphans.
+ * KILL does not rely on the keeper (the plugin may have stopped it, or the
+ * kernel may not scope signals). The first SIGKILLs the leader's group and asks
+ * the keeper (SIGTERM, and SIGCONT in case it was stopped), which then still
+ * reports the leader's exit status and kills the rest; a second (the host asks
+ * again when the call does not end) SIGKILLs the keeper itself, whose processes
+ * are re-parented to the helper, which kills them as orphans.
  */
 static void kill_call(struct call *call) {
   if (call->keeper_reaped) return;
   if (call->leader > 0) kill(-call->leader, SIGKILL);
+  if (call->kills++ == 0) {
+    kill(call->keeper, SIGTERM);
+    kill(call->keeper, SIGCONT);
+    return;
+  }
   kill(call->keeper, SIGKILL);
   orphans_possible = 1;
 }
@@ -395,7 +404,7 @@ static void reap(void) {
 
 static void shutdown_all(void) {
   for (size_t i = 0; i < call_count; i++)
-    if (calls[i].active) kill_call(&calls[i]);
+    if (calls[i].active) calls[i].kills++, kill_call(&calls[i]); // straight to SIGKILL
   // Every process of every call is killed (keepers and orphans by SIGKILL); wait for them
   // briefly so the host sees a clean end, and so none is left when the helper is gone.
   for (int round = 0; round < 200; round++) {
