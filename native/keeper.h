@@ -13,8 +13,12 @@ struct record {
   int32_t value;
 } __attribute__((packed));
 
-/** SPAWN flags: confine the plugin (signal scoping) where the kernel can; refuse to start it where it cannot. */
-enum { SPAWN_CONFINE = 1u << 0, SPAWN_REQUIRE_CONFINEMENT = 1u << 1 };
+/**
+ * SPAWN flags: confine the plugin (signal scoping) where the kernel can; refuse
+ * to start it where it cannot; `path` names an open file of the host
+ * (/proc/<pid>/fd/<n>) to start by descriptor, not a path to look up again.
+ */
+enum { SPAWN_CONFINE = 1u << 0, SPAWN_REQUIRE_CONFINEMENT = 1u << 1, SPAWN_EXEC_FD = 1u << 2 };
 
 struct spawn_request {
   const char *path, *cwd;

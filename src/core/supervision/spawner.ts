@@ -43,10 +43,16 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** Landlock signal scoping for the plugin where the kernel has it (native helper only). */
   confine?: boolean;
+  /**
+   * A descriptor (of this process) of the verified executable: the helper
+   * starts the plugin from it (execveat), argv[0] stays `file` (native helper only).
+   */
+  executableFd?: number;
 }
 
 /** SPAWN flags (native/keeper.h). */
 const SPAWN_CONFINE = 1;
+const SPAWN_EXEC_FD = 4;
 
 /**
  * How long end() waits for the helper to say the call is over before it asks
@@ -223,7 +229,10 @@ export class Spawner {
     await this.started;
     if (this.#exited) throw new SpawnError('the spawn helper exited');
     const id = this.#nextId++;
-    const frame = encodeSpawn(request, request.confine ? SPAWN_CONFINE : 0);
+    const frame = encodeSpawn(
+      request,
+      (request.confine ? SPAWN_CONFINE : 0) | (request.executableFd === undefined ? 0 : SPAWN_EXEC_FD),
+    );
     const call = new HelperCall(id, this);
     this.#calls.set(id, call);
     if (this.#calls.size === 1) this.#busy();
@@ -315,7 +324,10 @@ export class Spawner {
 function encodeSpawn(request: SpawnRequest, flags: number): Buffer {
   const argv = [request.file, ...request.args];
   const env = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
-  const strings = [request.file, request.cwd, ...argv, ...env];
+  // By descriptor: the helper (this process's child, same user) reopens it through /proc: the same open file.
+  const path =
+    request.executableFd === undefined ? request.file : `/proc/${process.pid}/fd/${request.executableFd}`;
+  const strings = [path, request.cwd, ...argv, ...env];
   for (const text of strings) {
     if (text.includes('\0')) throw new SpawnError('an argument or environment value holds a NUL byte');
   }
