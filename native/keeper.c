@@ -117,18 +117,18 @@ static int start_plugin(void *arg) {
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
       (a->ruleset >= 0 && confine_self(a->ruleset) != 0)) {
     a->error = errno;
-    _exit(127);
+    _exit(CHILD_EXEC_FAILED);
   }
   if (a->exec_fd >= 0) syscall(SYS_execveat, a->exec_fd, "", a->req->argv, a->req->envp, AT_EMPTY_PATH);
   else execve(a->req->path, a->req->argv, a->req->envp);
   a->error = errno;
-  _exit(127);
+  _exit(CHILD_EXEC_FAILED);
 }
 
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w, int status_w) {
   prctl(PR_SET_NAME, "sy-keeper");
   prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != helper) _exit(1);
+  if (getppid() != helper) _exit(KEEPER_NOT_STARTED);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   dup2(devnull, 0);
   dup2(devnull, 1);
@@ -153,7 +153,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     ruleset = signal_scope_ruleset();
     if (ruleset < 0 && (req->flags & SPAWN_REQUIRE_CONFINEMENT)) {
       report(status_w, 'F', errno);
-      _exit(1);
+      _exit(KEEPER_NOT_STARTED);
     }
   }
   int exec_fd = -1;
@@ -161,7 +161,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     exec_fd = open_verified(req->path);
     if (exec_fd < 0) {
       report(status_w, 'F', errno);
-      _exit(1);
+      _exit(KEEPER_NOT_STARTED);
     }
   }
   struct start_args args = { req, in_r, out_w, err_w, ruleset, exec_fd, 0 };
@@ -176,7 +176,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     // A child that failed before its exec has exited; reap it so the keeper ends with no child.
     if (leader > 0) waitpid(leader, NULL, 0);
     report(status_w, 'F', spawn_error);
-    _exit(1);
+    _exit(KEEPER_NOT_STARTED);
   }
   report(status_w, 'P', leader);
 
@@ -199,7 +199,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
         killing = 1;
       }
     }
-    if (pid < 0 && errno == ECHILD) _exit(0);
+    if (pid < 0 && errno == ECHILD) _exit(KEEPER_DONE);
     if (killing) {
       kill(-leader, SIGKILL);
       kill_children();

@@ -26,6 +26,11 @@ struct spawn_request {
   unsigned flags;
 };
 
+/** How a keeper ends (the helper reads the call's outcome from its records, not from these). */
+enum keeper_exit { KEEPER_DONE = 0, KEEPER_NOT_STARTED = 1 };
+/** The plugin's process when it could not exec (its errno goes to the keeper through shared memory). */
+enum { CHILD_EXEC_FAILED = 127 };
+
 /** Runs in the forked keeper; never returns. */
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w,
                  int status_w) __attribute__((noreturn));
