@@ -7,6 +7,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
+// Every warning is an error: the helper is small, and a warning in it is a bug until shown otherwise.
+const FLAGS = ['-O2', '-std=gnu11', '-Wall', '-Wextra', '-Werror'];
 const output = join(root, 'dist', 'native', 'sy-spawner');
 
 if (process.platform !== 'linux') {
@@ -19,7 +21,7 @@ if (process.platform !== 'linux') {
     execFileSync(
       process.env.CC ?? 'cc',
       [
-        '-O2',
+        ...FLAGS,
         '-o',
         output,
         ...['spawner.c', 'keeper.c', 'confine.c'].map((file) => join(root, 'native', file)),
@@ -30,6 +32,7 @@ if (process.platform !== 'linux') {
     );
     console.log(`built ${output}`);
   } catch (error) {
+    // A compile error (a warning, with -Werror) is the first line of what cc said.
     const reason =
       error.code === 'ENOENT' ? 'no C compiler (cc)' : String(error.stderr ?? error.message).split('\n')[0];
     console.warn(`warning: sy-spawner not built (${reason}); plugin calls use process-group containment`);

@@ -85,10 +85,24 @@ static int kill_children(void) {
 
 struct start_args {
   const struct spawn_request *req;
-  int in_r, out_w, err_w, ruleset;
+  int in_r, out_w, err_w, ruleset, exec_fd;
   /** Set by the child when it cannot exec (the parent reads it once the vfork-style clone returns). */
   volatile int error;
 };
+
+/**
+ * The host's open descriptor of the verified executable, reopened through
+ * /proc (the same file, whatever its path names now). Close-on-exec for a
+ * binary; kept open for a `#!` script, whose interpreter the kernel starts
+ * with /dev/fd/<n> as the script to read (so it reads the verified file too).
+ */
+static int open_verified(const char *proc_path) {
+  int fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char magic[2];
+  if (pread(fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!') fcntl(fd, F_SETFD, 0);
+  return fd;
+}
 
 static char start_stack[64 * 1024] __attribute__((aligned(16)));
 
@@ -103,17 +117,18 @@ static int start_plugin(void *arg) {
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
       (a->ruleset >= 0 && confine_self(a->ruleset) != 0)) {
     a->error = errno;
-    _exit(127);
+    _exit(CHILD_EXEC_FAILED);
   }
-  execve(a->req->path, a->req->argv, a->req->envp);
+  if (a->exec_fd >= 0) syscall(SYS_execveat, a->exec_fd, "", a->req->argv, a->req->envp, AT_EMPTY_PATH);
+  else execve(a->req->path, a->req->argv, a->req->envp);
   a->error = errno;
-  _exit(127);
+  _exit(CHILD_EXEC_FAILED);
 }
 
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w, int status_w) {
   prctl(PR_SET_NAME, "sy-keeper");
   prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != helper) _exit(1);
+  if (getppid() != helper) _exit(KEEPER_NOT_STARTED);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   dup2(devnull, 0);
   dup2(devnull, 1);
@@ -138,13 +153,22 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     ruleset = signal_scope_ruleset();
     if (ruleset < 0 && (req->flags & SPAWN_REQUIRE_CONFINEMENT)) {
       report(status_w, 'F', errno);
-      _exit(1);
+      _exit(KEEPER_NOT_STARTED);
     }
   }
-  struct start_args args = { req, in_r, out_w, err_w, ruleset, 0 };
+  int exec_fd = -1;
+  if (req->flags & SPAWN_EXEC_FD) {
+    exec_fd = open_verified(req->path);
+    if (exec_fd < 0) {
+      report(status_w, 'F', errno);
+      _exit(KEEPER_NOT_STARTED);
+    }
+  }
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, exec_fd, 0 };
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
   if (ruleset >= 0) close(ruleset);
+  if (exec_fd >= 0) close(exec_fd);
   close(in_r);
   close(out_w);
   close(err_w);
@@ -152,7 +176,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     // A child that failed before its exec has exited; reap it so the keeper ends with no child.
     if (leader > 0) waitpid(leader, NULL, 0);
     report(status_w, 'F', spawn_error);
-    _exit(1);
+    _exit(KEEPER_NOT_STARTED);
   }
   report(status_w, 'P', leader);
 
@@ -175,7 +199,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
         killing = 1;
       }
     }
-    if (pid < 0 && errno == ECHILD) _exit(0);
+    if (pid < 0 && errno == ECHILD) _exit(KEEPER_DONE);
     if (killing) {
       kill(-leader, SIGKILL);
       kill_children();

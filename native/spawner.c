@@ -45,6 +45,42 @@
 enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4 };
 enum { S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7, S_DONE = 8 };
 
+/**
+ * How the helper ends (src/core/supervision/spawner.ts names them for the host's
+ * error); before any other than HOST_GONE it writes one line to stderr.
+ */
+enum helper_exit {
+  EXIT_HOST_GONE = 0,      // stdin closed or the worker died: every call was ended first
+  EXIT_BAD_FRAME = 65,     // a frame longer than MAX_FRAME: the host and the helper disagree
+  EXIT_OUT_OF_MEMORY = 70, // a buffer could not grow
+  EXIT_SETUP_FAILED = 71,  // no signalfd or /dev/null at start
+  EXIT_POLL_FAILED = 72,   // poll() failed other than by EINTR
+};
+
+static const char *exit_name(enum helper_exit code) {
+  switch (code) {
+  case EXIT_HOST_GONE: return "HOST_GONE";
+  case EXIT_BAD_FRAME: return "BAD_FRAME";
+  case EXIT_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+  case EXIT_SETUP_FAILED: return "SETUP_FAILED";
+  case EXIT_POLL_FAILED: return "POLL_FAILED";
+  }
+  return "UNKNOWN";
+}
+
+/** One line on stderr (what went wrong, the errno text when there is one, the code), then exit. */
+static void die(enum helper_exit code, const char *what, int error) __attribute__((noreturn));
+static void die(enum helper_exit code, const char *what, int error) {
+  char line[256];
+  int n = snprintf(line, sizeof line, "sy-spawner: %s%s%s (exit %d %s)\n", what, error ? ": " : "",
+                   error ? strerror(error) : "", (int)code, exit_name(code));
+  if (n > 0) {
+    ssize_t written = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    (void)written;
+  }
+  _exit(code);
+}
+
 #define HEADER 9
 #define CHUNK 65536
 #define MAX_FRAME (64u << 20)
@@ -60,6 +96,7 @@ struct call {
   size_t pending_len;
   int close_stdin;
   int keeper_reaped;
+  int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
 };
@@ -75,7 +112,7 @@ static void out_reserve(size_t extra) {
   if (out_len + extra <= out_cap) return;
   while (out_len + extra > out_cap) out_cap = out_cap ? out_cap * 2 : 1 << 16;
   out_buf = realloc(out_buf, out_cap);
-  if (!out_buf) _exit(70);
+  if (!out_buf) die(EXIT_OUT_OF_MEMORY, "out of memory for the output buffer", 0);
 }
 
 static void put_u32(char *at, uint32_t value) {
@@ -117,7 +154,7 @@ static void flush_out(void) {
         poll(&p, 1, -1);
         continue;
       }
-      _exit(0); // the host is gone; its end of the pipe closed
+      _exit(EXIT_HOST_GONE); // its end of the pipe closed
     }
     done += (size_t)n;
   }
@@ -144,7 +181,7 @@ static struct call *new_call(uint32_t id) {
       return &calls[i];
     }
   calls = realloc(calls, (call_count + 1) * sizeof *calls);
-  if (!calls) _exit(70);
+  if (!calls) die(EXIT_OUT_OF_MEMORY, "out of memory for the call table", 0);
   memset(&calls[call_count], 0, sizeof *calls);
   calls[call_count].id = id;
   calls[call_count].active = 1;
@@ -232,7 +269,7 @@ static void write_stdin(struct call *call) {
 static void queue_stdin(struct call *call, const char *data, size_t len) {
   if (call->in_w < 0 || call->close_stdin) return;
   char *grown = realloc(call->pending, call->pending_len + len);
-  if (!grown) _exit(70);
+  if (!grown) die(EXIT_OUT_OF_MEMORY, "out of memory for a call's stdin", 0);
   call->pending = grown;
   memcpy(call->pending + call->pending_len, data, len);
   call->pending_len += len;
@@ -323,13 +360,21 @@ static void finish_if_done(struct call *call) {
 }
 
 /**
- * KILL does not ask the keeper (the plugin may have stopped it, or the kernel
- * may not scope signals): SIGKILL the leader's group and the keeper itself; the
- * keeper's processes are re-parented to the helper, which kills them as orphans.
+ * KILL does not rely on the keeper (the plugin may have stopped it, or the
+ * kernel may not scope signals). The first SIGKILLs the leader's group and asks
+ * the keeper (SIGTERM, and SIGCONT in case it was stopped), which then still
+ * reports the leader's exit status and kills the rest; a second (the host asks
+ * again when the call does not end) SIGKILLs the keeper itself, whose processes
+ * are re-parented to the helper, which kills them as orphans.
  */
 static void kill_call(struct call *call) {
   if (call->keeper_reaped) return;
   if (call->leader > 0) kill(-call->leader, SIGKILL);
+  if (call->kills++ == 0) {
+    kill(call->keeper, SIGTERM);
+    kill(call->keeper, SIGCONT);
+    return;
+  }
   kill(call->keeper, SIGKILL);
   orphans_possible = 1;
 }
@@ -395,7 +440,7 @@ static void reap(void) {
 
 static void shutdown_all(void) {
   for (size_t i = 0; i < call_count; i++)
-    if (calls[i].active) kill_call(&calls[i]);
+    if (calls[i].active) calls[i].kills++, kill_call(&calls[i]); // straight to SIGKILL
   // Every process of every call is killed (keepers and orphans by SIGKILL); wait for them
   // briefly so the host sees a clean end, and so none is left when the helper is gone.
   for (int round = 0; round < 200; round++) {
@@ -405,7 +450,7 @@ static void shutdown_all(void) {
     if (!any && orphans == 0) break;
     usleep(10000);
   }
-  _exit(0);
+  _exit(EXIT_HOST_GONE);
 }
 
 static char *in_buf;
@@ -416,7 +461,7 @@ static void handle_frames(void) {
   while (in_len - at >= HEADER) {
     uint32_t len = get_u32(in_buf + at), id = get_u32(in_buf + at + 4);
     int type = (unsigned char)in_buf[at + 8];
-    if (len > MAX_FRAME) _exit(65);
+    if (len > MAX_FRAME) die(EXIT_BAD_FRAME, "a frame from the host is longer than 64 MiB", 0);
     if (in_len - at < HEADER + (size_t)len) break;
     char *payload = in_buf + at + HEADER;
     struct call *call = type == H_SPAWN ? NULL : find_call(id);
@@ -440,7 +485,7 @@ static int read_control(void) {
   if (in_cap - in_len < CHUNK) {
     in_cap = in_cap ? in_cap * 2 : 4 * CHUNK;
     in_buf = realloc(in_buf, in_cap);
-    if (!in_buf) _exit(70);
+    if (!in_buf) die(EXIT_OUT_OF_MEMORY, "out of memory for the input buffer", 0);
   }
   ssize_t n = read(0, in_buf + in_len, in_cap - in_len);
   if (n < 0) return errno == EINTR || errno == EAGAIN;
@@ -463,11 +508,12 @@ int main(void) {
   int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
   // The worker's death reaches the helper as SIGTERM (and as EOF on stdin).
   prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() == 1) return 0;
+  if (getppid() == 1) return EXIT_HOST_GONE;
   // Whatever a dead keeper leaves behind is re-parented here, not to init (see kill_orphans).
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (signals < 0 || devnull < 0) return 71;
+  if (signals < 0) die(EXIT_SETUP_FAILED, "no signalfd", errno);
+  if (devnull < 0) die(EXIT_SETUP_FAILED, "cannot open /dev/null", errno);
   emit_u32s(0, S_HELLO, (uint32_t)landlock_abi(), 0, 1);
   flush_out();
   struct pollfd *polls = NULL;
@@ -479,7 +525,7 @@ int main(void) {
       poll_cap = need * 2;
       polls = realloc(polls, poll_cap * sizeof *polls);
       owners = realloc(owners, poll_cap * sizeof *owners);
-      if (!polls || !owners) return 70;
+      if (!polls || !owners) die(EXIT_OUT_OF_MEMORY, "out of memory for the poll set", 0);
     }
     size_t count = 0;
     polls[count++] = (struct pollfd){ 0, POLLIN, 0 };
@@ -496,7 +542,7 @@ int main(void) {
     int ready = poll(polls, count, orphans > 0 ? 20 : -1);
     if (ready < 0) {
       if (errno == EINTR) continue;
-      return 72;
+      die(EXIT_POLL_FAILED, "poll failed", errno);
     }
     for (size_t i = 2; i < count; i++) {
       if (!polls[i].revents) continue;

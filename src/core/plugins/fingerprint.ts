@@ -24,6 +24,19 @@ const RACY_MS = 2_000n;
 export interface HashOptions {
   /** Skip the cache (the benchmark's "before" figure). */
   noCache?: boolean;
+  /** Told the fstat of the descriptor that was checked and hashed (its identity, for exec by descriptor). */
+  onStats?: (stats: BigIntStats) => void;
+}
+
+/** What identifies one version of a file: any write moves ctime, a rename changes the inode. */
+export function sameFile(a: BigIntStats, b: BigIntStats): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
 }
 
 export async function hashExecutable(
@@ -45,6 +58,7 @@ export async function hashExecutable(
     if (owner) return { error: `executable: ${owner}` };
     const problem = modeProblem(Number(stats.mode), Number(stats.size));
     if (problem) return { error: `executable: ${problem}` };
+    options.onStats?.(stats);
     const key = cacheKey(manifestBytes, stats);
     const cached = options.noCache ? undefined : cache.get(key);
     if (cached) return cached;

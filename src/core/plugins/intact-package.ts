@@ -8,7 +8,7 @@
 // broken, a symlink or ".." on the way, a fingerprint not cached yet, any
 // error) is undefined, and the caller runs the full asynchronous path, which
 // checks everything again, words the error and hashes the file.
-import { closeSync, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { MAX_MANIFEST_BYTES } from '@switchyard/plugin-sdk/protocol';
 import {
@@ -28,15 +28,21 @@ export interface PackageLocation {
 }
 
 /** The fingerprint when the package passes every on-disk rule and its fingerprint is cached; else undefined. */
-export function intactFingerprint(location: PackageLocation): string | undefined {
+export function intactFingerprint(
+  location: PackageLocation,
+  onStats?: (stats: BigIntStats) => void,
+): string | undefined {
   try {
-    return check(location);
+    return check(location, onStats);
   } catch {
     return undefined; // ENOENT, EACCES, ELOOP, …: the full path says what it is
   }
 }
 
-function check({ packageDir, executable, manifestPath }: PackageLocation): string | undefined {
+function check(
+  { packageDir, executable, manifestPath }: PackageLocation,
+  onStats?: (stats: BigIntStats) => void,
+): string | undefined {
   if (executable === '' || executablePathErrors(executable).length > 0) return undefined;
   if (resolve(packageDir) !== packageDir) return undefined; // relative or not normalised
   const path = join(packageDir, executable);
@@ -83,7 +89,9 @@ function check({ packageDir, executable, manifestPath }: PackageLocation): strin
     const stats = fstatSync(fd, { bigint: true });
     if (!stats.isFile() || !ownedRight(stats.uid)) return undefined;
     if (modeProblem(Number(stats.mode), Number(stats.size))) return undefined;
-    return cachedFingerprint(manifest, stats);
+    const fingerprint = cachedFingerprint(manifest, stats);
+    if (fingerprint !== undefined) onStats?.(stats);
+    return fingerprint;
   } finally {
     closeSync(fd);
   }

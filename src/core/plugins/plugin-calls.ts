@@ -2,10 +2,16 @@
 // this machine's disk, run one supervised call, and leave its trace: health
 // and logs through PluginStore, call metrics, and a package found changed or
 // broken marked so everywhere.
+import { closeSync, fstatSync, openSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { MAX_MANIFEST_BYTES, type Scope } from '@switchyard/plugin-sdk/protocol';
-import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
+import {
+  SAFE_OPEN_FLAGS,
+  checkExecutable,
+  PackageFileError,
+  readManifestBytes,
+} from '@switchyard/plugin-sdk/host';
 import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
 import { recordCall } from './call-metrics.js';
 import {
@@ -15,7 +21,7 @@ import {
   PluginCallError,
   TrustRequiredError,
 } from '../platform/index.js';
-import { hashExecutable } from './fingerprint.js';
+import { hashExecutable, sameFile } from './fingerprint.js';
 import { intactFingerprint } from './intact-package.js';
 import type { Keys } from '../redis/index.js';
 import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
@@ -45,6 +51,12 @@ export interface PluginCallsOptions {
 type CallMethod = Exclude<MethodName, 'initialize'>;
 
 export class PluginCalls {
+  /**
+   * The executable each record was last verified as (verifyOnDisk): callVerified
+   * starts exactly that file, from a descriptor, or refuses.
+   */
+  readonly #verified = new WeakMap<PluginRecord, BigIntStats>();
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
@@ -93,9 +105,19 @@ export class PluginCalls {
       );
       await this.store.appendCallLogs(record.id, stderrEntries(rest)).catch(() => {});
     };
+    let executableFd: number;
+    try {
+      executableFd = this.#openVerified(record);
+    } catch (error) {
+      measure(false);
+      await closeLive();
+      await this.#recordFailure(record.id, error, options.operationId);
+      throw error;
+    }
     try {
       const outcome = await superviseCall({
         executablePath: join(record.packageDir, record.executable),
+        executableFd,
         arguments: record.arguments,
         packageDir: record.packageDir,
         identity: record,
@@ -121,7 +143,34 @@ export class PluginCalls {
       await closeLive();
       await this.#recordFailure(record.id, error, options.operationId);
       throw error;
+    } finally {
+      closeSync(executableFd);
     }
+  }
+
+  /**
+   * The executable opened (no symlink followed, never blocking) and checked to
+   * be the very file verifyOnDisk hashed — a file renamed over it since is
+   * refused; the plugin is then started from this descriptor, not by path.
+   */
+  #openVerified(record: PluginRecord): number {
+    const path = join(record.packageDir, record.executable);
+    let fd: number;
+    try {
+      fd = openSync(path, SAFE_OPEN_FLAGS);
+    } catch (error) {
+      throw new PackageInvalidError(
+        `plugin ${record.id}: cannot open ${path} (${(error as NodeJS.ErrnoException).code}); the call was refused`,
+      );
+    }
+    const verified = this.#verified.get(record);
+    if (verified && !sameFile(verified, fstatSync(fd, { bigint: true }))) {
+      closeSync(fd);
+      throw new PackageInvalidError(
+        `plugin ${record.id}: ${path} was replaced between its verification and its start; the call was refused (nothing was started)`,
+      );
+    }
+    return fd;
   }
 
   /** The plugin's limit for this method, shortened by the request, capped by this process. */
@@ -140,7 +189,9 @@ export class PluginCalls {
   async verifyOnDisk(record: PluginRecord): Promise<string> {
     const trusted = record.trustedFingerprint;
     if (!trusted) throw new TrustRequiredError(untrustedPluginMessage(record.id));
-    const current = await this.fingerprintOnDisk(record);
+    let stats: BigIntStats | undefined;
+    const current = await this.fingerprintOnDisk(record, (checked) => (stats = checked));
+    if (current === trusted && stats) this.#verified.set(record, stats);
     if (current !== trusted) {
       await this.#markChanged(record, current);
       throw new FingerprintChangedError(
@@ -153,9 +204,9 @@ export class PluginCalls {
   }
 
   /** The package's fingerprint as it is on disk now; a package that breaks the rules is marked unavailable. */
-  async fingerprintOnDisk(record: PluginRecord): Promise<string> {
+  async fingerprintOnDisk(record: PluginRecord, onStats?: (stats: BigIntStats) => void): Promise<string> {
     // The usual case (nothing wrong, fingerprint cached) without a thread-pool hop per check.
-    const intact = intactFingerprint(record);
+    const intact = intactFingerprint(record, onStats);
     if (intact !== undefined) return intact;
     // Independent reads, issued together: this runs before every call.
     const [manifestBytes, executable] = await inOrder(
@@ -178,7 +229,7 @@ export class PluginCalls {
       await this.#markUnavailable(record, executable.error);
       throw new PackageInvalidError(`plugin ${record.id}: ${executable.error}; the call was refused`);
     }
-    const fingerprint = await hashExecutable(manifestBytes, executable.path);
+    const fingerprint = await hashExecutable(manifestBytes, executable.path, onStats ? { onStats } : {});
     if (typeof fingerprint !== 'string') {
       await this.#markUnavailable(record, fingerprint.error);
       throw new PackageInvalidError(`plugin ${record.id}: ${fingerprint.error}; the call was refused`);

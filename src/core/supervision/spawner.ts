@@ -43,10 +43,32 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** Landlock signal scoping for the plugin where the kernel has it (native helper only). */
   confine?: boolean;
+  /**
+   * A descriptor (of this process) of the verified executable: the helper
+   * starts the plugin from it (execveat), argv[0] stays `file` (native helper only).
+   */
+  executableFd?: number;
 }
 
 /** SPAWN flags (native/keeper.h). */
 const SPAWN_CONFINE = 1;
+const SPAWN_EXEC_FD = 4;
+
+/** The helper's exit codes (native/spawner.c, enum helper_exit). */
+export const HELPER_EXITS: Readonly<Record<number, string>> = {
+  0: 'HOST_GONE',
+  65: 'BAD_FRAME',
+  70: 'OUT_OF_MEMORY',
+  71: 'SETUP_FAILED',
+  72: 'POLL_FAILED',
+};
+
+/** "the spawn helper exited with code 70 (OUT_OF_MEMORY: <its last stderr line>)", or killed by a signal. */
+export function helperExitMessage(code: number | null, signal: string | null, lastLine: string): string {
+  if (code === null) return `the spawn helper was killed by ${signal ?? 'a signal'}`;
+  const said = lastLine ? `: ${lastLine}` : '';
+  return `the spawn helper exited with code ${code} (${HELPER_EXITS[code] ?? 'an unknown code'}${said})`;
+}
 
 /**
  * How long end() waits for the helper to say the call is over before it asks
@@ -192,10 +214,19 @@ export class Spawner {
   #exited = false;
   /** The kernel's Landlock ABI as the helper found it (0: none); undefined until the helper said. */
   landlockAbi: number | undefined;
+  /** Why the helper is gone, once it is (its exit code by name and its last stderr line). */
+  exitMessage: string | undefined;
 
   constructor(path: string, onExit: (spawner: Spawner) => void) {
     this.#onExit = onExit;
-    this.#child = spawn(path, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.#child = spawn(path, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // Its one-line diagnostic goes on to this process's stderr and into the error of every call it ends.
+    let lastLine = '';
+    this.#child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      process.stderr.write(text);
+      lastLine = text.trim().split('\n').pop()!.slice(0, 500) || lastLine;
+    });
+    (this.#child.stderr as Socket | null)?.unref?.(); // never what keeps this process alive
     this.started = new Promise((resolve, reject) => {
       this.#child.once('spawn', () => resolve());
       this.#child.once('error', reject);
@@ -203,11 +234,12 @@ export class Spawner {
     void this.started.catch(() => {});
     this.#child.stdin!.on('error', () => {});
     this.#child.stdout!.on('data', (chunk: Buffer) => this.#receive(chunk));
-    this.#child.once('close', () => {
+    this.#child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
       if (this.#exited) return;
       this.#exited = true;
+      this.exitMessage = helperExitMessage(code, signal, lastLine);
       onExit(this);
-      for (const call of this.#calls.values()) call.finish('the spawn helper exited');
+      for (const call of this.#calls.values()) call.finish(this.exitMessage);
       this.#calls.clear();
     });
     this.#idle();
@@ -221,9 +253,12 @@ export class Spawner {
    */
   async spawn(request: SpawnRequest): Promise<CallProcess> {
     await this.started;
-    if (this.#exited) throw new SpawnError('the spawn helper exited');
+    if (this.#exited) throw new SpawnError(this.exitMessage ?? 'the spawn helper exited');
     const id = this.#nextId++;
-    const frame = encodeSpawn(request, request.confine ? SPAWN_CONFINE : 0);
+    const frame = encodeSpawn(
+      request,
+      (request.confine ? SPAWN_CONFINE : 0) | (request.executableFd === undefined ? 0 : SPAWN_EXEC_FD),
+    );
     const call = new HelperCall(id, this);
     this.#calls.set(id, call);
     if (this.#calls.size === 1) this.#busy();
@@ -315,7 +350,10 @@ export class Spawner {
 function encodeSpawn(request: SpawnRequest, flags: number): Buffer {
   const argv = [request.file, ...request.args];
   const env = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
-  const strings = [request.file, request.cwd, ...argv, ...env];
+  // By descriptor: the helper (this process's child, same user) reopens it through /proc: the same open file.
+  const path =
+    request.executableFd === undefined ? request.file : `/proc/${process.pid}/fd/${request.executableFd}`;
+  const strings = [path, request.cwd, ...argv, ...env];
   for (const text of strings) {
     if (text.includes('\0')) throw new SpawnError('an argument or environment value holds a NUL byte');
   }

@@ -47,6 +47,12 @@ export interface TrustedIdentity {
 
 export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
   executablePath: string;
+  /**
+   * An open descriptor of the verified executable: the plugin is started from
+   * it (exec by descriptor), so a file renamed over the path meanwhile is never
+   * run. The caller keeps it open for the call and closes it.
+   */
+  executableFd?: number;
   arguments: readonly string[];
   packageDir: string;
   identity: TrustedIdentity;
@@ -93,6 +99,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
       args: spec.arguments,
       cwd: spec.packageDir,
       env: pluginEnvironment(),
+      ...(spec.executableFd === undefined ? {} : { executableFd: spec.executableFd }),
     });
   } catch (error) {
     throw spawnFailed(error);

@@ -1,0 +1,89 @@
+// Exec exactly what was verified (docs/PROTOCOL.md §9.3): the plugin is started
+// from a descriptor of the file whose fingerprint was checked, not by its path
+// again. A same-user swap by atomic rename right after verification runs
+// nothing unverified: before the host opened the file the call is refused;
+// after it, the verified bytes run although the path names others now.
+import { closeSync, openSync } from 'node:fs';
+import { access, chmod, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../src/core/runtime/core-services.js';
+import { PackageInvalidError } from '../../src/core/platform/errors.js';
+import { containment } from '../../src/core/supervision/containment.js';
+import { superviseCall } from '../../src/core/supervision/supervisor.js';
+import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
+import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
+
+const byDescriptor = containment().mechanism === 'subreaper';
+
+/** A script that, if it ever runs, leaves a mark next to itself; renamed over `target`. */
+async function swapIn(target: string): Promise<string> {
+  const mark = join(target, '..', 'swapped-in-ran');
+  const impostor = `${target}.new`;
+  await writeFile(impostor, `#!/bin/sh\necho ran > '${mark}'\n`);
+  await chmod(impostor, 0o755);
+  await rename(impostor, target);
+  return mark;
+}
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+describe.skipIf(!byDescriptor)('a swap right after verification runs nothing unverified', () => {
+  const suite = useCoreSuite('exec-verified', {
+    prepare: (dataDir) => installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'),
+  });
+  let core: Core;
+  let dataDir: string;
+  beforeAll(() => void ({ core, dataDir } = suite));
+
+  it('swapped after the host opened the file: the verified bytes run, not the file the path names now', async () => {
+    const dir = join(dataDir, 'plugins', 'native-fixture');
+    const manifest = JSON.parse(await readFile(join(dir, 'plugin.json'), 'utf8')) as {
+      id: string;
+      name: string;
+      version: string;
+      capabilities: string[];
+      requestedScopes: string[];
+    };
+    const executable = join(dir, 'native-fixture');
+    const fd = openSync(executable, 'r');
+    try {
+      const mark = await swapIn(executable);
+      const outcome = await superviseCall({
+        executablePath: executable,
+        executableFd: fd,
+        arguments: [],
+        packageDir: dir,
+        identity: manifest,
+        grants: ['project.metadata.read'],
+        method: 'plugin.health',
+        params: {},
+      });
+      expect(outcome.result.status).toBe('healthy');
+      expect(await exists(mark)).toBe(false);
+    } finally {
+      closeSync(fd);
+    }
+    await installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'); // the original back
+  });
+
+  it('swapped between verification and start: refused, nothing started', async () => {
+    await trustAndEnable(core, 'native-fixture', ['project.metadata.read']);
+    const record = await core.plugins.authorize('native-fixture');
+    await core.plugins.calls.verifyOnDisk(record);
+    const executable = join(record.packageDir, record.executable);
+    const mark = await swapIn(executable);
+    const refused = await core.plugins.calls
+      .callVerified(record, ['project.metadata.read'], 'plugin.health', {}, {})
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(PackageInvalidError);
+    expect((refused as Error).message).toBe(
+      `plugin native-fixture: ${executable} was replaced between its verification and its start; the call was refused (nothing was started)`,
+    );
+    expect(await exists(mark)).toBe(false);
+  });
+});
