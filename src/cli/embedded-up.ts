@@ -75,11 +75,15 @@ export async function startUp(
       redisServer = await startEmbeddedRedis(config.dataDir, options.appendfsync, logger, signal);
     }
     const cli = process.argv[1]!;
-    const globals = ['--data-dir', config.dataDir, '--redis-url', config.redisUrl, '--prefix', config.prefix];
+    const globals = ['--data-dir', config.dataDir, '--prefix', config.prefix];
+    // The Redis URL may hold a password: never on a command line (any local user reads those
+    // with ps), only in the child's own environment, which only this user and root can read.
+    const env = { ...process.env, SWITCHYARD_REDIS_URL: config.redisUrl };
     const launch = (role: string, args: string[]) => {
       // The IPC channel: the child stops when it closes (this process gone, even by SIGKILL).
       const child = spawn(process.execPath, [cli, ...globals, ...args], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        env,
       });
       children.add(child);
       child.once('exit', () => children.delete(child));

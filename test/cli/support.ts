@@ -41,10 +41,11 @@ const started = new ProcessTracker();
 
 /**
  * Starts `node dist/cli/main.js <args>` in its own process group (so the
- * whole tree can be killed) with stdin closed and stdout/stderr captured.
+ * whole tree can be killed) with stdin closed and stdout/stderr captured;
+ * `env` is added to its environment.
  */
-export function spawnCli(args: string[]): CliChild {
-  const proc = started.spawn(args, { isolated: true });
+export function spawnCli(args: string[], env?: Record<string, string>): CliChild {
+  const proc = started.spawn(args, { isolated: true, ...(env ? { env } : {}) });
   const output = {
     get stdout() {
       return proc.stdout();

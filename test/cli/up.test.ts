@@ -6,11 +6,13 @@
 // is an error, never reported as this one being up.
 import { spawn } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
+import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/redis.js';
+import { Redis } from 'ioredis';
+import { freePort, startOwnedRedis } from '../support/redis.js';
 import {
   exitWithin,
   killMentioning,
@@ -284,6 +286,70 @@ describe('switchyard up on a port another installation holds', () => {
       await rm(otherDir, { recursive: true, force: true });
       process.kill(first.pid!, 'SIGTERM');
       await exitWithin(first, 15_000);
+    }
+  });
+});
+
+/** `pid` and every process below it, from /proc. */
+function processTree(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let index = 0; index < tree.length; index += 1) {
+    for (const [child, parent] of parents) if (parent === tree[index]) tree.push(child);
+  }
+  return tree;
+}
+
+describe('switchyard up with a Redis that needs a password', () => {
+  it('no process it starts has the password on its command line, and its banner masks it', async () => {
+    const redis = await startOwnedRedis();
+    const password = 'up-redis-Pw-73915';
+    const admin = new Redis(redis.url);
+    try {
+      await admin.config('SET', 'requirepass', password);
+    } finally {
+      admin.disconnect();
+    }
+    const url = redis.url.replace('redis://', `redis://:${password}@`);
+    const port = await freePort();
+    const up = spawnCli(['--data-dir', dataDir, 'up', '--port', String(port), '--workers', '1'], {
+      SWITCHYARD_REDIS_URL: url,
+    });
+    try {
+      const gone = () => up.exitCode !== null || up.signalCode !== null;
+      await waitFor(() => up.output.stdout.includes('Switchyard is up'), 60_000, 'the banner', gone).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}\n${up.output.stdout}\n${up.output.stderr}`);
+        },
+      );
+      expect(await healthz(port)).toBe(200);
+      const tree = processTree(up.pid!);
+      const commandLines = tree.map((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        } catch {
+          return '';
+        }
+      });
+      // up, api, worker, scheduler (and whatever they start)
+      expect(commandLines.filter((line) => line.includes('main.js')).length, commandLines.join('\n')).toBe(4);
+      expect(commandLines.filter((line) => line.includes(password))).toEqual([]);
+      expect(up.output.stdout).not.toContain(password);
+      expect(up.output.stdout).toContain('Switchyard is up');
+      expect(up.output.stderr).not.toContain(password);
+    } finally {
+      process.kill(up.pid!, 'SIGTERM');
+      await exitWithin(up, 15_000);
+      await redis.stop();
     }
   });
 });

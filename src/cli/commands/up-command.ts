@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { runApiProcess } from '../../api/api-process.js';
 import { createLogger } from '../../core/platform/index.js';
+import { redact } from '../../core/safety/index.js';
 import { globalsOf } from '../command-context.js';
 import { positiveInt } from '../parse.js';
 import { StartAborted, startUp, type AppendFsync, type RunningUp } from '../embedded-up.js';
@@ -82,7 +83,7 @@ export function registerUpCommand(program: Command): void {
           throw error;
         }
         process.stdout.write(
-          `Switchyard is up: ${up.url}/ (Redis ${up.redisUrl}); Ctrl-C stops everything\n`,
+          `Switchyard is up: ${up.url}/ (Redis ${redact(up.redisUrl)}); Ctrl-C stops everything\n`,
         );
         await up.stopped;
         process.stdout.write('Switchyard stopped\n');
