@@ -10,7 +10,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ProblemError } from './problems.js';
-import { SECURITY_HEADERS } from './security-headers.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -105,9 +104,8 @@ export async function stream(
   if (streams.closing) throw new ProblemError(503, 'the api is stopping; connect again shortly');
   reply.hijack();
   const raw = reply.raw;
-  // Hijacked: the onSend hook that adds the security headers does not run.
+  // Hijacked: the security headers are those helmet set on the raw response (server.ts).
   raw.writeHead(200, {
-    ...SECURITY_HEADERS,
     'content-type': 'text/event-stream; charset=utf-8',
     connection: 'keep-alive',
   });

@@ -1,5 +1,8 @@
 // The API client: bearer token from sessionStorage, problem+json errors,
-// Server-Sent Events read with fetch() (EventSource cannot send Authorization).
+// Server-Sent Events read with fetch() (EventSource cannot send Authorization)
+// and the contract's reader (server-events.js, bundled from src/core/contract at build).
+
+import { serverEvents, textChunks } from './server-events.js';
 
 const TOKEN_KEY = 'switchyard.token';
 const BASE = '/api/v1';
@@ -81,41 +84,19 @@ export async function del(path) {
 
 /**
  * Reads a text/event-stream answer and calls onEvent(name, data) per event
- * (data parsed as JSON when it is JSON). Resolves when the stream ends.
+ * (data parsed as JSON when it is JSON), with the contract's reader (bounded
+ * as the CLI's). Resolves when the stream ends.
  */
 export async function stream(path, onEvent, signal) {
   const response = await send('GET', path, { signal, accept: 'text/event-stream' });
   if (!response.body) throw new Error('the browser did not give a streaming body');
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true }).replaceAll('\r\n', '\n');
-    let cut;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let name = 'message';
-      const data = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const key = colon < 0 ? line : line.slice(0, colon);
-        const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (key === 'event') name = val;
-        else if (key === 'data') data.push(val);
-      }
-      if (data.length === 0) continue;
-      const text = data.join('\n');
-      let parsed = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // plain text data
-      }
-      onEvent(name, parsed);
+  for await (const { event, data } of serverEvents(textChunks(response.body))) {
+    let parsed = data;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      // plain text data
     }
+    onEvent(event, parsed);
   }
 }
