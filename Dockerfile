@@ -26,8 +26,6 @@ WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
-# The web UI's static files, served from src/api/ui next to dist.
-COPY --from=build --chown=root:root /app/src/api/ui ./src/api/ui
 COPY --from=build --chown=root:root /app/sdk/package.json ./sdk/package.json
 COPY --from=build --chown=root:root /app/sdk/dist ./sdk/dist
 COPY --from=build --chown=root:root /app/examples/plugins/fixture-inspector/dist ./examples/plugins/fixture-inspector/dist

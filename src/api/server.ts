@@ -3,6 +3,7 @@
 // parsing, problem answers, and the routes — each area's in ./routes, each
 // /api/v1 route behind a bearer token with a sufficient role (authentication.ts).
 import { randomUUID } from 'node:crypto';
+import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { liveness } from '../core/work/upkeep/index.js';
@@ -22,7 +23,7 @@ import { registerProjectRoutes } from './routes/project-routes.js';
 import { registerScheduleRoutes } from './routes/schedule-routes.js';
 import { registerTokenRoutes } from './routes/token-routes.js';
 import { openApiDocument } from './openapi.js';
-import { SECURITY_HEADERS } from './security-headers.js';
+import { BEFORE_HOOKS_HEADERS, CACHE_HEADERS, HELMET_OPTIONS } from './security-headers.js';
 import { serveEventStreams } from './sse.js';
 import { StreamSlots, keepAliveMsFromEnv, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
 import { sendUiFile } from './ui-files.js';
@@ -58,12 +59,14 @@ export async function buildApi(
     ...(options.https ? { https: options.https } : {}),
     // A URL the router cannot decode (`%zz`) is answered before any hook: a problem too.
     frameworkErrors: (error, request, reply) =>
-      sendProblem(reply.headers(SECURITY_HEADERS), toProblem(error, request, logger)),
+      sendProblem(reply.headers(BEFORE_HOOKS_HEADERS), toProblem(error, request, logger)),
   }) as FastifyInstance;
   const { core } = runtime;
 
-  app.addHook('onSend', async (_request, reply) => {
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
+  await app.register(helmet, HELMET_OPTIONS);
+  app.addHook('onRequest', async (_request, reply) => {
+    // On the raw response, as helmet's: a hijacked event stream keeps it.
+    for (const [name, value] of Object.entries(CACHE_HEADERS)) reply.raw.setHeader(name, value);
   });
 
   // JSON bodies only (Fastify's own text/plain parser would hand a route a string: a 400

@@ -11,7 +11,6 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
-import { SECURITY_HEADERS } from './security-headers.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -107,9 +106,8 @@ export async function stream(
     throw ProblemError.of(ERROR_CODES.UNAVAILABLE, 'the api is stopping; connect again shortly');
   reply.hijack();
   const raw = reply.raw;
-  // Hijacked: the onSend hook that adds the security headers does not run.
+  // Hijacked: the security headers are those helmet set on the raw response (server.ts).
   raw.writeHead(200, {
-    ...SECURITY_HEADERS,
     'content-type': 'text/event-stream; charset=utf-8',
     connection: 'keep-alive',
   });

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { serverEvents, textChunks } from '../../src/core/contract/index.js';
 import {
   CLI,
   ProcessTracker,
@@ -244,34 +245,19 @@ export async function readEvents(
       await response.text().catch(() => '');
       return { status: response.status, contentType, events, ended: true };
     }
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
+    // The contract's reader, as the CLI and the web UI read streams.
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) {
-          ended = true;
-          break;
-        }
-        buffer += decoder.decode(value, { stream: true });
-        let boundary: number;
-        let stop = false;
-        while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, boundary);
-          buffer = buffer.slice(boundary + 2);
-          const event = parseBlock(block);
-          if (event) {
-            events.push(event);
-            if (until(event)) stop = true;
-          }
-        }
-        if (stop) {
-          await reader.cancel().catch(() => {});
+      ended = true;
+      for await (const { event, data } of serverEvents(textChunks(response.body))) {
+        const parsed = { event, data: jsonOrText(data) };
+        events.push(parsed);
+        if (until(parsed)) {
+          ended = false;
           break;
         }
       }
     } catch (error) {
+      ended = false;
       if (!abort.signal.aborted) throw error;
     }
     return { status: response.status, contentType, events, ended };
@@ -280,20 +266,11 @@ export async function readEvents(
   }
 }
 
-function parseBlock(block: string): SseEvent | undefined {
-  let event = 'message';
-  const data: string[] = [];
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue;
-    if (line.startsWith('event:')) event = line.slice(6).trim();
-    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-  }
-  if (data.length === 0) return undefined;
-  const text = data.join('\n');
+function jsonOrText(text: string): unknown {
   try {
-    return { event, data: JSON.parse(text) };
+    return JSON.parse(text) as unknown;
   } catch {
-    return { event, data: text };
+    return text;
   }
 }
 

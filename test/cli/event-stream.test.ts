@@ -1,6 +1,7 @@
 // The Server-Sent Events reader of remote waits (src/cli/event-stream.ts):
 // events as the format defines them, whatever the network chunks look like.
 import { describe, expect, it } from 'vitest';
+import { serverEvents as contractEvents } from '../../src/core/contract/index.js';
 import { serverEvents, type ServerEvent } from '../../src/cli/event-stream.js';
 
 async function eventsOf(chunks: string[]): Promise<ServerEvent[]> {
@@ -43,5 +44,35 @@ describe('serverEvents', () => {
       { event: 'message', data: 'a\nb' },
       { event: 'message', data: 'c' },
     ]);
+  });
+});
+
+describe('the contract reader (CLI, web UI and tests alike)', () => {
+  async function* body(chunks: string[]) {
+    yield* chunks;
+  }
+
+  it('hands out the events before the one over the bound, then fails naming the bound', async () => {
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const { data } of contractEvents(
+        body(['data: 1\n\n', 'data: ', 'x'.repeat(40), 'x'.repeat(40)]),
+        {
+          maxChars: 64,
+        },
+      ))
+        seen.push(data);
+    })();
+    await expect(reading).rejects.toThrow('the server sent an event longer than 64 characters');
+    expect(seen).toEqual(['1']);
+  });
+
+  it('bounds data lines that never end in a blank line, each line short', async () => {
+    const lines = Array.from({ length: 20 }, () => 'data: 12345678\n');
+    await expect(
+      (async () => {
+        for await (const _event of contractEvents(body(lines), { maxChars: 100 })) void _event;
+      })(),
+    ).rejects.toThrow('longer than 100 characters');
   });
 });

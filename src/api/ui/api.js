@@ -1,11 +1,19 @@
+// @ts-check
 // The API client: bearer token from sessionStorage, problem+json errors,
-// Server-Sent Events read with fetch() (EventSource cannot send Authorization).
+// Server-Sent Events read with fetch() (EventSource cannot send Authorization)
+// and the contract's reader (server-events.js, bundled from src/core/contract at build).
+
+import { serverEvents, textChunks } from './server-events.js';
 
 const TOKEN_KEY = 'switchyard.token';
 const BASE = '/api/v1';
 
+/** @typedef {import('../../core/contract/index.js').Problem} Problem */
+
+/** @type {(error: ApiError) => void} */
 let onUnauthorized = () => {};
 
+/** @param {(error: ApiError) => void} handler called on every 401 (the session is over) */
 export function setUnauthorizedHandler(handler) {
   onUnauthorized = handler;
 }
@@ -14,12 +22,20 @@ export function getToken() {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
+/** @param {string | null | undefined} token */
 export function setToken(token) {
   if (token) sessionStorage.setItem(TOKEN_KEY, token);
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
 export class ApiError extends Error {
+  /** A 401: the token is no longer good, the page signs out. */
+  signedOut = false;
+
+  /**
+   * @param {number} status
+   * @param {Partial<Problem> | undefined} problem
+   */
   constructor(status, problem) {
     super(problem?.detail ?? problem?.title ?? `HTTP ${status}`);
     this.name = 'ApiError';
@@ -30,25 +46,35 @@ export class ApiError extends Error {
   }
 }
 
+/** @type {Record<number, string>} */
+const TITLES = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+};
+
+/** @param {number} status */
 function statusTitle(status) {
-  return (
-    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict' }[
-      status
-    ] ?? 'Error'
-  );
+  return TITLES[status] ?? 'Error';
 }
 
+/**
+ * @param {'GET' | 'POST' | 'DELETE'} method
+ * @param {string} path under /api/v1
+ * @param {{ body?: unknown, headers?: Record<string, string>, signal?: AbortSignal, accept?: string }} [options]
+ * @returns {Promise<Response>} a 2xx response; an ApiError otherwise
+ */
 async function send(method, path, { body, headers = {}, signal, accept = 'application/json' } = {}) {
   const token = getToken();
-  const init = {
-    method,
-    signal,
-    credentials: 'omit',
-    cache: 'no-store',
-    headers: { Accept: accept, ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-  };
+  /** @type {Record<string, string>} */
+  const sent = { Accept: accept, ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+  /** @type {RequestInit} */
+  const init = { method, credentials: 'omit', cache: 'no-store', headers: sent };
+  if (signal) init.signal = signal;
   if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
+    sent['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   const response = await fetch(BASE + path, init);
@@ -67,55 +93,53 @@ async function send(method, path, { body, headers = {}, signal, accept = 'applic
   throw error;
 }
 
+/**
+ * @param {string} path
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<any>} the answer (its type: the contract's `AnswerOf<route name>`)
+ */
 export async function get(path, signal) {
   return (await send('GET', path, { signal })).json();
 }
 
+/**
+ * @param {string} path
+ * @param {unknown} [body]
+ * @param {Record<string, string>} [headers]
+ * @returns {Promise<any>}
+ */
 export async function post(path, body = {}, headers = {}) {
   return (await send('POST', path, { body, headers })).json();
 }
 
+/**
+ * @param {string} path
+ * @returns {Promise<any>}
+ */
 export async function del(path) {
   return (await send('DELETE', path)).json();
 }
 
 /**
  * Reads a text/event-stream answer and calls onEvent(name, data) per event
- * (data parsed as JSON when it is JSON). Resolves when the stream ends.
+ * (data parsed as JSON when it is JSON), with the contract's reader (bounded
+ * as the CLI's). Resolves when the stream ends.
+ *
+ * @param {string} path
+ * @param {(name: string, data: any) => void} onEvent
+ * @param {AbortSignal} signal
  */
 export async function stream(path, onEvent, signal) {
   const response = await send('GET', path, { signal, accept: 'text/event-stream' });
   if (!response.body) throw new Error('the browser did not give a streaming body');
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true }).replaceAll('\r\n', '\n');
-    let cut;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let name = 'message';
-      const data = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const key = colon < 0 ? line : line.slice(0, colon);
-        const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (key === 'event') name = val;
-        else if (key === 'data') data.push(val);
-      }
-      if (data.length === 0) continue;
-      const text = data.join('\n');
-      let parsed = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // plain text data
-      }
-      onEvent(name, parsed);
+  for await (const { event, data } of serverEvents(textChunks(response.body))) {
+    /** @type {unknown} */
+    let parsed = data;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      // plain text data
     }
+    onEvent(event, parsed);
   }
 }

@@ -2,7 +2,8 @@
 // grey cancelled), per-project rows as soon as each call ends (the event
 // stream's `outcomes`), Cancel and Retry (failed) buttons, and the comparison
 // with the previous batch of the same plugin.
-import { get, post, stream } from './api.js';
+import { get, post } from './api.js';
+import { follow } from './live.js';
 import { navigate } from './router.js';
 import { badge, busy, errorBox, formatTime, h, table } from './dom.js';
 import { can, currentUser } from './session.js';
@@ -183,35 +184,27 @@ export async function batchView(container, { signal, params: [id] }) {
   void showComparison(compare, path, signal);
   if (first.state !== 'running') return;
 
-  let finished = false;
-  progressCard.dataset.live = 'stream';
-  try {
-    await stream(
-      `${path}/events`,
-      (name, data) => {
-        if (name === 'progress') showProgress(data);
-        if (name === 'outcomes') addOutcomes(data);
-        if (name === 'done') {
-          finished = true;
-          showBatch(data);
-        }
-      },
-      signal,
-    );
-  } catch (error) {
-    if (signal.aborted || error?.signedOut) return;
-    streamNote.textContent = `Live stream unavailable (${error.message}); polling every second.`;
-  }
-  if (!finished) progressCard.dataset.live = 'poll';
-  // No done event (stream failed or ended early): poll until finished.
-  while (!finished && !signal.aborted) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    if (signal.aborted) return;
-    const batch = await get(path, signal);
-    showBatch(batch);
-    finished = batch.state !== 'running';
-  }
-  if (!signal.aborted) void showComparison(compare, path, signal);
+  const followed = await follow({
+    path,
+    signal,
+    everyMs: 1000,
+    onEvent: (name, data) => {
+      if (name === 'progress') showProgress(data);
+      if (name === 'outcomes') addOutcomes(data);
+      if (name === 'done') showBatch(data);
+    },
+    // No done event (stream failed or ended early): read until finished.
+    read: async () => {
+      const batch = await get(path, signal);
+      showBatch(batch);
+      return batch.state !== 'running';
+    },
+    onMode: (mode, error) => {
+      progressCard.dataset.live = mode;
+      if (error) streamNote.textContent = `Live stream unavailable (${error.message}); polling every second.`;
+    },
+  });
+  if (followed) void showComparison(compare, path, signal);
 }
 
 /** "Compare with the previous batch of this plugin": the diff, project by project. */

@@ -1,5 +1,6 @@
 // Operations: live list, start form, detail with cancel.
-import { get, post, stream } from './api.js';
+import { get, post } from './api.js';
+import { every, follow } from './live.js';
 import { navigate } from './router.js';
 import { can, currentUser, needsRole } from './session.js';
 import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
@@ -36,8 +37,10 @@ export async function operationsView(container, { signal }) {
       listBody,
     ),
   );
-  while (!signal.aborted) {
-    try {
+  await every(
+    2000,
+    signal,
+    async () => {
       const { items: operations } = await get('/operations?limit=50', signal);
       listBody.replaceChildren(
         table(
@@ -53,12 +56,12 @@ export async function operationsView(container, { signal }) {
           { class: 'data', testid: 'operations-table' },
         ),
       );
-    } catch (error) {
-      if (signal.aborted || error?.signedOut) return;
+      return false;
+    },
+    (error) => {
       listNote.textContent = `Could not refresh: ${error.detail ?? error.message}. Retrying.`;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-  }
+    },
+  );
 }
 
 function startForm(plugins, projects) {
@@ -232,37 +235,32 @@ export async function operationView(container, { signal, params: [id] }) {
   show(op);
   const logsFollowed = followLogs(`${path}/logs`, logs, () => !ACTIVE.has(op.state), signal);
   if (!ACTIVE.has(op.state)) return logsFollowed;
-  card.dataset.live = 'stream';
-  try {
-    await stream(
-      `${path}/events`,
-      (name, data) => {
-        if (name === 'state' && data && typeof data === 'object') {
-          op = data;
-          show(op);
-        } else if (name === 'done' && data && typeof data === 'object' && data.state) {
-          op = data;
-          show(op);
-        }
-      },
-      signal,
-    );
-  } catch (error) {
-    if (signal.aborted || error?.signedOut) return;
-    note.textContent = `Live stream unavailable (${error.message}); polling every 2 seconds.`;
-  }
-  if (ACTIVE.has(op.state)) card.dataset.live = 'poll';
-  while (!signal.aborted && ACTIVE.has(op.state)) {
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    if (signal.aborted) return;
-    op = await get(path, signal);
-    show(op);
-  }
+  await follow({
+    path,
+    signal,
+    everyMs: 2000,
+    onEvent: (name, data) => {
+      if ((name === 'state' || name === 'done') && data && typeof data === 'object' && data.state) {
+        op = data;
+        show(op);
+      }
+    },
+    read: async () => {
+      op = await get(path, signal);
+      show(op);
+      return !ACTIVE.has(op.state);
+    },
+    over: () => !ACTIVE.has(op.state),
+    onMode: (mode, error) => {
+      card.dataset.live = mode;
+      if (error) note.textContent = `Live stream unavailable (${error.message}); polling every 2 seconds.`;
+    },
+  });
 }
 
 /** The operation's stderr, read every second while it runs and once more after it ended. */
 async function followLogs(path, target, ended, signal) {
-  for (;;) {
+  await every(1000, signal, async () => {
     const done = ended();
     try {
       const entries = await get(path, signal);
@@ -273,9 +271,8 @@ async function followLogs(path, target, ended, signal) {
         target.dataset.lines = String(entries.length);
       }
     } catch (error) {
-      if (signal.aborted || error?.signedOut) return;
+      if (signal.aborted || error?.signedOut) return true;
     }
-    if (done || signal.aborted) return;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+    return done;
+  });
 }

@@ -381,3 +381,8 @@ export const routes = {
 };
 
 export type RouteName = keyof typeof routes;
+
+/** The answer of a route by name (the web UI's JSDoc: `AnswerOf<'getOperation'>`). */
+export type AnswerOf<N extends RouteName> = Answer<(typeof routes)[N]>;
+/** The data of one event of a route's stream by name (`EventOf<'batchEvents', 'progress'>`). */
+export type EventOf<N extends RouteName, E extends string> = EventData<(typeof routes)[N], E>;

@@ -238,3 +238,6 @@ export const problem = z.object({
   requiredRole: z.enum(ROLES).optional().describe('403: the role the request needs'),
   errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
 });
+
+/** An RFC 9457 problem document as the api sends it. */
+export type Problem = z.output<typeof problem>;
