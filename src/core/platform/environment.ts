@@ -101,7 +101,7 @@ export const ENVIRONMENT = {
   },
   SWITCHYARD_CONFINEMENT: {
     meaning:
-      '`off` turns off the kernel confinement of plugin calls (Landlock signal scoping); the helper\'s subreaper containment stays.',
+      "`off` turns off the kernel confinement of plugin calls (Landlock signal scoping); the helper's subreaper containment stays.",
     default: 'on where the kernel supports it',
     usedBy: [
       'src/core/supervision/containment.ts',
