@@ -4,6 +4,7 @@
 // src/core/spawner.ts; speaks framed messages on stdin/stdout:
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
+//   (`sy-spawner --probe` prints "landlock-abi <n>" and exits instead)
 //   host → helper: SPAWN (u32 argc, u32 envc, u32 flags, NUL-terminated
 //                  path, cwd, argv..., env...), STDIN (bytes), STDIN_CLOSE, KILL
 //   helper → host: HELLO (call id 0: u32 Landlock ABI), SPAWNED (u32 pid,
@@ -495,7 +496,12 @@ static int read_control(void) {
   return 1;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  // --probe: what this kernel offers the helper, for `plugin show` on a host with no call running.
+  if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
+    printf("landlock-abi %d\n", landlock_abi());
+    return 0;
+  }
   self_pid = getpid();
   signal(SIGPIPE, SIG_IGN);
   sigset_t handled;

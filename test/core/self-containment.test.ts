@@ -106,6 +106,24 @@ async function attack(mode: string, options: { cancelAfterAttack?: boolean } = {
   return { error, elapsedMs, result: delivered!, alive };
 }
 
+describe.skipIf(!subreaper)('what containment() says is enforced', () => {
+  it("signal scoping with the kernel's Landlock ABI, exec by descriptor, and what is not enforced", () => {
+    const { detail } = containment();
+    expect(detail).toMatch(
+      /Landlock signal scoping \(ABI \d+\): the plugin cannot signal or ptrace its keeper/,
+    );
+    expect(detail).toMatch(/started from a descriptor of the verified executable/);
+    expect(detail).toMatch(/not enforced: file access, network and resource limits/);
+  });
+
+  it(`with ${CONFINEMENT_ENV}=off: no signal scoping, and how such a call is still ended`, () => {
+    process.env[CONFINEMENT_ENV] = 'off';
+    expect(containment().detail).toMatch(
+      `no Landlock signal scoping (${CONFINEMENT_ENV}=off): a plugin that kills or stops its keeper is still ended`,
+    );
+  });
+});
+
 describe.skipIf(!subreaper)('a plugin that attacks its own containment', () => {
   for (const confinement of ['on', 'off'] as const) {
     describe(`confinement ${confinement}`, () => {

@@ -2,7 +2,7 @@
 // dist/cli/main.js against an owned Redis, each installation under its own
 // prefix with the queue-plugin fixture trusted and enabled. Every process
 // started here is remembered so afterEach can SIGKILL what a failed test left.
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BatchView } from '../../src/core/work/batches/batch-store.js';
 import type { OperationView } from '../../src/core/work/operations/operation-store.js';
@@ -230,9 +230,17 @@ export async function pluginPids(packageDir: string): Promise<PluginPid[]> {
   return found;
 }
 
+/**
+ * Not a reused pid: its command line names the fixture or the grandchild's
+ * sleeper — or, started by descriptor (its interpreter was given /dev/fd/<n>,
+ * not the path), it holds the fixture's script open.
+ */
 async function isOurPlugin(pid: number): Promise<boolean> {
   const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  return cmdline.includes('queue-plugin') || cmdline.includes('setTimeout(() => {}, 600000)');
+  if (cmdline.includes('queue-plugin') || cmdline.includes('setTimeout(() => {}, 600000)')) return true;
+  const script = /\/dev\/fd\/(\d+)/.exec(cmdline)?.[1];
+  if (script === undefined) return false;
+  return (await readlink(`/proc/${pid}/fd/${script}`).catch(() => '')).includes('queue-plugin');
 }
 
 /** Plugin processes (and grandchildren) of this package that still live. */

@@ -6,6 +6,7 @@
 // SIGKILL to the group plus tree-kill while the leader runs; a descendant that
 // leaves the group after its parent exited can survive there.
 // Why a helper: docs/adr/0002-subreaper-spawn-helper.md.
+import { execFileSync } from 'node:child_process';
 import { accessSync, constants as fs } from 'node:fs';
 import { execa } from 'execa';
 import treeKill from 'tree-kill';
@@ -48,20 +49,51 @@ export function containment(): Containment {
       detail:
         `${unavailable}; each call runs in its own process group, killed as a group (and as a tree while ` +
         'its leader runs): a descendant that leaves the group after its parent exited, or the whole call ' +
-        'after a kill -9 of the worker, can survive',
+        'after a kill -9 of the worker, can survive; not enforced: signal scoping, start from a descriptor ' +
+        '(started by path), file access, network and resource limits',
     };
   }
   return {
     mechanism: 'subreaper',
     detail:
       `native helper ${HELPER_PATH}: each call under its own child subreaper with parent-death signals; ` +
-      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker' +
-      (confinementWanted()
-        ? '; the plugin cannot signal its keeper, the helper or the worker where the kernel has ' +
-          'Landlock signal scoping (ABI 6 or later)'
-        : `; no Landlock signal scoping (${CONFINEMENT_ENV}=off): a plugin that kills or stops its keeper ` +
-          'is still ended by the helper (a subreaper too) and the host (a bounded end)'),
+      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker; ' +
+      'started from a descriptor of the verified executable; ' +
+      signalScoping() +
+      '; not enforced: file access, network and resource limits (a plugin can read and write what the ' +
+      "worker's user can, open connections, and reach the host's Redis)",
   };
+}
+
+/** Whether this host's calls get Landlock signal scoping, and why not. */
+function signalScoping(): string {
+  if (!confinementWanted())
+    return (
+      `no Landlock signal scoping (${CONFINEMENT_ENV}=off): a plugin that kills or stops its keeper ` +
+      'is still ended by the helper (a subreaper too) and the host (a bounded end)'
+    );
+  const abi = spawner?.landlockAbi ?? probedLandlockAbi();
+  if (abi === undefined) return 'Landlock signal scoping unknown (the helper could not be asked)';
+  if (abi < 6)
+    return (
+      `no Landlock signal scoping (this kernel has Landlock ABI ${abi}, it needs 6): a plugin that ` +
+      'kills or stops its keeper is still ended by the helper (a subreaper too) and the host (a bounded end)'
+    );
+  return `Landlock signal scoping (ABI ${abi}): the plugin cannot signal or ptrace its keeper, the helper or the worker`;
+}
+
+let probed: number | undefined;
+
+/** `sy-spawner --probe`, once per process. */
+function probedLandlockAbi(): number | undefined {
+  if (probed !== undefined) return probed;
+  try {
+    const said = /^landlock-abi (\d+)$/m.exec(execFileSync(HELPER_PATH, ['--probe'], { encoding: 'utf8' }));
+    if (said) probed = Number(said[1]);
+  } catch {
+    // not runnable: said as unknown
+  }
+  return probed;
 }
 
 function helperUnavailable(): string | undefined {
