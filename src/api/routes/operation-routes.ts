@@ -26,7 +26,7 @@ export function registerOperationRoutes(
           pluginId: input.pluginId,
           projectId: input.projectId,
           action: input.action,
-          input: (input.input ?? null) as never,
+          input: (input.input ?? {}) as never,
           ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
           ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
         },
