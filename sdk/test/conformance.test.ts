@@ -75,7 +75,13 @@ describe('runConformance on a hand-written plugin', () => {
     expect(report.plugin).toEqual({ id: 'handwritten', version: '0.4.0' });
     // Every protocol check ran (none skipped except the ones this manifest cannot exercise).
     expect(report.checks.filter((check) => check.status === 'pass').length).toBeGreaterThanOrEqual(18);
-    expect(report.checks.filter((check) => check.status === 'skip')).toEqual([]);
+    // (It declares project.inspect only: the project.operate checks are the ones it cannot exercise.)
+    expect(
+      report.checks.filter(
+        (check) => check.status === 'skip' && check.detail !== 'plugin does not declare project.operate',
+      ),
+    ).toEqual([]);
+    expect(report.checks.filter((check) => check.status === 'skip')).toHaveLength(3);
   });
 
   // [mode, a check that must fail, text its detail must contain, only these checks may fail?]
@@ -102,6 +108,12 @@ describe('runConformance on a hand-written plugin', () => {
     ],
     ['crashes', 'initialize negotiates the protocol and echoes the exact identity', 'closed stdout', false],
     ['lingers', 'exits within 3 s once stdin closes', 'still running', true],
+    [
+      'echoes-requested',
+      'initialize with a strict subset of the requested scopes echoes exactly that subset',
+      'but the plugin echoed',
+      true,
+    ],
     [
       'string-ids',
       'initialize negotiates the protocol and echoes the exact identity',

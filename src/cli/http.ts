@@ -7,7 +7,15 @@ import {
   NotAllowedError,
   RemoteProblemError,
 } from './cli-errors.js';
-import { ERROR_CODES, EXIT, codeForStatus, exitCodeOf, isErrorCode } from '../core/platform/index.js';
+import {
+  ERROR_CODES,
+  EXIT,
+  InvalidInputError,
+  codeForStatus,
+  exitCodeOf,
+  isErrorCode,
+} from '../core/platform/index.js';
+import { redact } from '../core/safety/index.js';
 
 export interface Problem {
   status: number;
@@ -174,6 +182,11 @@ export class ApiClient {
         `no token for ${this.url}: run \`switchyard login --url ${this.url} --token-stdin\` or set SWITCHYARD_TOKEN`,
       );
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+    // A token with a line break (a token file with more in it) is no header value; never quoted.
+    if (this.token && /[^\x21-\x7e]/.test(this.token))
+      throw new InvalidInputError(
+        'the token in use is not one line of printable characters (check SWITCHYARD_TOKEN, --token or the profile)',
+      );
     if (this.token && options.authenticated !== false) headers.authorization = `Bearer ${this.token}`;
     let body: string | undefined;
     if (options.body !== undefined || method === 'POST') {
@@ -205,7 +218,8 @@ function parseJson(text: string): unknown {
 
 function causeOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message;
+  // fetch quotes header values in its messages: redacted, a token is never printed.
+  return redact(cause?.code ?? cause?.message ?? (error as Error).message);
 }
 
 export interface HealthAnswer {

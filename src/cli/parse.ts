@@ -79,15 +79,20 @@ export function requireYes(yes: boolean | undefined, command: string): void {
     );
 }
 
-export function parseJsonInput(text: string | undefined): JsonValue {
-  if (text === undefined) return null;
+/** `run --input`: one JSON object, `{}` when none is given (as the original host sends it). */
+export function parseJsonInput(text: string | undefined): { [key: string]: JsonValue } {
+  if (text === undefined) return {};
+  let value: JsonValue;
   try {
-    return JSON.parse(text) as JsonValue;
+    value = JSON.parse(text) as JsonValue;
   } catch (error) {
     throw new InvalidInputError(
       `--input is not valid JSON (${(error as Error).message}); example: --input '{"key":"value"}'`,
     );
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidInputError(`--input must be one JSON object; example: --input '{"key":"value"}'`);
+  return value;
 }
 
 /** A cron pattern, checked before anything is saved. */

@@ -55,8 +55,9 @@ export async function readProfiles(path = configPath()): Promise<ProfileConfig> 
   let parsed: unknown;
   try {
     parsed = JSON.parse(await readFile(path, 'utf8'));
-  } catch (error) {
-    throw new InvalidInputError(`${path} is not valid JSON (${(error as Error).message}); fix or remove it`);
+  } catch {
+    // Not JSON.parse's message: it quotes the file's text, tokens included.
+    throw new InvalidInputError(`${path} is not valid JSON; fix or remove it`);
   }
   const result = configSchema.safeParse(parsed);
   if (!result.success)

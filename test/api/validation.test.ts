@@ -242,6 +242,19 @@ describe('unknown ids → 404 problem+json', () => {
       );
     });
 
+    it('POST /api/v1/operations with an input that is not one JSON object → 400 naming input', async () => {
+      for (const input of [[1, 2], 'text', 7, null]) {
+        const problem = expectProblem(
+          await call(api, 'POST', '/api/v1/operations', {
+            token,
+            body: { pluginId: PLUGIN_ID, projectId: 'shop', action: 'fixture.echo', input },
+          }),
+          400,
+        );
+        expect(JSON.stringify(problem), JSON.stringify(input)).toMatch(/input/);
+      }
+    });
+
     it('POST /api/v1/operations {projectId:"no-such-project"}', async () => {
       expectProblem(
         await call(api, 'POST', '/api/v1/operations', {

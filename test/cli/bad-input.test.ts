@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_INSPECTOR_DIST, NATIVE_FIXTURE_DIST, uniquePrefix } from '../support/data-dir.js';
+import { parseJsonInput } from '../../src/cli/parse.js';
 import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   cliOn,
@@ -109,6 +110,17 @@ describe('bad input exits 2 with one clear line on stderr', () => {
       /--input is not valid JSON/,
     );
     expect(line).toContain('--input \'{"key":"value"}\''); // it shows how to write it
+  });
+
+  it('an --input that is not one JSON object is refused before anything is queued; none is {}', async () => {
+    for (const input of ['[1,2]', '"text"', '7', 'null']) {
+      expectUsageError(
+        await cli(['run', 'fixture-inspector', 'shop', 'fixture.echo', '--input', input, '--yes']),
+        /--input must be one JSON object/,
+      );
+    }
+    expect(parseJsonInput(undefined)).toEqual({});
+    expect(parseJsonInput('{"a":1}')).toEqual({ a: 1 });
   });
 
   it('a missing --yes on trust, enable and run', async () => {

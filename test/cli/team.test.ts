@@ -161,10 +161,59 @@ describe('login, whoami, logout', () => {
   });
 
   it('a wrong token is refused at login (exit 4) and nothing is saved', async () => {
-    const run = await as('stranger', ['login', '--url', api.base, '--token-stdin'], { input: 'sy_nope' });
+    const unknown = `sy_${'a1'.repeat(6)}_${'B2c'.repeat(14)}x`;
+    const run = await as('stranger', ['login', '--url', api.base, '--token-stdin'], { input: unknown });
     expect(run.code, run.stderr).toBe(4);
     expect(run.stderr).toMatch(/unknown or revoked token/);
     await expect(stat(join(home, 'stranger', 'config', 'switchyard', 'config.json'))).rejects.toThrow();
+    // Not a token's shape at all: refused before anything is sent (exit 2), without quoting it.
+    const malformed = await as('stranger', ['login', '--url', api.base, '--token-stdin'], {
+      input: 'sy_nope',
+    });
+    expect(malformed.code, malformed.stderr).toBe(2);
+    expect(malformed.stderr).toMatch(/does not hold a Switchyard API token/);
+    expect(malformed.stderr).not.toContain('sy_nope');
+    await expect(stat(join(home, 'stranger', 'config', 'switchyard', 'config.json'))).rejects.toThrow();
+  });
+
+  it('token create > tok writes only the token; login --token-file tok refuses a file others can read, then works; no message shows the token', async () => {
+    const created = await as('admin', ['token', 'create', '--name', 'eve', '--role', 'operator']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/^sy_[a-z0-9]{12}_[A-Za-z0-9_-]{43}\n$/);
+    expect(created.stderr).toMatch(/it is not shown again/);
+    const token = created.stdout.trim();
+    const secret = token.slice(16);
+    await mkdir(join(home, 'eve'), { recursive: true });
+    // As a shell redirect makes it: mode 0644 under the usual umask.
+    const tok = join(home, 'eve', 'tok');
+    await writeFile(tok, created.stdout, { mode: 0o644 });
+    await chmod(tok, 0o644);
+    const loose = await as('eve', ['login', '--url', api.base, '--token-file', tok]);
+    expect(loose.code, loose.stderr).toBe(2);
+    expect(loose.stderr).toContain(`chmod 600 ${tok}`);
+    expect(loose.stdout + loose.stderr).not.toContain(secret);
+    await chmod(tok, 0o600);
+    const login = await as('eve', ['login', '--url', api.base, '--token-file', tok]);
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stdout).toMatch(/as eve \(operator\)/);
+    expect(login.stdout + login.stderr).not.toContain(secret);
+
+    // The file as the old `token create` wrote it: the token and its note.
+    const both = join(home, 'eve', 'both');
+    await writeFile(both, `${token}\n(token x, operator; it is not shown again)\n`, { mode: 0o600 });
+    const twoLines = await as('eve', ['login', '--url', api.base, '--token-file', both]);
+    expect(twoLines.code, twoLines.stderr).toBe(2);
+    expect(twoLines.stderr).toMatch(/more than one line/);
+    expect(twoLines.stderr).not.toMatch(/cannot reach/);
+    expect(twoLines.stdout + twoLines.stderr).not.toContain(secret);
+
+    // A token with a line break from the environment: refused, never printed.
+    const env = await as('nobody', ['--url', api.base, 'whoami'], {
+      env: { SWITCHYARD_TOKEN: `${token}\n(token x)` },
+    });
+    expect(env.code, env.stderr).toBe(2);
+    expect(env.stdout + env.stderr).not.toContain(secret);
+    expect(env.stderr).not.toMatch(/cannot reach/);
   });
 
   it('no token at all: exit 4 saying how to log in; --json gives an error document', async () => {

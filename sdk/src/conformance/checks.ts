@@ -63,6 +63,23 @@ export async function runProtocolChecks(
     }),
   );
 
+  // A host grants a subset of what was asked; a plugin that echoes more than it got fails its first call.
+  await run('initialize with a strict subset of the requested scopes echoes exactly that subset', () =>
+    withProbe(async (probe) => {
+      const subset = requested.slice(0, -1);
+      const reply = await probe.call(1, 'initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        hostVersion: 'switchyard-conformance',
+        grantedScopes: subset,
+      });
+      const echoed = [...expectResult(reply, 1, 'initialize').grantedScopes].sort();
+      expect(
+        JSON.stringify(echoed) === JSON.stringify([...subset].sort()),
+        `granted ${JSON.stringify(subset)} but the plugin echoed ${JSON.stringify(echoed)}`,
+      );
+    }),
+  );
+
   await run('initialize with another protocol version → -32001', () =>
     withProbe(async (probe) => {
       const reply = await probe.call(1, 'initialize', {
@@ -132,13 +149,71 @@ export async function runProtocolChecks(
           requested.filter((scope) => scope !== 'project.operate'),
         );
         expectError(
-          await probe.call(2, 'project.operate', { project, action: 'conformance.noop', input: null }),
+          await probe.call(2, 'project.operate', { project, action: 'conformance.noop', input: {} }),
           2,
           ERROR_CODES.permissionDenied,
         );
       }
     }),
   );
+
+  const operates = declares('project.operate');
+  const withRoot = requested.includes('project.files.read') ? { ...project, root: projectRoot } : project;
+  await run(
+    'project.operate runs an action project.inspect lists (a result or an application error)',
+    async () => {
+      if (!operates) throw new CheckSkipped('plugin does not declare project.operate');
+      if (!inspects)
+        throw new CheckSkipped('plugin does not declare project.inspect, which lists the actions');
+      let action: string | undefined;
+      await withProbe(async (probe) => {
+        await initialize(probe, requested);
+        action = expectResult(
+          await probe.call(2, 'project.inspect', { project: withRoot }),
+          2,
+          'project.inspect',
+        ).actions[0]?.id;
+      });
+      if (action === undefined) throw new CheckSkipped('project.inspect lists no action');
+      await withProbe(async (probe) => {
+        await initialize(probe, requested);
+        const reply = await probe.call(2, 'project.operate', { project: withRoot, action, input: {} });
+        if (reply.kind === 'error') expectError(reply, 2, ERROR_CODES.applicationError);
+        else expectResult(reply, 2, 'project.operate');
+      });
+    },
+  );
+
+  await run('project.operate with an unknown action → -32000', () => {
+    if (!operates) throw new CheckSkipped('plugin does not declare project.operate');
+    return withProbe(async (probe) => {
+      await initialize(probe, requested);
+      expectError(
+        await probe.call(2, 'project.operate', {
+          project: withRoot,
+          action: 'conformance.no-such-action',
+          input: {},
+        }),
+        2,
+        ERROR_CODES.applicationError,
+      );
+    });
+  });
+
+  await run('project.operate without the project.operate grant → -32003', () => {
+    if (!operates) throw new CheckSkipped('plugin does not declare project.operate');
+    return withProbe(async (probe) => {
+      await initialize(
+        probe,
+        requested.filter((scope) => scope !== 'project.operate'),
+      );
+      expectError(
+        await probe.call(2, 'project.operate', { project, action: 'conformance.noop', input: {} }),
+        2,
+        ERROR_CODES.permissionDenied,
+      );
+    });
+  });
 
   await run('a capability the manifest does not declare → -32003', () => {
     const missing = (['project.inspect', 'project.operate'] as const).find(
@@ -148,7 +223,7 @@ export async function runProtocolChecks(
     return withProbe(async (probe) => {
       await initialize(probe, requested);
       const params =
-        missing === 'project.inspect' ? { project } : { project, action: 'conformance.noop', input: null };
+        missing === 'project.inspect' ? { project } : { project, action: 'conformance.noop', input: {} };
       expectError(await probe.call(2, missing, params), 2, ERROR_CODES.permissionDenied);
     });
   });

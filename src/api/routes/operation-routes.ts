@@ -17,7 +17,7 @@ export function registerOperationRoutes({ route }: RouteKit, { runtime, streams 
           pluginId: body.pluginId,
           projectId: body.projectId,
           action: body.action,
-          input: (body.input ?? null) as never,
+          input: (body.input ?? {}) as never,
           ...(typeof key === 'string' ? { idempotencyKey: key } : {}),
           ...(body.timeoutMs !== undefined ? { timeoutMs: body.timeoutMs } : {}),
         },

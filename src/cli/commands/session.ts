@@ -1,12 +1,13 @@
 // switchyard login / logout / whoami: remote profiles (CLI.md "two modes").
 // A token is read from a file or stdin, never from the command line, checked
 // against GET /api/v1/me, and stored with the URL in a 0600 config file.
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { routes } from '../../core/contract/index.js';
 import { localUser } from '../../core/runtime/index.js';
 import { callRoute } from '../api-calls.js';
 import { InvalidInputError } from '../../core/platform/index.js';
+import { TOKEN_PATTERN } from '../../core/safety/index.js';
 import { targetOf } from '../command-context.js';
 import { ApiClient } from '../http.js';
 import { emit, say } from '../output.js';
@@ -108,16 +109,49 @@ function parseUrl(text: string): string {
   return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
+/**
+ * The token of --token-file or --token-stdin: one line (a trailing line break
+ * is fine), in the shape of a Switchyard token. A file others can read is
+ * refused, as a config file is. No message quotes what was read: it may be
+ * the token, or the token with something else.
+ */
 async function readToken(options: { tokenFile?: string; tokenStdin?: boolean }): Promise<string> {
   if ((options.tokenFile === undefined) === (options.tokenStdin !== true))
     throw new InvalidInputError(
       'give the token with exactly one of --token-file <file> or --token-stdin (never on the command line: it lands in shell history)',
     );
-  const text =
-    options.tokenFile !== undefined ? await readFile(options.tokenFile, 'utf8') : await readStdin();
+  const source = options.tokenFile ?? 'standard input';
+  const text = options.tokenFile !== undefined ? await readTokenFile(options.tokenFile) : await readStdin();
   const token = text.trim();
-  if (token === '') throw new InvalidInputError('the token is empty');
+  if (token === '') throw new InvalidInputError(`${source}: the token is empty`);
+  if (/[\r\n]/.test(token))
+    throw new InvalidInputError(
+      `${source} holds more than one line; it must hold only the token (\`switchyard token create … > file\` writes just that)`,
+    );
+  if (!TOKEN_PATTERN.test(token))
+    throw new InvalidInputError(
+      `${source} does not hold a Switchyard API token (sy_, 12 lower-case letters or digits, _, 43 characters)`,
+    );
   return token;
+}
+
+async function readTokenFile(path: string): Promise<string> {
+  const file = await open(path, 'r');
+  try {
+    const info = await file.stat();
+    if (typeof process.getuid === 'function' && info.uid !== process.getuid())
+      throw new InvalidInputError(
+        `${path} belongs to another user (uid ${info.uid}); a token file must be yours`,
+      );
+    if ((info.mode & 0o077) !== 0)
+      throw new InvalidInputError(
+        `${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}); it holds a token. Fix: chmod 600 ${path}`,
+      );
+    if (info.size > 4_096) throw new InvalidInputError(`${path} is larger than a token file (4 KiB)`);
+    return await file.readFile('utf8');
+  } finally {
+    await file.close();
+  }
 }
 
 async function readStdin(): Promise<string> {

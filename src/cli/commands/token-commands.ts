@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { MAX_EXPIRY_MS } from '../../core/access/index.js';
 import { withBackend } from '../command-context.js';
-import { ago, emit, printTable, say } from '../output.js';
+import { ago, emit, note, printTable, say } from '../output.js';
 import { durationIn } from '../parse.js';
 
 export function registerTokenCommands(program: Command): void {
@@ -33,8 +33,9 @@ export function registerTokenCommands(program: Command): void {
           ...(options.expiresIn !== undefined ? { expiresInMs: options.expiresIn } : {}),
         });
         emit(config.json, created, () => {
+          // Only the token on stdout: `token create … > file` makes a token file.
           say(created.token);
-          say(`(token ${created.id}, ${created.role}; it is not shown again)`);
+          note(`(token ${created.id}, ${created.role}; it is not shown again)`);
         });
       }),
     );

@@ -36,7 +36,8 @@ export const bodies = {
     pluginId: z.string().min(1),
     projectId: z.string().min(1),
     action: z.string().min(1),
-    input: json.optional(),
+    /** One JSON object ({} when absent), as the original host requires. */
+    input: z.record(z.string(), json).optional(),
     /** May only shorten the plugin's operate limit (400 naming the limit otherwise). */
     timeoutMs: z.number().int().min(1).optional(),
   }),

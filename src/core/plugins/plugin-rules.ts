@@ -199,9 +199,14 @@ export function projectParams(project: Project, grants: readonly Scope[]) {
  * authorization errors, a cancelled call and the plugin's application error
  * (-32000, PROTOCOL §8: not a fault) leave health as it was.
  */
+const RPC_APPLICATION_ERROR = -32000;
+
 export function recordsUnhealthy(error: unknown): boolean {
   if (!(error instanceof SwitchyardError)) return false;
-  if (error instanceof CallCancelledError || error instanceof PluginCallError) return false;
+  if (error instanceof CallCancelledError) return false;
+  // PROTOCOL §8: the plugin's own application error (-32000) is not a fault; any other code
+  // (-32603: its handler crashed or returned an invalid status) is.
+  if (error instanceof PluginCallError) return error.rpcCode !== RPC_APPLICATION_ERROR;
   return (
     error.callFailure || error instanceof PackageInvalidError || error instanceof FingerprintChangedError
   );

@@ -11,6 +11,7 @@ import { accessSync, constants as fs } from 'node:fs';
 import { execa } from 'execa';
 import treeKill from 'tree-kill';
 import { readEnv, type EnvironmentName } from '../platform/index.js';
+import { stdioWithoutStrays } from './inherited-fds.js';
 import {
   HELPER_PATH,
   SpawnError,
@@ -139,9 +140,9 @@ async function startInProcessGroup(request: SpawnRequest): Promise<CallProcess> 
     env: request.env,
     extendEnv: false,
     detached: true,
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    // Pipes on 0–2; a descriptor this process inherited without close-on-exec is not passed on.
+    // (execa's types omit a descriptor number beyond stderr; node's spawn takes it.)
+    stdio: stdioWithoutStrays() as ['pipe', 'pipe', 'pipe'],
     buffer: false,
     reject: false,
     encoding: 'buffer',

@@ -71,6 +71,10 @@ export class OperationService {
     actor: string,
   ): Promise<{ operation: OperationView; created: boolean }> {
     const { redis, keys, plugins, queues } = this.deps;
+    // PROTOCOL §7: project.operate's input is one JSON object ({} for none), as the original host sends it.
+    if (typeof request.input !== 'object' || request.input === null || Array.isArray(request.input)) {
+      throw new InvalidInputError('input must be one JSON object (the action input; {} for none)');
+    }
     const hash = requestHash(request);
     if (request.idempotencyKey !== undefined) {
       validateIdempotencyKey(request.idempotencyKey);
