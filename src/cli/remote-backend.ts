@@ -108,7 +108,8 @@ export function remoteBackend(api: ApiClient): Backend {
             pluginId: request.pluginId,
             projectId: request.projectId,
             action: request.action,
-            ...(request.input !== null ? { input: request.input } : {}),
+            // The CLI refused any input but one JSON object before this point.
+            ...(isJsonObject(request.input) ? { input: request.input } : {}),
             ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
           },
           ...(request.idempotencyKey !== undefined
@@ -162,4 +163,8 @@ export function remoteBackend(api: ApiClient): Backend {
     },
   };
   return backend;
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
