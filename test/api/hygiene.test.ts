@@ -23,8 +23,9 @@ afterAll(async () => {
   await setup?.close();
 });
 
+/** An operation request whose input (one JSON object, as the contract requires) nests arrays `depth` deep. */
 function nested(depth: number): string {
-  return `{"pluginId":"p","projectId":"q","action":"a","input":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+  return `{"pluginId":"p","projectId":"q","action":"a","input":{"deep":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
 }
 
 describe('request bodies', () => {
