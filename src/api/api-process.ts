@@ -8,6 +8,7 @@ import { InvalidInputError, createLogger } from '../core/platform/index.js';
 import { runProcess } from '../core/runtime/index.js';
 import { redact } from '../core/safety/index.js';
 import type { Runtime } from '../core/runtime/index.js';
+import { allowedHostNames } from './host-allowlist.js';
 import { buildApi } from './server.js';
 
 export interface ApiOptions {
@@ -16,6 +17,8 @@ export interface ApiOptions {
   tlsCert?: string;
   tlsKey?: string;
   insecureHttp?: boolean;
+  /** Names /healthz and /metrics answer for besides IP literals, loopback names and --host. */
+  allowedHosts?: string[];
 }
 
 export function isLoopback(host: string): boolean {
@@ -68,6 +71,7 @@ export async function runApiProcess(config: {
       }
       await ensureFirstToken(runtime, config.dataDir, logger);
       const app = await buildApi(runtime, runtime.tokens, logger, {
+        allowedHosts: allowedHostNames(config.api.host, config.api.allowedHosts),
         ...(tls
           ? { https: { cert: await readFile(config.api.tlsCert!), key: await readFile(config.api.tlsKey!) } }
           : {}),

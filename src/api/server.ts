@@ -27,6 +27,7 @@ import { BEFORE_HOOKS_HEADERS, CACHE_HEADERS, HELMET_OPTIONS } from './security-
 import { serveEventStreams } from './sse.js';
 import { StreamSlots, keepAliveMsFromEnv, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
 import { sendUiFile } from './ui-files.js';
+import { hostAllowed, hostnameOf } from './host-allowlist.js';
 
 export { BODY_LIMIT, MAX_JSON_DEPTH } from './request-limits.js';
 export { ProblemError } from './problems.js';
@@ -44,6 +45,8 @@ export interface BuildOptions {
   streamKeepAliveMs?: number;
   /** Serve HTTPS with this certificate and key (PEM). */
   https?: { cert: Buffer; key: Buffer };
+  /** Host names /healthz and /metrics answer besides IP literals and loopback names (host-allowlist.ts). */
+  allowedHosts?: Iterable<string>;
 }
 
 export async function buildApi(
@@ -131,15 +134,17 @@ export async function buildApi(
   registerTokenRoutes(kit, deps);
   kit.route(routes.openApi, () => openApiDocument(kit.docs));
 
-  // ---- unauthenticated ----
-  app.get('/healthz', async (_request, reply) => {
+  // ---- unauthenticated: only for a Host that names this api (DNS rebinding) ----
+  const allowedHosts = new Set(options.allowedHosts ?? []);
+  const unauthenticated = { onRequest: refuseForeignHost(allowedHosts) };
+  app.get('/healthz', unauthenticated, async (_request, reply) => {
     // liveness() answers redis:false at once while Redis is unreachable (no offline queue).
     const state = await liveness(core.redis, core.keys, runtime.queues);
     return reply
       .code(state.ok ? 200 : 503)
       .send({ status: state.ok ? 'ok' : 'starting', api: true, ...state });
   });
-  app.get('/metrics', async (_request, reply) =>
+  app.get('/metrics', unauthenticated, async (_request, reply) =>
     reply.type('text/plain; version=0.0.4; charset=utf-8').send(await renderMetrics(runtime)),
   );
   app.get('/', (_request, reply) => sendUiFile(reply, 'index.html'));
@@ -149,3 +154,17 @@ export async function buildApi(
 }
 
 export type Api = FastifyInstance;
+
+function refuseForeignHost(allowed: ReadonlySet<string>) {
+  return async (request: { headers: { host?: string | undefined } }) => {
+    const { host } = request.headers;
+    if (hostAllowed(host, allowed)) return;
+    const name = hostnameOf(host);
+    throw ProblemError.of(
+      ERROR_CODES.HOST_NOT_ALLOWED,
+      name === undefined
+        ? 'this route needs a Host header that names this api'
+        : `this api does not answer for the host ${JSON.stringify(name)} here; an administrator can allow it with --allowed-host ${name}`,
+    );
+  };
+}

@@ -44,6 +44,8 @@ export interface UpOptions {
   workerConcurrency: number;
   /** Passed to the api: plain HTTP on a non-loopback host (behind a TLS proxy). */
   insecureHttp?: boolean;
+  /** Passed to the api: names /healthz and /metrics answer for. */
+  allowedHosts?: string[];
 }
 
 export interface RunningUp {
@@ -99,6 +101,7 @@ export async function startUp(
       '--log-level',
       options.logLevel,
       ...(options.insecureHttp ? ['--insecure-http'] : []),
+      ...(options.allowedHosts ?? []).flatMap((name) => ['--allowed-host', name]),
     ]);
     const scheduler = launch('scheduler', ['scheduler', '--log-level', options.logLevel]);
     const workers: ChildProcess[] = [];

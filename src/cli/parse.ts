@@ -14,6 +14,11 @@ function integerIn(min: number, max: number, problem: string) {
   };
 }
 
+/** Commander's accumulator for a repeatable option. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 export function positiveInt(name: string) {
   return integerIn(1, Infinity, `${name} must be a positive integer`);
 }

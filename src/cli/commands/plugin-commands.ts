@@ -6,7 +6,7 @@ import type { PluginDetail, PluginView } from '../../core/plugins/index.js';
 import type { LogLine } from '../backend.js';
 import { withBackend } from '../command-context.js';
 import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
-import { listLimit, requireYes } from '../parse.js';
+import { collect, listLimit, requireYes } from '../parse.js';
 import { containmentText, limitsText, printLogEntries, untilFollowEnds } from './long-ops.js';
 
 export function registerPluginCommands(program: Command): void {
@@ -165,10 +165,6 @@ export function registerPluginCommands(program: Command): void {
           printLogEntries([...logs].reverse(), false);
         }),
     );
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 export function printPluginTable(plugins: PluginView[]): void {

@@ -4,7 +4,7 @@ import { runApiProcess } from '../../api/api-process.js';
 import { createLogger } from '../../core/platform/index.js';
 import { redact } from '../../core/safety/index.js';
 import { globalsOf } from '../command-context.js';
-import { positiveInt } from '../parse.js';
+import { collect, positiveInt } from '../parse.js';
 import { StartAborted, startUp, type AppendFsync, type RunningUp } from '../embedded-up.js';
 import { InvalidArgumentError } from 'commander';
 import { runDemo } from '../demo.js';
@@ -38,6 +38,12 @@ export function registerUpCommand(program: Command): void {
       '--insecure-http',
       'let the api serve plain HTTP on a non-loopback --host (behind a TLS proxy only)',
     )
+    .option(
+      '--allowed-host <name>',
+      'a host name /healthz and /metrics answer for (DNS rebinding: besides IP literals, localhost and --host; repeatable)',
+      collect,
+      [] as string[],
+    )
     .option('--appendfsync <mode>', 'embedded Redis AOF fsync: everysec or always', appendfsync, 'everysec')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText('after', '\nExample:\n  switchyard up --workers 4 --port 8080')
@@ -51,6 +57,7 @@ export function registerUpCommand(program: Command): void {
           appendfsync: AppendFsync;
           logLevel: string;
           insecureHttp?: boolean;
+          allowedHost: string[];
         },
         command: Command,
       ) => {
@@ -73,6 +80,7 @@ export function registerUpCommand(program: Command): void {
               logLevel: options.logLevel,
               appendfsync: options.appendfsync,
               ...(options.insecureHttp ? { insecureHttp: true } : {}),
+              allowedHosts: options.allowedHost,
             },
             logger,
             aborter.signal,
@@ -98,6 +106,12 @@ export function registerUpCommand(program: Command): void {
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM)')
     .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
     .option('--insecure-http', 'allow plain HTTP on a non-loopback address (behind a TLS proxy only)')
+    .option(
+      '--allowed-host <name>',
+      'a host name /healthz and /metrics answer for (DNS rebinding: besides IP literals, localhost and --host; repeatable)',
+      collect,
+      [] as string[],
+    )
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText('after', '\nExample:\n  switchyard api --port 8080 --redis-url redis://127.0.0.1:6379')
     .action(
@@ -109,6 +123,7 @@ export function registerUpCommand(program: Command): void {
           tlsCert?: string;
           tlsKey?: string;
           insecureHttp?: boolean;
+          allowedHost: string[];
         },
         command: Command,
       ) => {
@@ -124,6 +139,7 @@ export function registerUpCommand(program: Command): void {
             ...(options.tlsCert ? { tlsCert: options.tlsCert } : {}),
             ...(options.tlsKey ? { tlsKey: options.tlsKey } : {}),
             ...(options.insecureHttp ? { insecureHttp: true } : {}),
+            allowedHosts: options.allowedHost,
           },
         });
       },

@@ -111,6 +111,11 @@ export const ERROR_CATALOGUE = {
     exit: notAllowed,
     means: 'A browser request came from another origin.',
   },
+  HOST_NOT_ALLOWED: {
+    status: 421,
+    exit: notAllowed,
+    means: 'The Host header names neither this api nor a name it allows (`--allowed-host`).',
+  },
   TOO_MANY_REQUESTS: { status: 429, exit: badInput, means: 'Too many requests; retry later.' },
   TOO_MANY_STREAMS: {
     status: 429,
