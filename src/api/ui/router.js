@@ -2,6 +2,12 @@
 // What a view may ask of the shell — go to a route, render the current one
 // again, show a message once — without importing app.js: app.js imports every
 // view, so a view importing it back made a cycle. app.js installs the renderer.
+/**
+ * What app.js hands every view: the signal that aborts when the page is left,
+ * and the route's captured groups (ids).
+ * @typedef {{ signal: AbortSignal, params: string[] }} ViewContext
+ */
+
 /** @type {() => void} */
 let renderCurrent = () => {};
 /** @type {string | undefined} */
