@@ -2,6 +2,18 @@
 // Tiny DOM helpers. Every string goes in as text (never parsed as HTML):
 // plugin-provided names, errors, facts and logs are untrusted.
 
+/**
+ * An element index.html has (the shell's main, nav, sign-out): a missing one is
+ * a broken page, said by name.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no element #${id}`);
+  return el;
+}
+
 /** @typedef {Node | string | number | null | undefined | false} Leaf a node, text, or nothing (skipped) */
 /**
  * A child h() and append() take: a leaf or a list of them, two deep (a JSDoc
