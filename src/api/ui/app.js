@@ -1,8 +1,9 @@
+// @ts-check
 // Switchyard review UI: sign-in, hash routing, and the shell around each view.
 import { get, getToken, setToken, setUnauthorizedHandler } from './api.js';
 import { auditView } from './audit.js';
 import { batchView, batchesView } from './batches.js';
-import { errorBox, field, h } from './dom.js';
+import { byId, errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
 import { pluginView, pluginsView } from './plugins.js';
 import { projectsView } from './projects.js';
@@ -11,6 +12,10 @@ import { schedulesView } from './schedules.js';
 import { currentUser, forgetUser } from './session.js';
 import { tokensView } from './tokens.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @typedef {(container: HTMLElement, context: ViewContext) => Promise<unknown>} View */
+
+/** @type {[RegExp, View][]} */
 const ROUTES = [
   [/^\/plugins$/, pluginsView],
   [/^\/plugins\/([^/]+)$/, pluginView],
@@ -24,12 +29,15 @@ const ROUTES = [
   [/^\/tokens$/, tokensView],
 ];
 
-const main = document.getElementById('main');
-const nav = document.getElementById('nav');
-const signOutButton = document.getElementById('sign-out');
-let current; // { controller }
+const main = byId('main');
+const nav = byId('nav');
+const signOutButton = byId('sign-out');
+/** @type {{ controller: AbortController } | undefined} */
+let current;
+/** @type {string | undefined} */
 let signInMessage;
 
+/** @param {string} message shown on the sign-in form */
 function signOut(message) {
   setToken(null);
   forgetUser();
@@ -61,7 +69,8 @@ function render() {
   // Admin-only links (Schedules, Tokens) appear once the token's role is known.
   currentUser(controller.signal)
     .then((user) => {
-      for (const link of nav.querySelectorAll('[data-admin]')) link.hidden = user.role !== 'admin';
+      const adminLinks = /** @type {NodeListOf<HTMLElement>} */ (nav.querySelectorAll('[data-admin]'));
+      for (const link of adminLinks) link.hidden = user.role !== 'admin';
     })
     .catch(() => {});
 
@@ -76,7 +85,8 @@ function render() {
     const match = pattern.exec(path);
     if (match) {
       const ctx = { signal: controller.signal, params: match.slice(1) };
-      Promise.resolve(view(container, ctx)).catch((error) => {
+      Promise.resolve(view(container, ctx)).catch((thrown) => {
+        const error = /** @type {{ name?: string, signedOut?: boolean } | null | undefined} */ (thrown);
         if (error?.name === 'AbortError' || error?.signedOut || controller.signal.aborted) return;
         const box = errorBox('view-error');
         box.show(error);
@@ -92,6 +102,7 @@ function render() {
   );
 }
 
+/** @param {HTMLElement} container */
 function renderSignIn(container) {
   const input = h('input', {
     type: 'password',
@@ -132,7 +143,7 @@ function renderSignIn(container) {
       if (!location.hash || location.hash === '#/' || location.hash === '#') navigate('#/plugins');
       else render();
     } catch (error) {
-      if (!error?.signedOut) {
+      if (!(/** @type {{ signedOut?: boolean } | null | undefined} */ (error)?.signedOut)) {
         setToken(null);
         errors.show(error);
       }

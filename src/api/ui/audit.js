@@ -1,10 +1,18 @@
+// @ts-check
 // Audit: the newest entries, filtered, a page at a time. Health checks write an
 // entry per run and would bury everything else: hidden unless asked for.
 import { get } from './api.js';
 import { field, formatTime, h, table } from './dom.js';
 
+/** @typedef {import('./router.js').ViewContext} ViewContext */
+/** @typedef {import('../../core/contract/index.js').AnswerOf<'audit'>} AuditPage */
+
 const HEALTH_CHECKS = 'scheduler.health-checks';
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function auditView(container, { signal }) {
   const showHealth = h('input', { type: 'checkbox', id: 'audit-health', testid: 'audit-show-health' });
   const action = h('input', {
@@ -14,12 +22,15 @@ export async function auditView(container, { signal }) {
   });
   const body = h('div', {});
   const older = h('button', { type: 'button', testid: 'audit-older', hidden: true }, 'Older entries');
+  /** @type {string | undefined} */
   let cursor;
+  /** @param {boolean} append */
   const load = async (append) => {
     const query = new URLSearchParams({ limit: '100' });
     if (!showHealth.checked) query.set('excludeAction', HEALTH_CHECKS);
     if (action.value.trim()) query.set('action', action.value.trim());
     if (append && cursor) query.set('cursor', cursor);
+    /** @type {AuditPage} */
     const page = await get(`/audit?${query}`, signal);
     cursor = page.nextCursor;
     older.hidden = !cursor;
@@ -66,6 +77,7 @@ export async function auditView(container, { signal }) {
   await load(false);
 }
 
+/** @param {AuditPage['items'][number]['detail'] | string | null | undefined} detail */
 function detailText(detail) {
   if (detail === undefined || detail === null || detail === '') return '';
   const text = typeof detail === 'string' ? detail : JSON.stringify(detail);

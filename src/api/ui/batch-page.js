@@ -1,3 +1,4 @@
+// @ts-check
 // One batch, live: a bar that shows failures (green succeeded, red failed,
 // grey cancelled), per-project rows as soon as each call ends (the event
 // stream's `outcomes`), Cancel and Retry (failed) buttons, and the comparison
@@ -8,9 +9,20 @@ import { navigate } from './router.js';
 import { badge, busy, errorBox, formatTime, h, table } from './dom.js';
 import { can, currentUser } from './session.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @import { AnswerOf, EventOf } from '../../core/contract/index.js' */
+/** @typedef {AnswerOf<'getBatch'>} Batch */
+/** @typedef {EventOf<'batchEvents', 'outcomes'>[number]} Outcome */
+/** @typedef {AnswerOf<'diffBatches'>['projects'][number]['added'][number]} Fact */
+
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context `params`: the batch id
+ */
 export async function batchView(container, { signal, params: [id] }) {
-  const path = `/batches/${encodeURIComponent(id)}`;
+  const path = `/batches/${encodeURIComponent(/** @type {string} */ (id))}`;
   const state = h('span', { testid: 'batch-state' });
+  /** @param {'succeeded' | 'failed' | 'cancelled'} kind */
   const segment = (kind) => h('span', { class: `bar-seg bar-${kind}`, testid: `bar-${kind}` });
   const segments = {
     succeeded: segment('succeeded'),
@@ -87,17 +99,20 @@ export async function batchView(container, { signal, params: [id] }) {
 
   let operator = false;
   /** projectId → outcome; filled by the first read, then by each `outcomes` event. */
+  /** @type {Map<string, Outcome>} */
   const outcomes = new Map();
+  /** @param {AnswerOf<'cancelBatch'>} p a batch's counts and state (a batch view has them too) */
   const showProgress = (p) => {
     const cancelled = p.cancelled ?? 0;
     const done = p.succeeded + p.failed + cancelled;
     const total = Math.max(1, p.total);
-    for (const [kind, count] of [
+    /** @type {['succeeded' | 'failed' | 'cancelled', number][]} */
+    const counts = [
       ['succeeded', p.succeeded],
       ['failed', p.failed],
       ['cancelled', cancelled],
-    ])
-      segments[kind].style.width = `${(100 * count) / total}%`;
+    ];
+    for (const [kind, count] of counts) segments[kind].style.width = `${(100 * count) / total}%`;
     bar.setAttribute('aria-valuemax', String(p.total));
     bar.setAttribute('aria-valuenow', String(done));
     bar.dataset.failed = String(p.failed);
@@ -123,7 +138,8 @@ export async function batchView(container, { signal, params: [id] }) {
         rows.map((r) => [
           h('code', {}, r.projectId),
           badge(r.status),
-          r.result?.redacted
+          // `redacted` is not in the contract's inspect result (the api does not send it yet); read as before
+          /** @type {{ redacted?: boolean } | undefined} */ (r.result)?.redacted
             ? h(
                 'span',
                 {},
@@ -145,10 +161,12 @@ export async function batchView(container, { signal, params: [id] }) {
       ),
     );
   };
+  /** @param {Outcome[] | undefined} list */
   const addOutcomes = (list) => {
     for (const outcome of list ?? []) outcomes.set(outcome.projectId, outcome);
     showResults();
   };
+  /** @param {Batch} batch */
   const showBatch = (batch) => {
     showProgress(batch);
     meta.textContent = `Plugin ${batch.pluginId} · started ${formatTime(batch.createdAt)} by ${batch.createdBy ?? '—'}${
@@ -159,17 +177,19 @@ export async function batchView(container, { signal, params: [id] }) {
   failuresOnly.addEventListener('change', showResults);
   cancel.addEventListener('click', () =>
     busy(cancel, errors, async () => {
-      showBatch(await post(`${path}/cancel`));
+      showBatch(/** @type {AnswerOf<'cancelBatch'>} */ (await post(`${path}/cancel`)));
     }),
   );
   retry.addEventListener('click', () =>
     busy(retry, errors, async () => {
+      /** @type {AnswerOf<'retryBatch'>} */
       const next = await post(`${path}/retry`, { failedOnly: true });
       navigate(`#/batches/${encodeURIComponent(next.batchId)}`);
     }),
   );
 
   // The cards appear once the batch is read: an unknown id leaves only the error the shell shows.
+  /** @type {Batch} */
   let first;
   try {
     [first, operator] = await Promise.all([
@@ -189,12 +209,14 @@ export async function batchView(container, { signal, params: [id] }) {
     signal,
     everyMs: 1000,
     onEvent: (name, data) => {
-      if (name === 'progress') showProgress(data);
-      if (name === 'outcomes') addOutcomes(data);
-      if (name === 'done') showBatch(data);
+      // the stream's data per event name: EventOf<'batchEvents', name>
+      if (name === 'progress') showProgress(/** @type {EventOf<'batchEvents', 'progress'>} */ (data));
+      if (name === 'outcomes') addOutcomes(/** @type {EventOf<'batchEvents', 'outcomes'>} */ (data));
+      if (name === 'done') showBatch(/** @type {EventOf<'batchEvents', 'done'>} */ (data));
     },
     // No done event (stream failed or ended early): read until finished.
     read: async () => {
+      /** @type {Batch} */
       const batch = await get(path, signal);
       showBatch(batch);
       return batch.state !== 'running';
@@ -207,14 +229,21 @@ export async function batchView(container, { signal, params: [id] }) {
   if (followed) void showComparison(compare, path, signal);
 }
 
-/** "Compare with the previous batch of this plugin": the diff, project by project. */
+/**
+ * "Compare with the previous batch of this plugin": the diff, project by project.
+ * @param {HTMLElement} section
+ * @param {string} path the batch's, under /api/v1
+ * @param {AbortSignal} signal
+ */
 async function showComparison(section, path, signal) {
   const title = h('h2', { id: 'batch-diff-title' }, 'Compared with the previous batch of this plugin');
+  /** @type {AnswerOf<'previousBatch'>} */
   const { previous } = await get(`${path}/previous`, signal);
   if (!previous) {
     section.replaceChildren(title, h('p', { class: 'muted' }, 'No earlier batch of this plugin is kept.'));
     return;
   }
+  /** @type {AnswerOf<'diffBatches'>} */
   const diff = await get(`${path}/diff?from=${encodeURIComponent(previous.batchId)}`, signal);
   const link = h(
     'a',
@@ -233,28 +262,32 @@ async function showComparison(section, path, signal) {
   section.replaceChildren(
     title,
     lede,
-    diff.projects.length === 0
-      ? null
-      : table(
-          ['Project', 'Status', 'Added', 'Removed', 'Changed'],
-          diff.projects.map((p) => [
-            h('code', {}, p.projectId),
-            p.status.from === p.status.to ? p.status.to : `${p.status.from} → ${p.status.to}`,
-            factsList(p.added),
-            factsList(p.removed),
-            p.changed.length === 0
-              ? h('span', { class: 'muted' }, 'none')
-              : h(
-                  'ul',
-                  { class: 'facts-list' },
-                  p.changed.map((c) => h('li', {}, h('strong', {}, c.id), `: ${c.from} → ${c.to}`)),
-                ),
-          ]),
-          { class: 'data', testid: 'batch-diff-table' },
-        ),
+    // no table when nothing changed (replaceChildren would print a null as the text "null")
+    ...(diff.projects.length === 0
+      ? []
+      : [
+          table(
+            ['Project', 'Status', 'Added', 'Removed', 'Changed'],
+            diff.projects.map((p) => [
+              h('code', {}, p.projectId),
+              p.status.from === p.status.to ? p.status.to : `${p.status.from} → ${p.status.to}`,
+              factsList(p.added),
+              factsList(p.removed),
+              p.changed.length === 0
+                ? h('span', { class: 'muted' }, 'none')
+                : h(
+                    'ul',
+                    { class: 'facts-list' },
+                    p.changed.map((c) => h('li', {}, h('strong', {}, c.id), `: ${c.from} → ${c.to}`)),
+                  ),
+            ]),
+            { class: 'data', testid: 'batch-diff-table' },
+          ),
+        ]),
   );
 }
 
+/** @param {Fact[] | undefined} facts */
 function factsList(facts) {
   if (!Array.isArray(facts) || facts.length === 0) return h('span', { class: 'muted' }, 'none');
   return h(

@@ -1,3 +1,4 @@
+// @ts-check
 // Batches: start one (a project picker that works with thousands), list them
 // filtered and paged; one batch's page is batch-page.js.
 import { get, post } from './api.js';
@@ -6,10 +7,18 @@ import { can, currentUser, needsRole } from './session.js';
 import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
 import { projectPicker } from './project-picker.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
+
 export { batchView } from './batch-page.js';
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function batchesView(container, { signal }) {
   container.append(h('div', { class: 'page-head' }, h('h1', {}, 'Batches')));
+  /** @type {[AnswerOf<'listPlugins'>, AnswerOf<'listProjects'>, import('./session.js').Me]} */
   const [plugins, projects, user] = await Promise.all([
     get('/plugins', signal),
     get('/projects', signal),
@@ -29,12 +38,15 @@ export async function batchesView(container, { signal }) {
   );
   const listBody = h('div', {});
   const older = h('button', { type: 'button', testid: 'batches-older', hidden: true }, 'Older batches');
+  /** @type {string | undefined} */
   let cursor;
+  /** @param {boolean} append */
   const load = async (append) => {
     const query = new URLSearchParams({ limit: '25' });
     if (stateFilter.value) query.set('state', stateFilter.value);
     if (pluginFilter.value) query.set('pluginId', pluginFilter.value);
     if (append && cursor) query.set('cursor', cursor);
+    /** @type {AnswerOf<'listBatches'>} */
     const page = await get(`/batches?${query}`, signal);
     cursor = page.nextCursor;
     older.hidden = !cursor;
@@ -87,6 +99,10 @@ export async function batchesView(container, { signal }) {
   await load(false);
 }
 
+/**
+ * @param {AnswerOf<'listPlugins'>} plugins the enabled ones
+ * @param {AnswerOf<'listProjects'>} projects
+ */
 function startForm(plugins, projects) {
   const errors = errorBox('batch-start-error');
   const plugin = h(
@@ -150,10 +166,10 @@ function startForm(plugins, projects) {
       return;
     }
     void busy(button, errors, async () => {
-      const batch = await post('/batches', {
-        pluginId: plugin.value,
-        projects: some.checked ? chosen : 'all',
-      });
+      /** @type {BodyIn<typeof routes.createBatch>} */
+      const body = { pluginId: plugin.value, projects: some.checked ? chosen : 'all' };
+      /** @type {AnswerOf<'createBatch'>} */
+      const batch = await post('/batches', body);
       navigate(`#/batches/${encodeURIComponent(batch.batchId)}`);
     });
   });

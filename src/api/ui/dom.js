@@ -1,44 +1,85 @@
+// @ts-check
 // Tiny DOM helpers. Every string goes in as text (never parsed as HTML):
 // plugin-provided names, errors, facts and logs are untrusted.
+
+/**
+ * An element index.html has (the shell's main, nav, sign-out): a missing one is
+ * a broken page, said by name.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no element #${id}`);
+  return el;
+}
+
+/** @typedef {Node | string | number | null | undefined | false} Leaf a node, text, or nothing (skipped) */
+/**
+ * A child h() and append() take: a leaf or a list of them, two deep (a JSDoc
+ * type cannot refer to itself; append() itself flattens any depth).
+ * @typedef {Leaf | (Leaf | Leaf[])[]} Child
+ */
 
 /**
  * h('button', { class: 'primary', testid: 'x', onclick: fn, disabled: true }, 'Label', child, [more])
  * Attributes: class, text, testid (→ data-testid), on<event> handlers, booleans
  * (true sets, false/null/undefined skips), anything else via setAttribute.
+ *
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, unknown>} [attrs]
+ * @param {Child[]} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === 'class') el.className = value;
+    // value/checked/selected are properties of the form controls only; set as before on whatever tag was given
+    const control = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (el));
+    if (key === 'class') el.className = /** @type {string} */ (value);
     else if (key === 'text') el.textContent = String(value);
-    else if (key === 'testid') el.dataset.testid = value;
-    else if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
-    else if (key === 'value') el.value = value;
-    else if (key === 'checked' || key === 'selected') el[key] = Boolean(value);
+    else if (key === 'testid') el.dataset.testid = /** @type {string} */ (value);
+    else if (key.startsWith('on') && typeof value === 'function')
+      el.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
+    else if (key === 'value') control.value = value;
+    else if (key === 'checked' || key === 'selected') control[key] = Boolean(value);
     else el.setAttribute(key, value === true ? '' : String(value));
   }
   append(el, children);
   return el;
 }
 
+/**
+ * @param {HTMLElement} el
+ * @param {unknown[]} children Child values, nested to any depth
+ */
 function append(el, children) {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
     if (Array.isArray(child)) append(el, child);
     else if (typeof child === 'string' || typeof child === 'number') el.append(String(child));
-    else el.append(child);
+    else el.append(/** @type {Node} */ (child));
   }
 }
 
 let uid = 0;
-/** A unique id for label/for pairs. */
+/**
+ * A unique id for label/for pairs.
+ * @param {string} prefix
+ */
 export function nextId(prefix) {
   uid += 1;
   return `${prefix}-${uid}`;
 }
 
-/** A labelled form field: <div class="field"><label for>…</label>control hint</div>. */
+/**
+ * A labelled form field: <div class="field"><label for>…</label>control hint</div>.
+ * @param {Child} label
+ * @param {HTMLElement} control
+ * @param {Child} [hint]
+ */
 export function field(label, control, hint) {
   if (!control.id) control.id = nextId('f');
   const hintEl = hint ? h('p', { class: 'hint', id: `${control.id}-hint` }, hint) : null;
@@ -46,6 +87,7 @@ export function field(label, control, hint) {
   return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hintEl);
 }
 
+/** @type {Record<string, string>} */
 const TONES = {
   trusted: 'ok',
   untrusted: 'neutral',
@@ -68,9 +110,14 @@ const TONES = {
   granted: 'ok',
   'not trusted': 'neutral',
 };
+/** @type {Record<string, string>} */
 const MARKS = { ok: '✓', bad: '✕', warn: '!', info: '…', neutral: '○' };
 
-/** A status badge: a mark, the word, and a color (never color alone). */
+/**
+ * A status badge: a mark, the word, and a color (never color alone).
+ * @param {string} word
+ * @param {string} [testid]
+ */
 export function badge(word, testid) {
   const tone = TONES[word] ?? 'neutral';
   return h(
@@ -81,6 +128,7 @@ export function badge(word, testid) {
   );
 }
 
+/** @param {string | number | Date | null | undefined} value an ISO date, epoch ms (also as digits) or nothing */
 export function formatTime(value) {
   if (value === undefined || value === null || value === '') return '—';
   const date = new Date(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
@@ -90,8 +138,11 @@ export function formatTime(value) {
 /**
  * A duration the way the CLI prints it (the `ms` package's short form): the
  * largest unit that fits, rounded — 1h, 6h, 1d, 90s → 2m, 999ms.
+ *
+ * @param {number} ms
  */
 export function formatDuration(ms) {
+  /** @type {[string, number][]} */
   const units = [
     ['d', 86_400_000],
     ['h', 3_600_000],
@@ -102,7 +153,12 @@ export function formatDuration(ms) {
   return `${ms}ms`;
 }
 
-/** A table with a header row; rows are arrays of cells (nodes or strings). */
+/**
+ * A table with a header row; rows are arrays of cells (nodes or strings), or ready rows.
+ * @param {string[]} headers
+ * @param {(Child[] | HTMLTableRowElement)[]} rows
+ * @param {Record<string, unknown>} [attrs]
+ */
 export function table(headers, rows, attrs = {}) {
   return h(
     'table',
@@ -134,12 +190,35 @@ export function table(headers, rows, attrs = {}) {
   );
 }
 
-/** An area for action errors; show(err) fills it, clear() empties it. */
+/**
+ * What errorBox.show() reads from an error: an ApiError's fields, or an Error's message.
+ * @typedef {{
+ *   status?: number,
+ *   title?: string,
+ *   detail?: string,
+ *   message?: string,
+ *   name?: string,
+ *   signedOut?: boolean,
+ *   errors?: { field: string, message: string }[],
+ * }} ShownError
+ */
+
+/**
+ * @typedef {{ el: HTMLDivElement, show(error: unknown): void, clear(): void }} ErrorBox
+ */
+
+/**
+ * An area for action errors; show(err) fills it, clear() empties it.
+ * @param {string} testid
+ * @returns {ErrorBox}
+ */
 export function errorBox(testid) {
   const box = h('div', { class: 'error-box', role: 'alert', testid, hidden: true });
   return {
     el: box,
-    show(error) {
+    show(thrown) {
+      // anything can be thrown; read the fields an ApiError or Error has, when there
+      const error = /** @type {ShownError | null | undefined} */ (thrown);
       box.replaceChildren();
       const detail = error?.detail ?? error?.message ?? String(error);
       box.append(
@@ -164,7 +243,14 @@ export function errorBox(testid) {
   };
 }
 
-/** Runs an async action with the button busy; errors go to the box. */
+/**
+ * Runs an async action with the button busy; errors go to the box.
+ * @template T
+ * @param {HTMLButtonElement} button
+ * @param {ErrorBox | null | undefined} box
+ * @param {() => Promise<T>} action
+ * @returns {Promise<T | undefined>}
+ */
 export async function busy(button, box, action) {
   box?.clear();
   const label = button.textContent;
@@ -172,7 +258,8 @@ export async function busy(button, box, action) {
   button.setAttribute('aria-busy', 'true');
   try {
     return await action();
-  } catch (error) {
+  } catch (thrown) {
+    const error = /** @type {ShownError | null | undefined} */ (thrown);
     if (error?.name !== 'AbortError' && !error?.signedOut) box?.show(error);
     return undefined;
   } finally {
@@ -182,6 +269,7 @@ export async function busy(button, box, action) {
   }
 }
 
+/** @param {unknown} value */
 export function pretty(value) {
   return JSON.stringify(value, null, 2);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Operations: live list, start form, detail with cancel.
 import { get, post } from './api.js';
 import { every, follow } from './live.js';
@@ -5,6 +6,12 @@ import { navigate } from './router.js';
 import { can, currentUser, needsRole } from './session.js';
 import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @import { AnswerOf, BodyIn, EventOf, routes } from '../../core/contract/index.js' */
+/** @typedef {AnswerOf<'getOperation'>} Operation */
+/** @typedef {BodyIn<typeof routes.createOperation>} NewOperation */
+
+/** @type {Set<string>} */
 const ACTIVE = new Set(['queued', 'running']);
 
 function idempotencyKey() {
@@ -12,8 +19,13 @@ function idempotencyKey() {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function operationsView(container, { signal }) {
   container.append(h('div', { class: 'page-head' }, h('h1', {}, 'Operations')));
+  /** @type {[AnswerOf<'listPlugins'>, AnswerOf<'listProjects'>, import('./session.js').Me]} */
   const [plugins, projects, user] = await Promise.all([
     get('/plugins', signal),
     get('/projects', signal),
@@ -41,6 +53,7 @@ export async function operationsView(container, { signal }) {
     2000,
     signal,
     async () => {
+      /** @type {AnswerOf<'listOperations'>} */
       const { items: operations } = await get('/operations?limit=50', signal);
       listBody.replaceChildren(
         table(
@@ -58,12 +71,17 @@ export async function operationsView(container, { signal }) {
       );
       return false;
     },
+    /** @param {{ detail?: string, message?: string }} error an ApiError or a network Error */
     (error) => {
       listNote.textContent = `Could not refresh: ${error.detail ?? error.message}. Retrying.`;
     },
   );
 }
 
+/**
+ * @param {AnswerOf<'listPlugins'>} plugins the enabled ones
+ * @param {AnswerOf<'listProjects'>} projects the trusted ones
+ */
 function startForm(plugins, projects) {
   const errors = errorBox('op-start-error');
   const plugin = h(
@@ -93,13 +111,14 @@ function startForm(plugins, projects) {
   const inputError = h('p', { class: 'field-error', role: 'alert', testid: 'op-input-error', hidden: true });
   const button = h('button', { type: 'submit', class: 'primary', testid: 'op-start' }, 'Run operation');
   let key = idempotencyKey();
+  /** @type {() => { ok: true, value: unknown } | { ok: false, message: string }} */
   const parseInput = () => {
     const text = input.value.trim();
     if (!text) return { ok: true, value: undefined };
     try {
       return { ok: true, value: JSON.parse(text) };
     } catch (error) {
-      return { ok: false, message: `Input is not valid JSON: ${error.message}` };
+      return { ok: false, message: `Input is not valid JSON: ${/** @type {SyntaxError} */ (error).message}` };
     }
   };
   const check = () => {
@@ -140,9 +159,12 @@ function startForm(plugins, projects) {
       input.focus();
       return;
     }
+    /** @type {NewOperation} */
     const body = { pluginId: plugin.value, projectId: project.value, action: action.value.trim() };
-    if (parsed.value !== undefined) body.input = parsed.value;
+    // any JSON as typed: the api answers 400 when it is not an object
+    if (parsed.value !== undefined) body.input = /** @type {NewOperation['input']} */ (parsed.value);
     void busy(button, errors, async () => {
+      /** @type {AnswerOf<'createOperation'>} */
       const op = await post('/operations', body, { 'Idempotency-Key': key });
       navigate(`#/operations/${encodeURIComponent(op.id)}`);
     });
@@ -150,8 +172,12 @@ function startForm(plugins, projects) {
   return form;
 }
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context `params`: the operation id
+ */
 export async function operationView(container, { signal, params: [id] }) {
-  const path = `/operations/${encodeURIComponent(id)}`;
+  const path = `/operations/${encodeURIComponent(/** @type {string} */ (id))}`;
   const errors = errorBox('op-cancel-error');
   const state = h('span', { testid: 'op-state' });
   const details = h('dl', { class: 'facts' });
@@ -189,20 +215,22 @@ export async function operationView(container, { signal, params: [id] }) {
     ),
   );
 
+  /** @param {Operation} op */
   const show = (op) => {
     state.replaceChildren(badge(op.state));
     state.dataset.state = op.state;
-    details.replaceChildren(
-      ...[
-        ['Action', h('code', {}, op.action)],
-        ['Plugin', op.pluginId],
-        ['Project', op.projectId],
-        ['Requested', formatTime(op.requestedAt)],
-        ['Started', formatTime(op.startedAt)],
-        ['Finished', formatTime(op.finishedAt)],
-      ].flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
-    );
+    /** @type {[string, string | Node][]} */
+    const rows = [
+      ['Action', h('code', {}, op.action)],
+      ['Plugin', op.pluginId],
+      ['Project', op.projectId],
+      ['Requested', formatTime(op.requestedAt)],
+      ['Started', formatTime(op.startedAt)],
+      ['Finished', formatTime(op.finishedAt)],
+    ];
+    details.replaceChildren(...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
     cancel.hidden = !ACTIVE.has(op.state) || !operator;
+    /** @type {HTMLElement[]} */
     const parts = [];
     if (op.errorCode || op.errorMessage) {
       parts.push(
@@ -224,11 +252,12 @@ export async function operationView(container, { signal, params: [id] }) {
 
   cancel.addEventListener('click', () =>
     busy(cancel, errors, async () => {
-      show(await post(`${path}/cancel`));
+      show(/** @type {AnswerOf<'cancelOperation'>} */ (await post(`${path}/cancel`)));
     }),
   );
 
   // Cancel needs the operator role.
+  /** @type {[Operation, import('./session.js').Me]} */
   const [first, user] = await Promise.all([get(path, signal), currentUser(signal)]);
   const operator = can(user, 'operator');
   let op = first;
@@ -241,7 +270,7 @@ export async function operationView(container, { signal, params: [id] }) {
     everyMs: 2000,
     onEvent: (name, data) => {
       if ((name === 'state' || name === 'done') && data && typeof data === 'object' && data.state) {
-        op = data;
+        op = /** @type {EventOf<'operationEvents', 'state' | 'done'>} */ (data);
         show(op);
       }
     },
@@ -258,11 +287,18 @@ export async function operationView(container, { signal, params: [id] }) {
   });
 }
 
-/** The operation's stderr, read every second while it runs and once more after it ended. */
+/**
+ * The operation's stderr, read every second while it runs and once more after it ended.
+ * @param {string} path
+ * @param {HTMLElement} target
+ * @param {() => boolean} ended
+ * @param {AbortSignal} signal
+ */
 async function followLogs(path, target, ended, signal) {
   await every(1000, signal, async () => {
     const done = ended();
     try {
+      /** @type {AnswerOf<'operationLogs'>} */
       const entries = await get(path, signal);
       if (entries.length > 0) {
         target.textContent = entries
@@ -271,7 +307,7 @@ async function followLogs(path, target, ended, signal) {
         target.dataset.lines = String(entries.length);
       }
     } catch (error) {
-      if (signal.aborted || error?.signedOut) return true;
+      if (signal.aborted || /** @type {{ signedOut?: boolean }} */ (error)?.signedOut) return true;
     }
     return done;
   });

@@ -1,11 +1,21 @@
+// @ts-check
 // Plugins list and the plugin review page.
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, nextId, table } from './dom.js';
 import { can, currentUser, needsRole } from './session.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @import { Me } from './session.js' */
+/** @import { AnswerOf } from '../../core/contract/index.js' */
+/** @typedef {AnswerOf<'showPlugin'>} Plugin the review page's plugin detail */
+
 const CONFIRM_CHARS = 12;
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function pluginsView(container, { signal }) {
   const errors = errorBox('plugins-error');
   const refresh = h('button', { type: 'button', testid: 'plugins-refresh' }, 'Refresh from disk');
@@ -26,6 +36,7 @@ export async function pluginsView(container, { signal }) {
     ),
     errors.el,
   );
+  /** @type {AnswerOf<'listPlugins'>} */
   const plugins = await get('/plugins', signal);
   container.append(
     table(
@@ -49,6 +60,10 @@ export async function pluginsView(container, { signal }) {
 }
 
 /** 64 hex characters as 8 groups of 8; the groups are spans, so a copy gives the plain 64 characters. */
+/**
+ * @param {string} fingerprint
+ * @param {string} testid
+ */
 function fingerprintBlock(fingerprint, testid) {
   const groups = fingerprint.match(/.{1,8}/g) ?? [fingerprint];
   return h(
@@ -58,12 +73,18 @@ function fingerprintBlock(fingerprint, testid) {
   );
 }
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context `params`: the plugin id
+ */
 export async function pluginView(container, { signal, params: [id] }) {
+  /** @type {[Plugin, Me]} */
   const [plugin, user] = await Promise.all([
-    get(`/plugins/${encodeURIComponent(id)}`, signal),
+    get(`/plugins/${encodeURIComponent(/** @type {string} */ (id))}`, signal),
     currentUser(signal),
   ]);
   const descriptions = plugin.scopeDescriptions ?? {};
+  /** @param {string} scope */
   const describe = (scope) => descriptions[scope] ?? 'No description known for this scope.';
 
   // ---- the top panel: fingerprint, trust boundary, trust action -------------------------------
@@ -151,7 +172,7 @@ export async function pluginView(container, { signal, params: [id] }) {
     boundary,
   );
 
-  container.append(...[head, changed, reviewPanel].filter(Boolean));
+  container.append(...[head, changed, reviewPanel].filter((el) => el !== null));
 
   // ---- details -----------------------------------------------------------------------------
   const granted = new Set(plugin.grantedScopes ?? []);
@@ -205,8 +226,10 @@ export async function pluginView(container, { signal, params: [id] }) {
 }
 
 /** The host's time limits for this plugin's calls (an admin sets them: switchyard plugin set). */
+/** @param {Plugin['timeLimits'] | undefined} limits */
 function limitsText(limits) {
   if (!limits) return '—';
+  /** @param {number} ms */
   const d = (ms) =>
     ms % 3_600_000 === 0
       ? `${ms / 3_600_000}h`
@@ -218,10 +241,19 @@ function limitsText(limits) {
   return `inspect ${d(limits.inspectMs)}, operate ${d(limits.operateMs)}, health ${d(limits.healthMs)}`;
 }
 
+/**
+ * @param {string} term
+ * @param {import('./dom.js').Child} value
+ * @param {string} [testid]
+ */
 function dt(term, value, testid) {
   return [h('dt', {}, term), h('dd', { testid }, value ?? '—')];
 }
 
+/**
+ * @param {Plugin} plugin
+ * @param {Me} user
+ */
 function trustForm(plugin, user) {
   const errors = errorBox('trust-error');
   if (!plugin.fingerprint)
@@ -280,6 +312,11 @@ function trustForm(plugin, user) {
   return form;
 }
 
+/**
+ * @param {Plugin} plugin
+ * @param {(scope: string) => string} describe
+ * @param {Me} user
+ */
 function enableCard(plugin, describe, user) {
   const errors = errorBox('enable-error');
   const admin = can(user, 'admin');
@@ -358,6 +395,10 @@ function enableCard(plugin, describe, user) {
   );
 }
 
+/**
+ * @param {Plugin} plugin
+ * @param {Me} user
+ */
 function disableCard(plugin, user) {
   const errors = errorBox('disable-error');
   const admin = can(user, 'admin');
@@ -384,6 +425,10 @@ function disableCard(plugin, user) {
   );
 }
 
+/**
+ * @param {Plugin} plugin
+ * @param {Me} user
+ */
 function healthCard(plugin, user) {
   const errors = errorBox('health-error');
   const operator = can(user, 'operator');
@@ -395,6 +440,7 @@ function healthCard(plugin, user) {
   const result = h('p', { role: 'status', testid: 'health-result' });
   button.addEventListener('click', () =>
     busy(button, errors, async () => {
+      /** @type {AnswerOf<'checkPluginHealth'>} */
       const answer = await post(`/plugins/${encodeURIComponent(plugin.id)}/health`);
       result.replaceChildren(
         badge(answer.status),
@@ -427,10 +473,14 @@ function healthCard(plugin, user) {
   );
 }
 
+/**
+ * @param {Plugin} plugin
+ * @param {AbortSignal} signal
+ */
 function logsCard(plugin, signal) {
   const body = h('div', { testid: 'plugin-logs' }, h('p', { class: 'muted' }, 'Loading…'));
   get(`/plugins/${encodeURIComponent(plugin.id)}/logs?limit=100`, signal)
-    .then((entries) => {
+    .then((/** @type {AnswerOf<'pluginLogs'>} */ entries) => {
       body.replaceChildren(
         entries.length === 0
           ? h('p', { class: 'muted' }, 'No log lines recorded.')
@@ -443,7 +493,8 @@ function logsCard(plugin, signal) {
             ),
       );
     })
-    .catch((error) => {
+    .catch((thrown) => {
+      const error = /** @type {{ name?: string, signedOut?: boolean } | null | undefined} */ (thrown);
       if (error?.name === 'AbortError' || error?.signedOut) return;
       const box = errorBox('logs-error');
       box.show(error);

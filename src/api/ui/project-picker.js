@@ -1,3 +1,4 @@
+// @ts-check
 // Picking projects out of thousands: a search box over id and name, the first
 // matches as checkboxes, "select all matching", and a count of what is chosen.
 // (A <select multiple> of 3,000 options is unusable.)
@@ -5,7 +6,14 @@ import { field, h, nextId } from './dom.js';
 
 const SHOWN = 50;
 
+/** @typedef {import('../../core/contract/index.js').AnswerOf<'listProjects'>[number]} Project */
+
+/**
+ * @param {Project[]} projects
+ * @param {{ disabled?: boolean }} [options]
+ */
 export function projectPicker(projects, { disabled = false } = {}) {
+  /** @type {Set<string>} */
   const chosen = new Set();
   let off = disabled;
   const search = h('input', {
@@ -68,9 +76,13 @@ export function projectPicker(projects, { disabled = false } = {}) {
     count,
     list,
   );
+  /** @param {boolean} value */
   const setDisabled = (value) => {
     off = value;
-    for (const control of el.querySelectorAll('input, button')) control.disabled = value;
+    const controls = /** @type {NodeListOf<HTMLInputElement | HTMLButtonElement>} */ (
+      el.querySelectorAll('input, button')
+    );
+    for (const control of controls) control.disabled = value;
   };
   render();
   setDisabled(disabled);

@@ -1,9 +1,19 @@
+// @ts-check
 // Projects: list, add, trust / untrust.
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, h, table } from './dom.js';
 import { can, currentUser, needsRole } from './session.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @import { ErrorBox } from './dom.js' */
+/** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
+/** @typedef {AnswerOf<'listProjects'>[number]} Project */
+
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function projectsView(container, { signal }) {
   const listErrors = errorBox('projects-error');
   // Adding, trusting and untrusting are for admins; others get the list and a note.
@@ -19,6 +29,7 @@ export async function projectsView(container, { signal }) {
     admin ? addForm() : needsRole(user, 'admin', 'Adding or trusting a project', 'projects-needs-role'),
     listErrors.el,
   );
+  /** @type {AnswerOf<'listProjects'>} */
   const projects = await get('/projects', signal);
   const search = h('input', {
     type: 'search',
@@ -73,6 +84,11 @@ export async function projectsView(container, { signal }) {
 
 const PAGE_SIZE = 50;
 
+/**
+ * @param {Project} project
+ * @param {ErrorBox} listErrors
+ * @param {boolean} admin
+ */
 function row(project, listErrors, admin) {
   const trusted = badge(project.trusted ? 'trusted' : 'not trusted');
   if (!admin)
@@ -133,11 +149,13 @@ function addForm() {
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    /** @type {BodyIn<typeof routes.addProject>} */
     const body = { path: path.value.trim() };
     if (id.value.trim()) body.id = id.value.trim();
     if (name.value.trim()) body.name = name.value.trim();
     if (trust.checked) body.trust = true;
     void busy(button, errors, async () => {
+      /** @type {AnswerOf<'addProject'>} */
       const project = await post('/projects', body);
       flash(`Added project ${project.id}${project.trusted ? ' (trusted)' : ''}.`);
       rerender();

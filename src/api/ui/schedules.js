@@ -1,3 +1,4 @@
+// @ts-check
 // Schedules (admin): recurring inspections — list, add (an interval or a cron
 // pattern, validated by the api as the CLI's are), remove.
 import { del, get, post } from './api.js';
@@ -5,6 +6,11 @@ import { flash, rerender } from './router.js';
 import { busy, errorBox, field, formatDuration, formatTime, h, table } from './dom.js';
 import { adminOnly } from './session.js';
 
+/** @import { ViewContext } from './router.js' */
+/** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
+/** @typedef {AnswerOf<'listPlugins'>[number]} Plugin */
+
+/** @type {[string, number][]} */
 const EVERY = [
   ['1 hour', 3_600_000],
   ['6 hours', 21_600_000],
@@ -12,6 +18,10 @@ const EVERY = [
   ['1 week', 604_800_000],
 ];
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function schedulesView(container, { signal }) {
   container.append(
     h('div', { class: 'page-head' }, h('h1', {}, 'Schedules')),
@@ -22,6 +32,7 @@ export async function schedulesView(container, { signal }) {
     ),
   );
   if (!(await adminOnly(container, signal))) return;
+  /** @type {[AnswerOf<'listSchedules'>, AnswerOf<'listPlugins'>]} */
   const [schedules, plugins] = await Promise.all([get('/schedules', signal), get('/plugins', signal)]);
   const listErrors = errorBox('schedules-error');
   container.append(
@@ -46,7 +57,10 @@ export async function schedulesView(container, { signal }) {
             h('code', {}, item.id),
             item.pluginId,
             item.projects === 'all' ? 'all trusted' : item.projects.join(', '),
-            item.cron ? h('code', {}, item.cron) : `every ${formatDuration(item.everyMs)}`,
+            // a schedule has a cron pattern or an interval (the api takes one or the other)
+            item.cron
+              ? h('code', {}, item.cron)
+              : `every ${formatDuration(/** @type {number} */ (item.everyMs))}`,
             h('span', {}, formatTime(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
             button,
           ];
@@ -57,6 +71,7 @@ export async function schedulesView(container, { signal }) {
   );
 }
 
+/** @param {Plugin[]} plugins the enabled ones */
 function addForm(plugins) {
   const errors = errorBox('schedule-add-error');
   const plugin = h(
@@ -99,10 +114,12 @@ function addForm(plugins) {
       .split(',')
       .map((id) => id.trim())
       .filter(Boolean);
+    /** @type {BodyIn<typeof routes.addSchedule>} */
     const body = { pluginId: plugin.value, projects: ids.length > 0 ? ids : 'all' };
     if (every.value) body.everyMs = Number(every.value);
     else body.cron = cron.value.trim();
     void busy(button, errors, async () => {
+      /** @type {AnswerOf<'addSchedule'>} */
       const created = await post('/schedules', body);
       flash(`Added schedule ${created.id}.`);
       rerender();

@@ -1,12 +1,21 @@
+// @ts-check
 // Who is signed in: the token's name and role from GET /api/v1/me, asked once
 // per sign-in, so admin-only pages, links and actions show only for admins.
 import { get } from './api.js';
 import { h } from './dom.js';
 
+/** @typedef {import('../../core/contract/index.js').AnswerOf<'me'>} Me */
+/** @typedef {Me['role']} Role */
+
+/** @type {Me | undefined} */
 let me;
 
+/**
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Me>}
+ */
 export async function currentUser(signal) {
-  me ??= await get('/me', signal);
+  me ??= /** @type {Me} */ (await get('/me', signal));
   return me;
 }
 
@@ -14,7 +23,11 @@ export function forgetUser() {
   me = undefined;
 }
 
-/** True for an admin; otherwise says the page is for admins and returns false. */
+/**
+ * True for an admin; otherwise says the page is for admins and returns false.
+ * @param {HTMLElement} container
+ * @param {AbortSignal} [signal]
+ */
 export async function adminOnly(container, signal) {
   const user = await currentUser(signal);
   if (user.role === 'admin') return true;
@@ -28,14 +41,25 @@ export async function adminOnly(container, signal) {
   return false;
 }
 
+/** @type {Record<Role, number>} */
 const RANK = { viewer: 0, operator: 1, admin: 2 };
 
-/** True when the user's role includes `needed` (viewer < operator < admin), as the api decides. */
+/**
+ * True when the user's role includes `needed` (viewer < operator < admin), as the api decides.
+ * @param {Me | null | undefined} user
+ * @param {Role} needed
+ */
 export function can(user, needed) {
-  return (RANK[user?.role] ?? -1) >= RANK[needed];
+  return (user ? RANK[user.role] : -1) >= RANK[needed];
 }
 
-/** In place of an action the token may not take: which role it needs and which the token has. */
+/**
+ * In place of an action the token may not take: which role it needs and which the token has.
+ * @param {Me} user
+ * @param {Role} needed
+ * @param {string} action
+ * @param {string} [testid]
+ */
 export function needsRole(user, needed, action, testid) {
   return h(
     'p',

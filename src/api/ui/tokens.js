@@ -1,9 +1,14 @@
+// @ts-check
 // Tokens (admin): list with role, expiry and last use; create (the secret is
 // shown once, here, and never again); revoke.
 import { del, get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
 import { adminOnly } from './session.js';
+
+/** @import { ViewContext } from './router.js' */
+/** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
+/** @typedef {BodyIn<typeof routes.createToken>} NewToken */
 
 const DAY = 86_400_000;
 const EXPIRY = [
@@ -15,6 +20,10 @@ const EXPIRY = [
   ['1 year', String(365 * DAY)],
 ];
 
+/**
+ * @param {HTMLElement} container
+ * @param {ViewContext} context
+ */
 export async function tokensView(container, { signal }) {
   container.append(
     h('div', { class: 'page-head' }, h('h1', {}, 'Tokens')),
@@ -25,6 +34,7 @@ export async function tokensView(container, { signal }) {
     ),
   );
   if (!(await adminOnly(container, signal))) return;
+  /** @type {AnswerOf<'listTokens'>} */
   const tokens = await get('/tokens', signal);
   const listErrors = errorBox('tokens-error');
   const now = Date.now();
@@ -90,9 +100,14 @@ function createForm() {
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const body = { name: name.value.trim(), role: role.value };
+    /** @type {NewToken} */
+    const body = {
+      name: name.value.trim(),
+      role: /** @type {NewToken['role']} */ (role.value),
+    };
     if (expires.value) body.expiresInMs = Number(expires.value);
     void busy(button, errors, async () => {
+      /** @type {AnswerOf<'createToken'>} */
       const created = await post('/tokens', body);
       // Shown once: the api keeps only a hash. Not flashed (that would survive a re-render).
       secret.replaceChildren(
