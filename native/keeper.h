@@ -7,7 +7,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/** What a keeper tells the helper on its status pipe: 'P' leader pid, 'F' errno (no start), 'X' wait status. */
+/**
+ * What a keeper tells the helper on its status pipe: 'P' leader pid, 'F' errno
+ * (no start), 'X' wait status, 'L' the limits the call hit (LIMIT_* bits; sent
+ * last, once nothing of the call runs).
+ */
 struct record {
   char type;
   int32_t value;
@@ -18,12 +22,35 @@ struct record {
  * to start it where it cannot; `path` names an open file of the host
  * (/proc/<pid>/fd/<n>) to start by descriptor, not a path to look up again.
  */
-enum { SPAWN_CONFINE = 1u << 0, SPAWN_REQUIRE_CONFINEMENT = 1u << 1, SPAWN_EXEC_FD = 1u << 2 };
+enum {
+  SPAWN_CONFINE = 1u << 0,
+  SPAWN_REQUIRE_CONFINEMENT = 1u << 1,
+  SPAWN_EXEC_FD = 1u << 2,
+  /** Landlock file rules: only the policy's read=/write= paths (confine.h). */
+  SPAWN_FILES = 1u << 3,
+  /** No TCP bind/connect, no new socket (socketpair stays), no abstract unix socket outside the call. */
+  SPAWN_NO_NETWORK = 1u << 4,
+  /** The policy's resource limits (limits.h). */
+  SPAWN_LIMITS = 1u << 5,
+};
+
+/** Limits a call hit ('L' record, S_LIMIT frame). */
+enum { LIMIT_MEMORY = 1u << 0, LIMIT_CPU = 1u << 1, LIMIT_FILE_SIZE = 1u << 2, LIMIT_PROCESSES = 1u << 3 };
+
+/** Resource limits of one call; 0 = not limited. */
+struct limits {
+  unsigned long long memory, cpu_seconds, file_size, open_files, processes;
+};
 
 struct spawn_request {
   const char *path, *cwd;
   char **argv, **envp;
   unsigned flags;
+  /** NULL-terminated: the Landlock paths (read-only and read-write) when SPAWN_FILES. */
+  const char **read_paths, **write_paths;
+  struct limits limits;
+  /** The helper's slot for this call (its index in the call table): a pool of reusable cgroups (limits.h). */
+  unsigned slot;
 };
 
 /** How a keeper ends (the helper reads the call's outcome from its records, not from these). */

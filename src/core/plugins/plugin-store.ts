@@ -9,6 +9,7 @@ import { auditInto, type AuditInput } from '../access/index.js';
 import type { Keys } from '../redis/index.js';
 import { closeRedis, duplicateRedis } from '../redis/index.js';
 import type { TimeLimitSettings } from './time-limits.js';
+import type { ConfinementSettings } from './confinement-settings.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
 export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
@@ -38,6 +39,8 @@ export interface PluginRecord {
   discoveredAt: string;
   /** Host policy set by an admin (`plugin set`); unset limits are the defaults (time-limits.ts). */
   timeLimits?: TimeLimitSettings;
+  /** Kernel confinement policy set by an admin or at trust (confinement-settings.ts). */
+  confinement?: ConfinementSettings;
 }
 
 export interface HealthRecord {

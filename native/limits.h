@@ -1,0 +1,37 @@
+// Resource limits of a plugin call (PROTOCOL §9.5): rlimits set in the plugin's
+// process before exec (memory fallback, CPU time, file size, open files), and
+// where the host can create cgroups (v2, or v1 controllers, as root here) a
+// pool of per-slot cgroups kept by the helper for memory and processes: a
+// slot is reused call after call (its limits rewritten only when they change),
+// so no cgroup is created or removed per call. RLIMIT_NPROC does not bind
+// root; the pids cgroup does.
+#ifndef SY_LIMITS_H
+#define SY_LIMITS_H
+#include "keeper.h"
+
+/** Once in the helper: find the cgroup hierarchies, create this helper's pool directory, remove stale pools. */
+void limits_init(void);
+/** LIMIT_* bits this host can enforce (memory and processes need a cgroup, or RLIMIT_* for non-root). */
+unsigned limits_available(void);
+/** For `sy-spawner --probe`: one line per mechanism, e.g. "limits-memory cgroup-v1", "limits-processes none". */
+void limits_print_probe(void);
+/** In the helper, before the keeper's fork: the slot's cgroups exist and carry these limits. 0, or -1 with errno. */
+int limits_prepare(unsigned slot, const struct limits *limits);
+
+/** What the keeper watches for one call: the slot's cgroup.procs descriptors and its counters before the call. */
+struct limit_watch {
+  int memory_procs, pids_procs;       // -1 when not used
+  int memory_events, pids_events;     // descriptors of the counter files, -1 when not used
+  unsigned long long oom_kills, pids_max_hits;
+};
+/** In the keeper, before starting the plugin. 0, or -1 with errno. */
+int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch);
+/** In the plugin's process before exec (it shares the keeper's memory: system calls only). 0, or -1 with errno. */
+int limits_apply(const struct limits *limits, const struct limit_watch *watch);
+/** In the keeper once the call has no process left: LIMIT_* bits the call hit (counters grew). */
+unsigned limits_hit(const struct limit_watch *watch);
+/** A reaped process's wait status: SIGXCPU is LIMIT_CPU, SIGXFSZ LIMIT_FILE_SIZE, else 0. */
+unsigned limits_of_status(int status);
+/** At the helper's exit: remove its pool (every slot is empty then). */
+void limits_cleanup(void);
+#endif

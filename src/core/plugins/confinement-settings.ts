@@ -1,0 +1,99 @@
+// Kernel confinement of a plugin's calls as host policy (PROTOCOL §9.5, CLI.md
+// `plugin set`): per plugin, stored with its record. Network is off for a
+// package trusted from now on; a record trusted before network confinement
+// existed has no `network` and keeps what it had (allow), said in the audit.
+// Resource limits default to DEFAULT_RESOURCE_LIMITS; `allowRead` adds
+// read-only paths to what a call may see (an interpreter outside the system
+// directories, a shared data file).
+import { isAbsolute, normalize } from 'node:path';
+import { InvalidInputError } from '../platform/index.js';
+
+export type NetworkPolicy = 'allow' | 'none';
+
+export interface ResourceLimits {
+  memoryBytes: number;
+  cpuMs: number;
+  fileSizeBytes: number;
+  openFiles: number;
+  processes: number;
+}
+
+/** What an admin set for one plugin (unset: the default). */
+export interface ConfinementSettings extends Partial<ResourceLimits> {
+  network?: NetworkPolicy;
+  allowRead?: string[];
+}
+
+/** The policy in force for one plugin's calls. */
+export interface ConfinementPolicy {
+  network: NetworkPolicy;
+  /** Why the network is what it is (`set by an admin`, `the default for packages trusted from now on`, …). */
+  networkReason: string;
+  allowRead: string[];
+  limits: ResourceLimits;
+}
+
+const GIB = 1024 ** 3;
+
+export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = {
+  memoryBytes: 2 * GIB,
+  cpuMs: 30 * 60_000,
+  fileSizeBytes: GIB,
+  openFiles: 1024,
+  processes: 256,
+};
+
+/** Bounds an admin's value must keep (a call with less than this cannot start a runtime). */
+export const LIMIT_BOUNDS: Record<keyof ResourceLimits, { min: number; max: number; name: string }> = {
+  memoryBytes: { min: 64 * 1024 ** 2, max: 1024 * GIB, name: 'memory' },
+  cpuMs: { min: 1_000, max: 7 * 24 * 3_600_000, name: 'cpu' },
+  fileSizeBytes: { min: 1024 ** 2, max: 1024 * GIB, name: 'file size' },
+  openFiles: { min: 16, max: 1_048_576, name: 'open files' },
+  processes: { min: 1, max: 65_536, name: 'processes' },
+};
+
+export const MAX_ALLOW_READ = 32;
+
+export function confinementPolicyOf(settings: ConfinementSettings | undefined): ConfinementPolicy {
+  const limits = { ...DEFAULT_RESOURCE_LIMITS };
+  for (const name of Object.keys(limits) as (keyof ResourceLimits)[]) {
+    const value = settings?.[name];
+    if (value !== undefined) limits[name] = value;
+  }
+  return {
+    network: settings?.network ?? 'allow',
+    networkReason:
+      settings?.network === undefined
+        ? 'trusted before network confinement: it keeps the network it had'
+        : settings.network === 'allow'
+          ? 'allowed by an admin'
+          : 'none (the default for a package trusted now; an admin allows it with `plugin set --network allow`)',
+    allowRead: settings?.allowRead ?? [],
+    limits,
+  };
+}
+
+/** Checks an admin's new settings; paths absolute, normalized, without NUL or newline. */
+export function checkConfinementSettings(settings: ConfinementSettings): ConfinementSettings {
+  for (const name of Object.keys(LIMIT_BOUNDS) as (keyof ResourceLimits)[]) {
+    const value = settings[name];
+    if (value === undefined) continue;
+    const { min, max, name: label } = LIMIT_BOUNDS[name];
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new InvalidInputError(`the ${label} limit must be a whole number from ${min} to ${max}`);
+    }
+  }
+  if (settings.network !== undefined && settings.network !== 'allow' && settings.network !== 'none') {
+    throw new InvalidInputError(`network must be allow or none, not ${String(settings.network)}`);
+  }
+  if (settings.allowRead) {
+    if (settings.allowRead.length > MAX_ALLOW_READ)
+      throw new InvalidInputError(`at most ${MAX_ALLOW_READ} --allow-read paths`);
+    settings.allowRead = settings.allowRead.map((path) => {
+      if (!isAbsolute(path) || /[\0\n]/.test(path))
+        throw new InvalidInputError(`--allow-read needs an absolute path, not ${JSON.stringify(path)}`);
+      return normalize(path);
+    });
+  }
+  return settings;
+}
