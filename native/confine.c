@@ -1,20 +1,47 @@
-// Landlock for the keeper (confine.h): raw system calls, since glibc has no
-// wrappers and the build's <linux/landlock.h> may predate the running kernel.
+// Kernel confinement of a plugin call (confine.h): Landlock (signal and
+// abstract-socket scoping, file rules, TCP rules) and a seccomp filter. Raw
+// system calls and our own definitions, since glibc has no Landlock wrappers
+// and the build's headers may predate the running kernel.
 #define _GNU_SOURCE
 #include "confine.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
 #define SYS_landlock_restrict_self 446
 #endif
 
 #define RULESET_VERSION (1u << 0)
+#define RULE_PATH_BENEATH 1
+#define SCOPE_ABSTRACT_UNIX_SOCKET (1ull << 0)
 #define SCOPE_SIGNAL (1ull << 1)
+#define NET_BIND_TCP (1ull << 0)
+#define NET_CONNECT_TCP (1ull << 1)
+
+// Landlock file access rights, by the ABI that introduced them.
+#define FS_EXECUTE (1ull << 0)
+#define FS_WRITE_FILE (1ull << 1)
+#define FS_READ_FILE (1ull << 2)
+#define FS_READ_DIR (1ull << 3)
+#define FS_ABI1_ALL ((1ull << 13) - 1) // execute … make_sym
+#define FS_REFER (1ull << 13)         // ABI 2
+#define FS_TRUNCATE (1ull << 14)      // ABI 3
+#define FS_IOCTL_DEV (1ull << 15)     // ABI 5
+#define FS_FILE_RIGHTS (FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV)
 
 /** struct landlock_ruleset_attr as of ABI 6 (fs, net, scoped). */
 struct ruleset_attr {
@@ -23,21 +50,154 @@ struct ruleset_attr {
   uint64_t scoped;
 };
 
+struct path_beneath_attr {
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__((packed));
+
 int landlock_abi(void) {
   long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, RULESET_VERSION);
   return abi < 0 ? 0 : (int)abi;
 }
 
-int signal_scope_ruleset(void) {
-  if (landlock_abi() < 6) {
+static uint64_t handled_fs(int abi) {
+  uint64_t all = FS_ABI1_ALL;
+  if (abi >= 2) all |= FS_REFER;
+  if (abi >= 3) all |= FS_TRUNCATE;
+  if (abi >= 5) all |= FS_IOCTL_DEV;
+  return all;
+}
+
+/** One path-beneath rule; a path that does not exist is skipped (a system directory this host lacks). */
+static int add_path(int ruleset, const char *path, uint64_t access, int required) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return required ? -1 : 0;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return -1;
+  }
+  // A file takes only the rights that apply to a file (others are EINVAL).
+  if (!S_ISDIR(st.st_mode)) access &= FS_FILE_RIGHTS;
+  struct path_beneath_attr rule = { access, fd };
+  long done = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0);
+  int error = errno;
+  close(fd);
+  errno = error;
+  return done == 0 ? 0 : -1;
+}
+
+int call_ruleset(const struct spawn_request *req, int abi) {
+  unsigned flags = req->flags;
+  if (abi < 6) {
     errno = ENOSYS;
     return -1;
   }
-  struct ruleset_attr attr = { 0, 0, SCOPE_SIGNAL };
-  return (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+  uint64_t fs = (flags & SPAWN_FILES) ? handled_fs(abi) : 0;
+  struct ruleset_attr attr = {
+    fs,
+    (flags & SPAWN_NO_NETWORK) ? (NET_BIND_TCP | NET_CONNECT_TCP) : 0,
+    SCOPE_SIGNAL | ((flags & SPAWN_NO_NETWORK) ? SCOPE_ABSTRACT_UNIX_SOCKET : 0),
+  };
+  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (ruleset < 0 || !(flags & SPAWN_FILES)) return ruleset;
+  const uint64_t read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR;
+  for (const char **path = req->read_paths; path && *path; path++)
+    if (add_path(ruleset, *path, read, 0) != 0) goto failed;
+  // Written paths (the scratch directory, the project in an operate call) must exist.
+  for (const char **path = req->write_paths; path && *path; path++)
+    if (add_path(ruleset, *path, fs, 1) != 0) goto failed;
+  return ruleset;
+failed:;
+  int error = errno;
+  close(ruleset);
+  errno = error;
+  return -1;
 }
 
-int confine_self(int ruleset) {
+// ---- seccomp ----------------------------------------------------------------------
+
+#if defined(__x86_64__)
+#define SY_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SY_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#define ARG_LO(n) (offsetof(struct seccomp_data, args) + 8 * (n))
+#define DENY(error) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (error))
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define LOAD(offset) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (offset))
+/** The syscall `nr` jumps `skip` instructions ahead, any other falls through to the next test. */
+#define IS(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), (skip), 0)
+
+int seccomp_available(void) {
+#ifdef SY_AUDIT_ARCH
+  return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+#else
+  return 0;
+#endif
+}
+
+int install_seccomp(int no_network) {
+#ifndef SY_AUDIT_ARCH
+  (void)no_network;
+  errno = ENOSYS;
+  return -1;
+#else
+  // Why each rule: socket() because Landlock (ABI 7) does not cover connecting
+  // to a unix socket by path (the host's Redis) nor UDP — socketpair() stays,
+  // a plugin's own children need it; io_uring because its operations bypass
+  // this filter; the rest because Landlock's scoping does not cover them and
+  // they would let a plugin slow or starve its keeper, the helper or the worker
+  // (any pid but its own, 0).
+  struct sock_filter filter[] = {
+    LOAD(offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SY_AUDIT_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+    LOAD(offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+    // The x32 ABI's numbers would pass every test below.
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+    DENY(ENOSYS),
+#endif
+    /* 0 */ IS(SYS_socket, 9),
+    /* 1 */ IS(SYS_io_uring_setup, 12),
+    /* 2 */ IS(SYS_ioprio_set, 18),
+    /* 3 */ IS(SYS_prlimit64, 11),
+    /* 4 */ IS(SYS_sched_setaffinity, 10),
+    /* 5 */ IS(SYS_sched_setscheduler, 9),
+    /* 6 */ IS(SYS_sched_setparam, 8),
+    /* 7 */ IS(SYS_sched_setattr, 7),
+    /* 8 */ IS(SYS_setpriority, 8),
+    /* 9 */ ALLOW,
+    // 10: socket(domain, …): never AF_UNIX (connect by path), nothing else without network
+    /* 10 */ LOAD(ARG_LO(0)),
+    /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+    /* 12 */ DENY(EACCES),
+    /* 13 */ BPF_STMT(BPF_RET | BPF_K, no_network ? SECCOMP_RET_ERRNO | EACCES : SECCOMP_RET_ALLOW),
+    // 14: io_uring_setup
+    /* 14 */ DENY(ENOSYS),
+    // 15: the pid as the first argument: only 0 (itself)
+    /* 15 */ LOAD(ARG_LO(0)),
+    /* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 4),
+    // 17: setpriority(which, who): only PRIO_PROCESS (0) of itself (0)
+    /* 17 */ LOAD(ARG_LO(0)),
+    /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
+    /* 19 */ LOAD(ARG_LO(1)),
+    /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+    /* 21 */ DENY(EPERM),
+    /* 22 */ ALLOW,
+  };
+  struct sock_fprog program = { (unsigned short)(sizeof filter / sizeof filter[0]), filter };
+  return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+#endif
+}
+
+int confine_self(int ruleset, int seccomp, int no_network) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
-  return (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
+  // Not dumpable: another process of the same user cannot ptrace it or read its memory through /proc.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return -1;
+  if (seccomp && install_seccomp(no_network) != 0) return -1;
+  if (ruleset >= 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return -1;
+  return 0;
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "keeper.h"
 #include "confine.h"
+#include "limits.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,8 @@ static int kill_children(void) {
 
 struct start_args {
   const struct spawn_request *req;
-  int in_r, out_w, err_w, ruleset, exec_fd;
+  int in_r, out_w, err_w, ruleset, seccomp, exec_fd;
+  const struct limit_watch *watch;
   /** Set by the child when it cannot exec (the parent reads it once the vfork-style clone returns). */
   volatile int error;
 };
@@ -115,7 +117,9 @@ static int start_plugin(void *arg) {
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
-      (a->ruleset >= 0 && confine_self(a->ruleset) != 0)) {
+      ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch) != 0) ||
+      ((a->ruleset >= 0 || a->seccomp) &&
+       confine_self(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0) != 0)) {
     a->error = errno;
     _exit(CHILD_EXEC_FAILED);
   }
@@ -148,13 +152,22 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   // clone and the exec: its own session, every signal at its default and
   // none blocked, the call's pipes as 0/1/2 (the others are close-on-exec),
   // the package directory as cwd, then the confinement (confine.h).
-  int ruleset = -1;
+  // Where the kernel lacks a mechanism, the call runs without it unless the
+  // host requires confinement (the host says per host what is enforced).
+  int ruleset = -1, seccomp = 0;
   if (req->flags & SPAWN_CONFINE) {
-    ruleset = signal_scope_ruleset();
-    if (ruleset < 0 && (req->flags & SPAWN_REQUIRE_CONFINEMENT)) {
-      report(status_w, 'F', errno);
+    ruleset = call_ruleset(req, landlock_abi());
+    seccomp = seccomp_available();
+    int lacking = (ruleset < 0 && errno == ENOSYS) || !seccomp;
+    if ((ruleset < 0 && errno != ENOSYS) || (lacking && (req->flags & SPAWN_REQUIRE_CONFINEMENT))) {
+      report(status_w, 'F', ruleset < 0 ? errno : ENOSYS);
       _exit(KEEPER_NOT_STARTED);
     }
+  }
+  struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
+  if ((req->flags & SPAWN_LIMITS) && limits_watch(req->slot, &req->limits, &watch) != 0) {
+    report(status_w, 'F', errno);
+    _exit(KEEPER_NOT_STARTED);
   }
   int exec_fd = -1;
   if (req->flags & SPAWN_EXEC_FD) {
@@ -164,7 +177,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
       _exit(KEEPER_NOT_STARTED);
     }
   }
-  struct start_args args = { req, in_r, out_w, err_w, ruleset, exec_fd, 0 };
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, &watch, 0 };
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
   if (ruleset >= 0) close(ruleset);
@@ -189,17 +202,23 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   sigaddset(&wanted, SIGINT);
   sigprocmask(SIG_BLOCK, &wanted, NULL);
   int killing = 0;
+  unsigned hit = 0;
   for (;;) {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      hit |= limits_of_status(status);
       if (pid == leader) {
         report(status_w, 'X', status);
         // The leader is gone: whatever it left behind ends with it (the host's grace is over).
         killing = 1;
       }
     }
-    if (pid < 0 && errno == ECHILD) _exit(KEEPER_DONE);
+    if (pid < 0 && errno == ECHILD) {
+      if (req->flags & SPAWN_LIMITS) hit |= limits_hit(&watch);
+      if (hit) report(status_w, 'L', (int32_t)hit);
+      _exit(KEEPER_DONE);
+    }
     if (killing) {
       kill(-leader, SIGKILL);
       kill_children();

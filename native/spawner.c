@@ -5,12 +5,17 @@
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
 //   (`sy-spawner --probe` prints "landlock-abi <n>" and exits instead)
-//   host → helper: SPAWN (u32 argc, u32 envc, u32 flags, NUL-terminated
-//                  path, cwd, argv..., env...), STDIN (bytes), STDIN_CLOSE, KILL
-//   helper → host: HELLO (call id 0: u32 Landlock ABI), SPAWNED (u32 pid,
-//                  u32 keeper pid), FAILED (u32 errno + text), STDOUT,
-//                  STDERR (bytes), STDOUT_EOF, STDERR_EOF, EXIT (i32 code,
-//                  i32 signal), DONE (nothing of the call runs any more)
+//   host → helper: SPAWN (u32 argc, u32 envc, u32 flags, u32 policyc,
+//                  NUL-terminated path, cwd, argv..., env..., policy...),
+//                  STDIN (bytes), STDIN_CLOSE, KILL
+//   policy entries: read=<path>, write=<path> (Landlock, SPAWN_FILES);
+//                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS)
+//   helper → host: HELLO (call id 0: u32 Landlock ABI, u32 seccomp, u32
+//                  LIMIT_* bits enforceable), SPAWNED (u32 pid, u32 keeper
+//                  pid), FAILED (u32 errno + text), STDOUT, STDERR (bytes),
+//                  STDOUT_EOF, STDERR_EOF, EXIT (i32 code, i32 signal), LIMIT
+//                  (u32 LIMIT_* bits the call hit), DONE (nothing of the
+//                  call runs any more)
 //
 // Per call the helper forks (no exec) a keeper, a child subreaper with a
 // parent-death signal, which starts the plugin in its own session, under
@@ -29,6 +34,7 @@
 #define _GNU_SOURCE
 #include "keeper.h"
 #include "confine.h"
+#include "limits.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +50,10 @@
 #include <unistd.h>
 
 enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4 };
-enum { S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7, S_DONE = 8 };
+enum {
+  S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7,
+  S_DONE = 8, S_LIMIT = 9
+};
 
 /**
  * How the helper ends (src/core/supervision/spawner.ts names them for the host's
@@ -201,27 +210,77 @@ static void fail_spawn(uint32_t id, int error) {
 
 static void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
+enum { POLICY_LIMIT = 0, POLICY_READ = 1, POLICY_WRITE = 2 };
+
+/** One policy entry (`name=value`): a limit into the request, or which list a path goes to; -1 when unknown. */
+static int add_policy(struct spawn_request *req, const char *entry) {
+  static const char *const numbers[] = { "memory=", "cpu=", "fsize=", "nofile=", "nproc=" };
+  unsigned long long *fields[] = { &req->limits.memory, &req->limits.cpu_seconds, &req->limits.file_size,
+                                   &req->limits.open_files, &req->limits.processes };
+  if (strncmp(entry, "read=", 5) == 0) return POLICY_READ;
+  if (strncmp(entry, "write=", 6) == 0) return POLICY_WRITE;
+  for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+    size_t n = strlen(numbers[i]);
+    if (strncmp(entry, numbers[i], n) != 0) continue;
+    char *end;
+    errno = 0;
+    *fields[i] = strtoull(entry + n, &end, 10);
+    return errno || *end || end == entry + n ? -1 : POLICY_LIMIT;
+  }
+  return -1;
+}
+
 static void spawn_call(uint32_t id, char *payload, size_t len) {
-  if (len < 12) return fail_spawn(id, EINVAL);
-  uint32_t argc = get_u32(payload), envc = get_u32(payload + 4), flags = get_u32(payload + 8);
-  size_t strings = 2 + (size_t)argc + envc;
+  if (len < 16) return fail_spawn(id, EINVAL);
+  uint32_t argc = get_u32(payload), envc = get_u32(payload + 4), flags = get_u32(payload + 8),
+           policyc = get_u32(payload + 12);
+  size_t strings = 2 + (size_t)argc + envc + policyc;
   if (argc == 0 || strings > len) return fail_spawn(id, EINVAL);
-  char **list = calloc(strings + 2, sizeof *list);
+  // argv, NULL, env, NULL, then the read paths, NULL, and the write paths, NULL.
+  char **list = calloc(strings + 2 + 2 * (size_t)policyc + 2, sizeof *list);
   if (!list) return fail_spawn(id, ENOMEM);
-  char *at = payload + 12, *end = payload + len;
+  char *at = payload + 16, *end = payload + len;
+  size_t fixed = 2 + (size_t)argc + envc;
+  struct spawn_request req = { 0 };
+  const char **reads = (const char **)list + fixed + 2, **writes = reads + policyc + 1;
+  req.read_paths = reads;
+  req.write_paths = writes;
   for (size_t i = 0; i < strings; i++) {
     char *nul = memchr(at, 0, (size_t)(end - at));
     if (!nul) {
       free(list);
       return fail_spawn(id, EINVAL);
     }
-    list[i + (i >= 2 + argc ? 1 : 0)] = at; // a NULL after argv, one at the end (calloc)
+    if (i < fixed) {
+      list[i + (i >= 2 + argc ? 1 : 0)] = at; // a NULL after argv, one after env (calloc)
+    } else {
+      int kind = add_policy(&req, at);
+      if (kind < 0) {
+        free(list);
+        return fail_spawn(id, EINVAL);
+      }
+      if (kind == POLICY_READ) *reads++ = strchr(at, '=') + 1;
+      if (kind == POLICY_WRITE) *writes++ = strchr(at, '=') + 1;
+    }
     at = nul + 1;
   }
-  struct spawn_request req = { list[0], list[1], list + 2, list + 3 + argc, flags };
+  req.path = list[0];
+  req.cwd = list[1];
+  req.argv = list + 2;
+  req.envp = list + 3 + argc;
+  req.flags = flags;
+  struct call *call = new_call(id);
+  req.slot = (unsigned)(call - calls);
+  if ((flags & SPAWN_LIMITS) && limits_prepare(req.slot, &req.limits) != 0) {
+    int error = errno;
+    call->active = 0;
+    free(list);
+    return fail_spawn(id, error);
+  }
   int in[2], out[2], err[2], status[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
     int error = errno;
+    call->active = 0;
     free(list);
     return fail_spawn(id, error); // descriptors of a failed pipe2 leak only until the helper exits
   }
@@ -238,9 +297,9 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
     close(out[0]);
     close(err[0]);
     close(status[0]);
+    call->active = 0;
     return fail_spawn(id, fork_error);
   }
-  struct call *call = new_call(id);
   call->keeper = keeper;
   call->in_w = in[1];
   call->out_r = out[0];
@@ -334,6 +393,8 @@ static void read_status(struct call *call) {
         int code = WIFEXITED(r.value) ? WEXITSTATUS(r.value) : -1;
         int sig = WIFSIGNALED(r.value) ? WTERMSIG(r.value) : 0;
         emit_u32s(call->id, S_EXIT, (uint32_t)code, (uint32_t)sig, 2);
+      } else if (r.type == 'L') {
+        emit_u32s(call->id, S_LIMIT, (uint32_t)r.value, 0, 1);
       }
     }
   }
@@ -451,6 +512,7 @@ static void shutdown_all(void) {
     if (!any && orphans == 0) break;
     usleep(10000);
   }
+  limits_cleanup();
   _exit(EXIT_HOST_GONE);
 }
 
@@ -499,7 +561,10 @@ static int read_control(void) {
 int main(int argc, char **argv) {
   // --probe: what this kernel offers the helper, for `plugin show` on a host with no call running.
   if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
-    printf("landlock-abi %d\n", landlock_abi());
+    limits_init();
+    printf("landlock-abi %d\nseccomp %d\n", landlock_abi(), seccomp_available());
+    limits_print_probe();
+    limits_cleanup();
     return 0;
   }
   self_pid = getpid();
@@ -520,7 +585,12 @@ int main(int argc, char **argv) {
   devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (signals < 0) die(EXIT_SETUP_FAILED, "no signalfd", errno);
   if (devnull < 0) die(EXIT_SETUP_FAILED, "cannot open /dev/null", errno);
-  emit_u32s(0, S_HELLO, (uint32_t)landlock_abi(), 0, 1);
+  limits_init();
+  char hello[12];
+  put_u32(hello, (uint32_t)landlock_abi());
+  put_u32(hello + 4, (uint32_t)seccomp_available());
+  put_u32(hello + 8, limits_available());
+  emit(0, S_HELLO, hello, sizeof hello);
   flush_out();
   struct pollfd *polls = NULL;
   struct call **owners = NULL;

@@ -80,6 +80,8 @@ const pluginDetailShape = {
   containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),
+    enforced: z.array(z.string()).describe('each mechanism in force for calls of this process'),
+    missing: z.array(z.string()).describe('each mechanism not in force here, and why'),
     seenBy: z.string().describe('the process whose view this is (the api, for this route)'),
   }),
 };

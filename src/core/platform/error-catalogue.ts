@@ -134,6 +134,18 @@ export const ERROR_CATALOGUE = {
     means: 'The plugin process exited or was killed during the call.',
   },
   SPAWN_FAILED: { status: 502, exit: workFailed, means: 'The plugin process could not be started.' },
+  RESOURCE_LIMIT: {
+    status: 502,
+    exit: workFailed,
+    means:
+      'The call went over one of its resource limits (memory, cpu, file size, processes: `plugin set`); its processes were killed.',
+  },
+  CONFINEMENT_UNAVAILABLE: {
+    status: 503,
+    exit: workFailed,
+    means:
+      'The worker requires kernel confinement (`--require-confinement`) and this host cannot provide all of it; nothing was started.',
+  },
   IDENTITY_MISMATCH: {
     status: 502,
     exit: workFailed,

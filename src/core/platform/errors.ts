@@ -77,6 +77,20 @@ export class PluginTimeoutError extends CallFailure {
   readonly code = ERROR_CODES.TIMEOUT;
   override readonly transient = true;
 }
+/** The call went over a resource limit (RLIMIT or cgroup); `limits` names which. */
+export class ResourceLimitError extends CallFailure {
+  readonly code = ERROR_CODES.RESOURCE_LIMIT;
+  constructor(
+    message: string,
+    readonly limits: readonly string[],
+  ) {
+    super(message);
+  }
+}
+/** The host cannot confine a call as `--require-confinement` demands: nothing was started. */
+export class ConfinementUnavailableError extends SwitchyardError {
+  readonly code = ERROR_CODES.CONFINEMENT_UNAVAILABLE;
+}
 export class PluginCrashedError extends CallFailure {
   readonly code = ERROR_CODES.CRASHED;
   override readonly transient = true;

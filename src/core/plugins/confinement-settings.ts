@@ -22,6 +22,8 @@ export interface ResourceLimits {
 export interface ConfinementSettings extends Partial<ResourceLimits> {
   network?: NetworkPolicy;
   allowRead?: string[];
+  /** Directories the plugin may write besides its TMPDIR (a cache of its own); an admin's choice, shown on review. */
+  allowWrite?: string[];
 }
 
 /** The policy in force for one plugin's calls. */
@@ -30,6 +32,7 @@ export interface ConfinementPolicy {
   /** Why the network is what it is (`set by an admin`, `the default for packages trusted from now on`, …). */
   networkReason: string;
   allowRead: string[];
+  allowWrite: string[];
   limits: ResourceLimits;
 }
 
@@ -69,6 +72,7 @@ export function confinementPolicyOf(settings: ConfinementSettings | undefined): 
           ? 'allowed by an admin'
           : 'none (the default for a package trusted now; an admin allows it with `plugin set --network allow`)',
     allowRead: settings?.allowRead ?? [],
+    allowWrite: settings?.allowWrite ?? [],
     limits,
   };
 }
@@ -86,12 +90,17 @@ export function checkConfinementSettings(settings: ConfinementSettings): Confine
   if (settings.network !== undefined && settings.network !== 'allow' && settings.network !== 'none') {
     throw new InvalidInputError(`network must be allow or none, not ${String(settings.network)}`);
   }
-  if (settings.allowRead) {
-    if (settings.allowRead.length > MAX_ALLOW_READ)
-      throw new InvalidInputError(`at most ${MAX_ALLOW_READ} --allow-read paths`);
-    settings.allowRead = settings.allowRead.map((path) => {
+  for (const [field, option] of [
+    ['allowRead', '--allow-read'],
+    ['allowWrite', '--allow-write'],
+  ] as const) {
+    const paths = settings[field];
+    if (!paths) continue;
+    if (paths.length > MAX_ALLOW_READ)
+      throw new InvalidInputError(`at most ${MAX_ALLOW_READ} ${option} paths`);
+    settings[field] = paths.map((path) => {
       if (!isAbsolute(path) || /[\0\n]/.test(path))
-        throw new InvalidInputError(`--allow-read needs an absolute path, not ${JSON.stringify(path)}`);
+        throw new InvalidInputError(`${option} needs an absolute path, not ${JSON.stringify(path)}`);
       return normalize(path);
     });
   }

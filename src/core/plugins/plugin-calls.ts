@@ -30,6 +30,8 @@ import { boundedMessage } from '../safety/index.js';
 import { superviseCall, type CallOutcome, type SupervisorLimits } from '../supervision/index.js';
 import { LiveStderr, StderrBudget } from '../supervision/index.js';
 import { DEFAULT_CALL_CAP_MS, limitFor, timeLimitsOf } from './time-limits.js';
+import { confinementPolicyOf } from './confinement-settings.js';
+import type { CallPolicy } from '../supervision/index.js';
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -46,6 +48,8 @@ export interface PluginCallsOptions {
   processActor: string;
   /** `callTimeoutMs` caps every call (worker --call-timeout); the plugin's limits apply below it. */
   limits?: Partial<SupervisorLimits>;
+  /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
+  requireConfinement?: boolean;
 }
 
 type CallMethod = Exclude<MethodName, 'initialize'>;
@@ -126,6 +130,8 @@ export class PluginCalls {
         params,
         limits: { ...this.options.limits, callTimeoutMs: this.#timeoutOf(record, method, options) },
         onStderr: (chunk) => live.push(chunk),
+        policy: callPolicyOf(record, method, params),
+        ...(this.options.requireConfinement ? { requireConfinement: true } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.beforeSend ? { beforeSend: options.beforeSend } : {}),
         ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
@@ -294,6 +300,27 @@ export class PluginCalls {
       line,
     ]);
   }
+}
+
+/**
+ * The kernel policy of one call: the plugin's (confinement-settings.ts), and
+ * its project's root when the call was given it (project.files.read) —
+ * writable only in a project.operate call.
+ */
+function callPolicyOf<M extends CallMethod>(
+  record: PluginRecord,
+  method: M,
+  params: MethodParams<M>,
+): CallPolicy {
+  const policy = confinementPolicyOf(record.confinement);
+  const root = (params as { project?: { root?: unknown } }).project?.root;
+  return {
+    network: policy.network,
+    allowRead: policy.allowRead,
+    allowWrite: policy.allowWrite,
+    limits: policy.limits,
+    ...(typeof root === 'string' ? { project: { root, write: method === 'project.operate' } } : {}),
+  };
 }
 
 function stderrEntries(stderr: string[]): LogEntry[] {

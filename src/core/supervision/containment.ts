@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants as fs } from 'node:fs';
 import { execa } from 'execa';
 import treeKill from 'tree-kill';
-import { readEnv, type EnvironmentName } from '../platform/index.js';
+import { ConfinementUnavailableError, readEnv, type EnvironmentName } from '../platform/index.js';
 import { stdioWithoutStrays } from './inherited-fds.js';
 import {
   HELPER_PATH,
@@ -27,6 +27,10 @@ export { SpawnError } from './spawner.js';
 export interface Containment {
   mechanism: 'subreaper' | 'process-group';
   detail: string;
+  /** Each mechanism in force for this process's calls (PROTOCOL §9.5). */
+  enforced: string[];
+  /** Each mechanism not in force here, with why. */
+  missing: string[];
 }
 
 export const FORCE_ENV: EnvironmentName = 'SWITCHYARD_SPAWNER';
@@ -41,7 +45,7 @@ let spawner: Spawner | undefined;
 /** Why the helper could not be started in this process (then every call falls back). */
 let helperFailure: string | undefined;
 
-/** The containment plugin calls of this process get (for `plugin show`). */
+/** The containment plugin calls of this process get (for `plugin show`, /healthz, --require-confinement). */
 export function containment(): Containment {
   const unavailable = helperUnavailable();
   if (unavailable) {
@@ -50,47 +54,112 @@ export function containment(): Containment {
       detail:
         `${unavailable}; each call runs in its own process group, killed as a group (and as a tree while ` +
         'its leader runs): a descendant that leaves the group after its parent exited, or the whole call ' +
-        'after a kill -9 of the worker, can survive; not enforced: signal scoping, start from a descriptor ' +
-        '(started by path), file access, network and resource limits',
+        'after a kill -9 of the worker, can survive',
+      enforced: ['a process group per call, killed at its end', 'a private TMPDIR per call'],
+      missing: [
+        `subreaper containment (${unavailable})`,
+        'signal scoping',
+        'start from a descriptor of the verified executable (started by path)',
+        'file access rules',
+        'network rules',
+        'resource limits',
+      ],
     };
   }
+  const { enforced, missing } = kernelMechanisms();
   return {
     mechanism: 'subreaper',
     detail:
       `native helper ${HELPER_PATH}: each call under its own child subreaper with parent-death signals; ` +
-      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker; ' +
-      'started from a descriptor of the verified executable; ' +
-      signalScoping() +
-      '; not enforced: file access, network and resource limits (a plugin can read and write what the ' +
-      "worker's user can, open connections, and reach the host's Redis)",
+      'every descendant (setsid, double fork, orphans) is killed with the call and with the worker',
+    enforced: [
+      'subreaper containment: every descendant dies with the call and with the worker',
+      'start from a descriptor of the verified executable',
+      ...enforced,
+    ],
+    missing,
   };
 }
 
-/** Whether this host's calls get Landlock signal scoping, and why not. */
-function signalScoping(): string {
-  if (!confinementWanted())
-    return (
-      `no Landlock signal scoping (${CONFINEMENT_ENV}=off): a plugin that kills or stops its keeper ` +
-      'is still ended by the helper (a subreaper too) and the host (a bounded end)'
-    );
-  const abi = spawner?.landlockAbi ?? probedLandlockAbi();
-  if (abi === undefined) return 'Landlock signal scoping unknown (the helper could not be asked)';
-  if (abi < 6)
-    return (
-      `no Landlock signal scoping (this kernel has Landlock ABI ${abi}, it needs 6): a plugin that ` +
-      'kills or stops its keeper is still ended by the helper (a subreaper too) and the host (a bounded end)'
-    );
-  return `Landlock signal scoping (ABI ${abi}): the plugin cannot signal or ptrace its keeper, the helper or the worker`;
+interface Probe {
+  landlockAbi: number;
+  seccomp: boolean;
+  limits: { memory?: string; processes?: string };
 }
 
-let probed: number | undefined;
+/** What the kernel gives this host's calls under the helper, each with what it means. */
+function kernelMechanisms(): { enforced: string[]; missing: string[] } {
+  if (!confinementWanted()) {
+    return {
+      enforced: ['a private TMPDIR per call'],
+      missing: [
+        `kernel confinement (${CONFINEMENT_ENV}=off): no signal scoping (a plugin that kills or stops its keeper ` +
+          'is still ended by the helper, a subreaper too, and by the host), no file access rules, no network ' +
+          "rules, no resource limits — a plugin can read and write what the worker's user can, open connections " +
+          "and reach the host's Redis",
+      ],
+    };
+  }
+  const probe = probeHelper();
+  if (!probe)
+    return { enforced: [], missing: ['kernel confinement unknown (the helper could not be asked)'] };
+  const enforced: string[] = ['a private TMPDIR per call'];
+  const missing: string[] = [];
+  const abi = probe.landlockAbi;
+  const landlock = (what: string, needs: number) =>
+    abi >= needs
+      ? enforced.push(`${what} (Landlock ABI ${abi})`)
+      : missing.push(`${what} (this kernel has Landlock ABI ${abi}, it needs ${needs})`);
+  landlock('signal scoping: the plugin cannot signal or ptrace its keeper, the helper or the worker', 6);
+  landlock(
+    'file access rules: the package, the system directories and its interpreter read-only, the project as granted, its TMPDIR; nothing else',
+    6,
+  );
+  landlock(
+    'network rules: no TCP bind or connect, no abstract unix socket, unless `plugin set --network allow`',
+    6,
+  );
+  if (probe.seccomp)
+    enforced.push(
+      "seccomp: no new socket without network, never a unix socket by path (the host's Redis), no io_uring, no priority or limit changes of other processes",
+    );
+  else missing.push('seccomp filter (not available on this kernel or architecture)');
+  enforced.push('resource limits: CPU time, file size, open files (rlimits)');
+  const memory = probe.limits.memory ?? 'none';
+  if (memory === 'none') missing.push('memory limit (no memory cgroup, no RLIMIT_AS)');
+  else enforced.push(`memory limit (${memory})`);
+  const processes = probe.limits.processes ?? 'none';
+  if (processes === 'none')
+    missing.push(
+      'process limit (needs a pids cgroup the worker can create; RLIMIT_NPROC does not bind root)',
+    );
+  else enforced.push(`process limit (${processes})`);
+  return { enforced, missing };
+}
+
+/** True when every mechanism is in force (worker --require-confinement). */
+export function fullyConfined(): { ok: boolean; missing: string[] } {
+  const { missing } = containment();
+  return { ok: missing.length === 0, missing };
+}
+
+let probed: Probe | undefined;
 
 /** `sy-spawner --probe`, once per process. */
-function probedLandlockAbi(): number | undefined {
+function probeHelper(): Probe | undefined {
   if (probed !== undefined) return probed;
   try {
-    const said = /^landlock-abi (\d+)$/m.exec(execFileSync(HELPER_PATH, ['--probe'], { encoding: 'utf8' }));
-    if (said) probed = Number(said[1]);
+    const said = execFileSync(HELPER_PATH, ['--probe'], { encoding: 'utf8' });
+    const value = (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(said)?.[1];
+    const abi = value('landlock-abi');
+    if (abi === undefined) return undefined;
+    const memory = value('limits-memory');
+    const processes = value('limits-processes');
+    probed = {
+      landlockAbi: Number(abi),
+      seccomp: value('seccomp') === '1',
+      limits: { ...(memory ? { memory } : {}), ...(processes ? { processes } : {}) },
+    };
   } catch {
     // not runnable: said as unknown
   }
@@ -119,6 +188,13 @@ function helperUnavailable(): string | undefined {
  * with the spawn request.
  */
 export async function startCallProcess(request: SpawnRequest): Promise<CallProcess> {
+  if (request.requireConfinement) {
+    const { ok, missing } = fullyConfined();
+    if (!ok)
+      throw new ConfinementUnavailableError(
+        `this worker requires kernel confinement (--require-confinement) and cannot provide: ${missing.join('; ')}; nothing was started`,
+      );
+  }
   if (helperUnavailable()) return startInProcessGroup(request);
   const helper = (spawner ??= new Spawner(HELPER_PATH, (gone) => {
     if (spawner === gone) spawner = undefined;
@@ -130,7 +206,8 @@ export async function startCallProcess(request: SpawnRequest): Promise<CallProce
     spawner = undefined;
     return startInProcessGroup(request);
   }
-  return helper.spawn({ ...request, confine: confinementWanted() });
+  const confine = confinementWanted();
+  return helper.spawn({ ...request, confine, ...(confine ? {} : { policy: undefined }) });
 }
 
 /** The fallback: execa, detached (own process group), group-killed at the end. */

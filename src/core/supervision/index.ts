@@ -1,4 +1,5 @@
 // The supervision room's door: other rooms and the shells import only from here.
+export * from './call-policy.js';
 export * from './containment.js';
 export * from './exchange-errors.js';
 export * from './live-stderr.js';

@@ -29,6 +29,7 @@ const S = {
   stderrEof: 6,
   exit: 7,
   done: 8,
+  limit: 9,
 } as const;
 
 export interface ProcessExit {
@@ -48,11 +49,43 @@ export interface SpawnRequest {
    * starts the plugin from it (execveat), argv[0] stays `file` (native helper only).
    */
   executableFd?: number;
+  /** Kernel confinement beyond signal scoping (native helper only; needs `confine`). */
+  policy?: KernelPolicy;
+  /** Refuse to start when the kernel lacks Landlock or seccomp (worker --require-confinement). */
+  requireConfinement?: boolean;
+}
+
+/** What the keeper applies to one call (native/confine.h, native/limits.h). */
+export interface KernelPolicy {
+  /** Landlock file rules: read + execute beneath `read`, everything beneath `write`, nothing else. */
+  files?: { read: readonly string[]; write: readonly string[] };
+  network: 'allow' | 'none';
+  limits?: {
+    memoryBytes: number;
+    cpuSeconds: number;
+    fileSizeBytes: number;
+    openFiles: number;
+    processes: number;
+  };
 }
 
 /** SPAWN flags (native/keeper.h). */
 const SPAWN_CONFINE = 1;
+const SPAWN_REQUIRE_CONFINEMENT = 2;
 const SPAWN_EXEC_FD = 4;
+const SPAWN_FILES = 8;
+const SPAWN_NO_NETWORK = 16;
+const SPAWN_LIMITS = 32;
+
+/** LIMIT_* bits (native/keeper.h): which limit a call hit. */
+export const LIMIT_NAMES = { 1: 'memory', 2: 'cpu', 4: 'file size', 8: 'processes' } as const;
+export type LimitName = (typeof LIMIT_NAMES)[keyof typeof LIMIT_NAMES];
+
+export function limitNames(bits: number): LimitName[] {
+  return Object.entries(LIMIT_NAMES)
+    .filter(([bit]) => (bits & Number(bit)) !== 0)
+    .map(([, name]) => name);
+}
 
 /** The helper's exit codes (native/spawner.c, enum helper_exit). */
 export const HELPER_EXITS: Readonly<Record<number, string>> = {
@@ -89,6 +122,8 @@ export interface CallProcess {
   exited: Promise<ProcessExit>;
   /** Kills every process of the call; resolves once none of them runs. */
   end(): Promise<void>;
+  /** The resource limits the call hit, known once end() resolved (native helper only). */
+  limitsHit?: LimitName[];
 }
 
 export class SpawnError extends Error {}
@@ -111,6 +146,7 @@ class HelperCall implements CallProcess {
   readonly done: Promise<void>;
   readonly started: Promise<void>;
   isDone = false;
+  limitsHit: LimitName[] = [];
   #hasExited = false;
   #resolveExit!: (exit: ProcessExit) => void;
   #resolveDone!: () => void;
@@ -184,6 +220,9 @@ class HelperCall implements CallProcess {
         this.#resolveExit({ code: code < 0 ? null : code, signal: SIGNAL_NAMES.get(signal) ?? null });
         break;
       }
+      case S.limit:
+        this.limitsHit = limitNames(payload.readUInt32LE(0));
+        break;
       case S.done:
         this.finish('the plugin exited before it started');
         break;
@@ -214,6 +253,10 @@ export class Spawner {
   #exited = false;
   /** The kernel's Landlock ABI as the helper found it (0: none); undefined until the helper said. */
   landlockAbi: number | undefined;
+  /** Whether the helper can install its seccomp filter; undefined until it said. */
+  seccomp: boolean | undefined;
+  /** LIMIT_* bits the helper can enforce on this host. */
+  enforceableLimits: LimitName[] | undefined;
   /** Why the helper is gone, once it is (its exit code by name and its last stderr line). */
   exitMessage: string | undefined;
 
@@ -255,9 +298,16 @@ export class Spawner {
     await this.started;
     if (this.#exited) throw new SpawnError(this.exitMessage ?? 'the spawn helper exited');
     const id = this.#nextId++;
+    const policy = request.confine ? request.policy : undefined;
     const frame = encodeSpawn(
       request,
-      (request.confine ? SPAWN_CONFINE : 0) | (request.executableFd === undefined ? 0 : SPAWN_EXEC_FD),
+      (request.confine ? SPAWN_CONFINE : 0) |
+        (request.confine && request.requireConfinement ? SPAWN_REQUIRE_CONFINEMENT : 0) |
+        (request.executableFd === undefined ? 0 : SPAWN_EXEC_FD) |
+        (policy?.files ? SPAWN_FILES : 0) |
+        (policy?.network === 'none' ? SPAWN_NO_NETWORK : 0) |
+        (policy?.limits ? SPAWN_LIMITS : 0),
+      policy,
     );
     const call = new HelperCall(id, this);
     this.#calls.set(id, call);
@@ -295,7 +345,11 @@ export class Spawner {
       const id = data.readUInt32LE(at + 4);
       const type = data[at + 8]!;
       const call = this.#calls.get(id);
-      if (id === 0 && type === S.hello) this.landlockAbi = data.readUInt32LE(at + HEADER);
+      if (id === 0 && type === S.hello) {
+        this.landlockAbi = data.readUInt32LE(at + HEADER);
+        this.seccomp = length >= 8 && data.readUInt32LE(at + HEADER + 4) === 1;
+        this.enforceableLimits = length >= 12 ? limitNames(data.readUInt32LE(at + HEADER + 8)) : [];
+      }
       if (call) {
         call.receive(type, data.subarray(at + HEADER, at + HEADER + length));
         if (type === S.done) {
@@ -346,23 +400,47 @@ export class Spawner {
   }
 }
 
-/** u32 argc, u32 envc, u32 flags, then NUL-terminated path, cwd, argv (argv[0] = path) and NAME=value entries. */
-function encodeSpawn(request: SpawnRequest, flags: number): Buffer {
+/**
+ * u32 argc, u32 envc, u32 flags, u32 policyc, then NUL-terminated path, cwd,
+ * argv (argv[0] = path), NAME=value entries and the policy's entries.
+ */
+function encodeSpawn(request: SpawnRequest, flags: number, policy: KernelPolicy | undefined): Buffer {
   const argv = [request.file, ...request.args];
   const env = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
   // By descriptor: the helper (this process's child, same user) reopens it through /proc: the same open file.
   const path =
     request.executableFd === undefined ? request.file : `/proc/${process.pid}/fd/${request.executableFd}`;
-  const strings = [path, request.cwd, ...argv, ...env];
+  const entries = policyEntries(policy);
+  const strings = [path, request.cwd, ...argv, ...env, ...entries];
   for (const text of strings) {
     if (text.includes('\0')) throw new SpawnError('an argument or environment value holds a NUL byte');
   }
   const body = Buffer.from(`${strings.join('\0')}\0`, 'utf8');
-  const head = Buffer.allocUnsafe(12);
+  const head = Buffer.allocUnsafe(16);
   head.writeUInt32LE(argv.length, 0);
   head.writeUInt32LE(env.length, 4);
   head.writeUInt32LE(flags, 8);
+  head.writeUInt32LE(entries.length, 12);
   return Buffer.concat([head, body]);
+}
+
+function policyEntries(policy: KernelPolicy | undefined): string[] {
+  if (!policy) return [];
+  const entries = [
+    ...(policy.files?.read ?? []).map((path) => `read=${path}`),
+    ...(policy.files?.write ?? []).map((path) => `write=${path}`),
+  ];
+  const limits = policy.limits;
+  if (limits) {
+    entries.push(
+      `memory=${limits.memoryBytes}`,
+      `cpu=${limits.cpuSeconds}`,
+      `fsize=${limits.fileSizeBytes}`,
+      `nofile=${limits.openFiles}`,
+      `nproc=${limits.processes}`,
+    );
+  }
+  return entries;
 }
 
 /** True once `promise` settles within `ms`; no timer outlives it. */

@@ -14,13 +14,16 @@ import {
   type MethodParams,
   type MethodResult,
 } from '@switchyard/plugin-sdk/host';
+import { fstatSync } from 'node:fs';
 import {
   CallCancelledError,
   IdentityMismatchError,
   PluginTimeoutError,
+  ResourceLimitError,
   SpawnFailedError,
   SwitchyardError,
 } from '../platform/index.js';
+import { interpreterPaths, kernelPolicyOf, scratchDirectory, type CallPolicy } from './call-policy.js';
 import { startCallProcess, type CallProcess } from './containment.js';
 import { hostErrorOf } from './exchange-errors.js';
 import { StderrTail } from './stderr-tail.js';
@@ -67,6 +70,10 @@ export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
   onSpawn?: (pid: number) => void;
   /** Every stderr chunk as it arrives (live logs); the bounded tail is kept either way. */
   onStderr?: (chunk: Buffer) => void;
+  /** Kernel confinement of the call (files, network, limits); without it only signals are scoped. */
+  policy?: CallPolicy;
+  /** Refuse to start (ConfinementUnavailableError) unless every mechanism is in force. */
+  requireConfinement?: boolean;
 }
 
 export interface CallOutcome<M extends MethodName> {
@@ -92,16 +99,37 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
       new SpawnFailedError(`could not start ${spec.executablePath}: ${(error as Error).message}`),
       [],
     );
+  // The call's own TMPDIR, the one place it may write (besides an operated project).
+  const scratch = scratchDirectory();
+  try {
+    return await superviseIn(spec, limits, started, stderr, spawnFailed, scratch.path);
+  } finally {
+    scratch.remove();
+  }
+}
+
+async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
+  spec: CallSpec<M>,
+  limits: SupervisorLimits,
+  started: number,
+  stderr: StderrTail,
+  spawnFailed: (error: unknown) => CallError,
+  scratch: string,
+): Promise<CallOutcome<M>> {
+  const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratch };
   let child: CallProcess;
   try {
     child = await startCallProcess({
       file: spec.executablePath,
       args: spec.arguments,
       cwd: spec.packageDir,
-      env: pluginEnvironment(),
+      env,
       ...(spec.executableFd === undefined ? {} : { executableFd: spec.executableFd }),
+      ...(spec.policy ? { policy: kernelPolicyFor(spec, spec.policy, env.PATH ?? '', scratch) } : {}),
+      ...(spec.requireConfinement ? { requireConfinement: true } : {}),
     });
   } catch (error) {
+    if (error instanceof SwitchyardError) throw withStderr(error, []);
     throw spawnFailed(error);
   }
   child.stderr.on('data', (chunk: Buffer) => {
@@ -187,13 +215,66 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
     await child.end();
     const exit = await exitWithin(exited, limits.graceMs);
     if (callerError) throw callerError.error;
-    throw withStderr(classify(error, reason, limits, exit), stderr.lines());
+    const overLimit = reason === 'cancelled' ? undefined : limitError(child.limitsHit, spec.policy);
+    throw withStderr(overLimit ?? classify(error, reason, limits, exit), stderr.lines());
   } finally {
     spec.signal?.removeEventListener('abort', onCancel);
     child.stdin.destroy();
     child.stdout.destroy();
     child.stderr.destroy();
   }
+}
+
+function kernelPolicyFor(
+  spec: CallSpec<Exclude<MethodName, 'initialize'>>,
+  policy: CallPolicy,
+  path: string,
+  scratch: string,
+) {
+  let interpreter: string[] = [];
+  if (spec.executableFd !== undefined) {
+    const stats = fstatSync(spec.executableFd, { bigint: true });
+    interpreter = interpreterPaths(
+      spec.executablePath,
+      spec.executableFd,
+      `${stats.ino}:${stats.ctimeNs}`,
+      path,
+    );
+  }
+  return kernelPolicyOf(policy, { packageDir: spec.packageDir, interpreter, scratch });
+}
+
+/** RESOURCE_LIMIT naming the limits the call hit, with their values. */
+function limitError(
+  hit: readonly string[] | undefined,
+  policy: CallPolicy | undefined,
+): ResourceLimitError | undefined {
+  if (!hit || hit.length === 0) return undefined;
+  const value = (name: string): string => {
+    const limits = policy?.limits;
+    if (!limits) return '';
+    if (name === 'memory') return ` of ${formatBytes(limits.memoryBytes)}`;
+    if (name === 'cpu') return ` of ${Math.ceil(limits.cpuMs / 1_000)}s CPU time`;
+    if (name === 'file size') return ` of ${formatBytes(limits.fileSizeBytes)}`;
+    if (name === 'processes') return ` of ${limits.processes}`;
+    return '';
+  };
+  const named = hit.map((name) => `the ${name} limit${value(name)}`).join(' and ');
+  return new ResourceLimitError(
+    `the call went over ${named}; its processes were killed (an admin raises it with \`plugin set\`)`,
+    hit,
+  );
+}
+
+function formatBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && value % 1024 === 0 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value} ${units[unit]}`;
 }
 
 function verifyIdentity(

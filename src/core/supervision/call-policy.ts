@@ -1,0 +1,193 @@
+// What the kernel lets one plugin call touch (PROTOCOL §9.5): the Landlock
+// paths, the network and the resource limits, from the plugin's policy and the
+// call. Read + execute: the package directory, the system directories a
+// program needs, its `#!` interpreter's own tree (pyenv, nvm, … under a home
+// directory: that tool's directory, not the home), an admin's --allow-read
+// paths, and the project root with project.files.read. Write: a private empty
+// scratch directory (TMPDIR), removed after the call, and the project root
+// only in a project.operate call. Nothing else: not the data directory, not
+// $HOME, not another project.
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
+import type { KernelPolicy } from './spawner.js';
+
+export interface CallPolicy {
+  network: 'allow' | 'none';
+  allowRead: readonly string[];
+  allowWrite: readonly string[];
+  limits: { memoryBytes: number; cpuMs: number; fileSizeBytes: number; openFiles: number; processes: number };
+  /** The project's root when the call may see it (project.files.read); `write` in a project.operate call. */
+  project?: { root: string; write: boolean };
+}
+
+/** Read-only for every program: its libraries, its runtime's files, the few /etc files a runtime reads. */
+const SYSTEM_READ = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/opt',
+  // not /proc: another process's environ would be readable (Landlock's ptrace rule does not cover it)
+  '/sys/devices/system/cpu',
+  '/sys/fs/cgroup',
+  '/dev/urandom',
+  '/dev/random',
+  '/dev/zero',
+  '/dev/fd',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/localtime',
+  '/etc/timezone',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/pki',
+  '/etc/nsswitch.conf',
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/hosts',
+  '/etc/host.conf',
+  '/etc/resolv.conf',
+  '/etc/gai.conf',
+  '/etc/services',
+  '/etc/protocols',
+  '/etc/mime.types',
+  '/etc/os-release',
+  '/etc/debian_version',
+  '/etc/python3',
+  '/etc/node',
+];
+/** Written by every program that writes anything: the null devices. */
+const SYSTEM_WRITE = ['/dev/null', '/dev/full', '/dev/tty'];
+
+let systemRead: string[] | undefined;
+let systemWrite: string[] | undefined;
+
+/** The system paths that exist on this host (looked up once: the helper skips a missing read path anyway). */
+function systemPaths(): { read: string[]; write: string[] } {
+  systemRead ??= SYSTEM_READ.filter((path) => existsSync(path));
+  systemWrite ??= SYSTEM_WRITE.filter((path) => existsSync(path));
+  return { read: systemRead, write: systemWrite };
+}
+
+const interpreterCache = new Map<string, string[]>();
+
+/**
+ * The directories an executable's `#!` chain needs beyond the system ones: for
+ * `#!/usr/bin/env python3` whatever `python3` is on PATH, and where it really
+ * lives — for a path under a home directory the tool's own directory
+ * (/root/.pyenv, ~/.nvm), else the directory above its bin/. Cached per
+ * executable path and `identity` (its inode and change time).
+ */
+export function interpreterPaths(executable: string, fd: number, identity: string, path: string): string[] {
+  const key = `${executable}\0${identity}\0${path}`;
+  const cached = interpreterCache.get(key);
+  if (cached) return cached;
+  const found = new Set<string>();
+  let program = interpreterOf(fd);
+  // A shim is often a script too (pyenv's): follow its #! as well, a few steps at most.
+  for (let depth = 0; program && depth < 4; depth++) {
+    const resolved = onPath(program, path);
+    if (!resolved) break;
+    for (const candidate of [resolved, realpathOr(resolved)]) {
+      const root = toolRoot(candidate);
+      if (root) found.add(root);
+    }
+    program = interpreterOfPath(realpathOr(resolved));
+  }
+  const paths = [...found];
+  if (interpreterCache.size > 256) interpreterCache.clear();
+  interpreterCache.set(key, paths);
+  return paths;
+}
+
+/** The program a `#!` line starts (env's argument for `#!/usr/bin/env X`), or undefined. */
+function interpreterOf(fd: number): string | undefined {
+  const head = Buffer.alloc(256);
+  const read = readSync(fd, head, 0, head.length, 0);
+  const text = head.subarray(0, read).toString('utf8');
+  if (!text.startsWith('#!')) return undefined;
+  const words = text.slice(2).split('\n')[0]!.trim().split(/\s+/);
+  const interpreter = words[0];
+  if (!interpreter) return undefined;
+  if (interpreter.endsWith('/env'))
+    return words.slice(1).find((word) => !word.startsWith('-') && !word.includes('='));
+  return interpreter;
+}
+
+function interpreterOfPath(file: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    return interpreterOf(fd);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function onPath(program: string, path: string): string | undefined {
+  if (isAbsolute(program)) return existsSync(program) ? program : undefined;
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, program);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Where a tool outside the system directories keeps its runtime; undefined for a system path. */
+function toolRoot(file: string): string | undefined {
+  if (systemPaths().read.some((dir) => file === dir || file.startsWith(dir + sep))) return undefined;
+  const home = /^(\/root|\/home\/[^/]+)\/([^/]+)\//.exec(file);
+  if (home) return `${home[1]}/${home[2]}`;
+  const bin = dirname(file);
+  return bin.endsWith('/bin') ? dirname(bin) : bin;
+}
+
+/** A private, empty directory for one call's temporary files (its TMPDIR), removed by `remove`. */
+export function scratchDirectory(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), 'sy-call-'));
+  return {
+    path,
+    // Bounded: a call that filled it with millions of files still ends (the rest goes with the next clean-up).
+    remove: () => rmSync(path, { recursive: true, force: true, maxRetries: 0 }),
+  };
+}
+
+/** The helper's policy for one call. */
+export function kernelPolicyOf(
+  policy: CallPolicy,
+  call: { packageDir: string; interpreter: readonly string[]; scratch: string },
+): KernelPolicy {
+  const system = systemPaths();
+  const read = [...system.read, call.packageDir, ...call.interpreter, ...policy.allowRead];
+  const write = [...system.write, call.scratch, ...policy.allowWrite];
+  if (policy.project) (policy.project.write ? write : read).push(policy.project.root);
+  return {
+    files: { read, write },
+    network: policy.network,
+    limits: {
+      memoryBytes: policy.limits.memoryBytes,
+      // RLIMIT_CPU counts whole seconds.
+      cpuSeconds: Math.max(1, Math.ceil(policy.limits.cpuMs / 1_000)),
+      fileSizeBytes: policy.limits.fileSizeBytes,
+      openFiles: policy.limits.openFiles,
+      processes: policy.limits.processes,
+    },
+  };
+}
