@@ -27,11 +27,10 @@ import type { Keys } from '../redis/index.js';
 import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
 import { boundedMessage } from '../safety/index.js';
-import { superviseCall, type CallOutcome, type SupervisorLimits } from '../supervision/index.js';
-import { LiveStderr, StderrBudget } from '../supervision/index.js';
+import { superviseCall, LiveStderr, StderrBudget } from '../supervision/index.js';
 import { DEFAULT_CALL_CAP_MS, limitFor, timeLimitsOf } from './time-limits.js';
 import { confinementPolicyOf } from './confinement-settings.js';
-import type { CallPolicy } from '../supervision/index.js';
+import type { CallPolicy, CallOutcome, SupervisorLimits } from '../supervision/index.js';
 
 export interface CallOptions {
   signal?: AbortSignal;

@@ -196,6 +196,9 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
     client.close();
     await exitWithin(exited, limits.graceMs);
     await child.end();
+    // An answer does not make a call over a limit good: a fork bomb that still answered fails too.
+    const overLimit = limitError(child.limitsHit, spec.policy);
+    if (overLimit) throw overLimit;
     const finishedAt = performance.now();
     return {
       result,
