@@ -42,4 +42,4 @@ export const PROTOCOL_ENV_VAR = 'SWITCHYARD_PLUGIN_PROTOCOL';
 
 /** docs/PROTOCOL.md §11, verbatim in meaning; every review surface prints it. */
 export const OS_TRUST_BOUNDARY_STATEMENT =
-  'Plugins run with the operating-system identity of the user who runs the worker. Switchyard strips inherited secrets and mediates its own data and mutations, but it is not an OS sandbox: trusting a plugin means trusting locally installed executable code, not only approving API scopes.';
+  'Plugins run with the operating-system identity of the user who runs the worker. Where the kernel allows it, the host confines every call to what the review granted — files, network, signals and resource limits; what each worker enforces and what it does not is listed with the plugin — but even confined this is not a full OS sandbox (same user, shared kernel): trusting a plugin means trusting locally installed executable code, not only approving API scopes.';

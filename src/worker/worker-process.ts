@@ -17,6 +17,8 @@ export interface WorkerProcessConfig {
   logLevel?: string;
   worker?: Partial<WorkerOptions>;
   callTimeoutMs?: number;
+  /** Refuse to run plugins unless every mechanism of kernel confinement is in force here. */
+  requireConfinement?: boolean;
 }
 
 export async function runWorkerProcess(config: WorkerProcessConfig): Promise<void> {
@@ -26,13 +28,17 @@ export async function runWorkerProcess(config: WorkerProcessConfig): Promise<voi
     {
       // Running calls get the shutdown deadline; closing the queues and Redis a little more.
       deadlineMs: config.shutdownDeadlineMs + 5_000,
-      runtime: config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {},
+      runtime: {
+        ...(config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {}),
+        ...(config.requireConfinement ? { requireConfinement: true } : {}),
+      },
     },
     async (runtime, logger) => {
       const workers = await startWorkers(runtime, {
         concurrency: config.concurrency,
         log: eventLogger(logger),
         retention: runtime.retention,
+        requireConfinement: config.requireConfinement ?? false,
         ...config.worker,
       });
       return { stop: () => workers.shutdown(config.shutdownDeadlineMs) };

@@ -7,7 +7,9 @@ import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 
 import type { Redis } from 'ioredis';
 import { InspectionRunner } from '../core/work/batches/index.js';
 import { MaintenanceService } from '../core/work/upkeep/index.js';
-import { FinalJobError } from '../core/platform/index.js';
+import { REPORT_EVERY_MS, reportConfinement, withdrawConfinement } from '../core/plugins/index.js';
+import { ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
+import { containment } from '../core/supervision/index.js';
 import {
   ABORT_REASONS,
   QUEUE_NAMES,
@@ -45,6 +47,8 @@ export interface WorkerOptions {
    * up to this long (operation-priority.ts); 0 turns it off.
    */
   operationPriorityMs?: number;
+  /** Refuse to start unless every mechanism of kernel confinement is in force here (--require-confinement). */
+  requireConfinement?: boolean;
 }
 
 export const DEFAULT_OPERATION_PRIORITY_MS = 2_000;
@@ -69,6 +73,25 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   } = runtime;
   const { keys } = core;
   const log = options.log ?? (() => {});
+  // What this host gives plugin calls, checked before any job is taken, and reported for /healthz and plugin show.
+  const confinement = containment();
+  if (options.requireConfinement && confinement.missing.length > 0) {
+    throw new ConfinementUnavailableError(
+      `--require-confinement: this worker cannot confine plugin calls fully and runs none; missing: ${confinement.missing.join('; ')}`,
+    );
+  }
+  const report = () =>
+    reportConfinement(core.redis, keys, {
+      worker: identity,
+      mechanism: confinement.mechanism,
+      enforced: confinement.enforced,
+      missing: confinement.missing,
+      required: options.requireConfinement ?? false,
+      at: new Date().toISOString(),
+    }).catch((error: Error) => log('confinement-report-failed', { error: error.message }));
+  await report();
+  const reporting = setInterval(() => void report(), REPORT_EVERY_MS);
+  reporting.unref();
   const busyDelayMs = options.projectBusyDelayMs ?? 500;
 
   const priority = new OperationPriority(options.operationPriorityMs ?? DEFAULT_OPERATION_PRIORITY_MS);
@@ -198,6 +221,8 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     identity,
     async shutdown(deadlineMs: number) {
       await watchdog.stop();
+      clearInterval(reporting);
+      await withdrawConfinement(core.redis, keys, identity).catch(() => {});
       await Promise.all(workers.map((worker) => worker.pause(true)));
       priority.close();
       const closing = Promise.all(workers.map((worker) => worker.close()));

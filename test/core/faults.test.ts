@@ -37,7 +37,7 @@ import {
 } from '../../src/core/platform/errors.js';
 import type { CallOptions, PluginDetail } from '../../src/core/plugins/plugin-service.js';
 import { STDERR_LINE_CHARS, STDERR_LINES } from '../../src/core/supervision/stderr-tail.js';
-import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
+import { setConfinement, trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO, makeProject } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';
 import { killAll, pidFiles, survivors, type PidFile } from '../support/processes.js';
@@ -399,6 +399,7 @@ describe('a running plugin must echo the trusted identity', () => {
     await core.plugins.refresh(ACTOR);
     const { fingerprint } = await core.plugins.show(pkg.id);
     await core.plugins.trust(pkg.id, fingerprint!, ACTOR);
+    await setConfinement(core, pkg.id, 'package-writable');
     const observed = await observe(pkg, () => core.plugins.enable(pkg.id, ALL_SCOPES, ACTOR));
     record('lie-version at enable', observed);
     expect(observed.error).toBeInstanceOf(IdentityMismatchError);
@@ -670,6 +671,7 @@ describe('discovery refuses packages it cannot ever run', () => {
     let caught: unknown;
     try {
       await discovery.plugins.trust(id, listed!.fingerprint ?? 'a'.repeat(64), ACTOR);
+      await setConfinement(discovery, id, 'package-writable');
     } catch (thrown) {
       caught = thrown;
     }

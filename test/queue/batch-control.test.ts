@@ -55,7 +55,7 @@ describe('batch control on 200 projects', () => {
     await writeFile(join(roots.get(projectId(0))!, 'inspect-spawn-child'), '');
     await startWorker(installation, { concurrency: 4 });
     const batch = await runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
-    const grandchildFile = join(roots.get(projectId(0))!, 'inspect-grandchild.pid');
+    const grandchildFile = join(packageDir, `inspect-grandchild-${projectId(0)}.pid`);
     await waitFor('four inspections to run', async () => (await inspectCalls(installation)) >= 4, 30_000);
     const grandchild = await waitFor(
       'the grandchild of the first inspection',

@@ -7,6 +7,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
 import { createCore, type Core, type CoreConfig } from '../../src/core/runtime/core-services.js';
 import type { PluginView } from '../../src/core/plugins/plugin-service.js';
+import { PluginStore } from '../../src/core/plugins/plugin-store.js';
+import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { makeDataDir, uniquePrefix } from './data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from './redis.js';
 
@@ -62,11 +64,38 @@ export async function trustAndEnable(
   id: string,
   scopes: string[],
   actor = 'user:test',
+  confinement: ConfinementSettings | 'package-writable' = 'package-writable',
 ): Promise<PluginView> {
   await core.plugins.refresh(actor);
   const { fingerprint } = await core.plugins.show(id);
   await core.plugins.trust(id, fingerprint!, actor);
+  await setConfinement(core, id, confinement);
   return core.plugins.enable(id, scopes, actor);
+}
+
+/**
+ * A plugin's confinement policy written straight into its record.
+ * `package-writable`: the fixtures record their pids and results in their own
+ * package directory, which a confined call may otherwise only read.
+ */
+export async function setConfinement(
+  core: Core,
+  id: string,
+  settings: ConfinementSettings | 'package-writable',
+): Promise<void> {
+  const store = new PluginStore(core.redis, core.keys);
+  try {
+    await store.mutate(id, (current) => {
+      if (!current) throw new Error(`no plugin ${id}`);
+      const confinement =
+        settings === 'package-writable'
+          ? { ...current.confinement, allowWrite: [current.packageDir] }
+          : { ...current.confinement, ...settings };
+      return { next: { ...current, confinement }, value: undefined };
+    });
+  } finally {
+    await store.close();
+  }
 }
 
 /** Registers the hooks; call at the top of a test file or describe block. */

@@ -93,7 +93,25 @@ export function limitsText(detail: PluginDetail): string {
 }
 
 export function containmentText(detail: PluginDetail): string {
-  return `${detail.containment.mechanism}: ${detail.containment.detail}`;
+  const { mechanism, detail: text, enforced, missing, workers } = detail.containment;
+  const lines = [`${mechanism}: ${text}`, ...mechanismLines(enforced, missing)];
+  if (workers.length === 0) lines.push('running workers: none reported (start one: switchyard worker)');
+  for (const worker of workers) {
+    lines.push(
+      `worker ${worker.worker}${worker.required ? ' (--require-confinement)' : ''}:`,
+      ...mechanismLines(worker.enforced, worker.missing).map((line) => `  ${line}`),
+    );
+  }
+  return lines.join('\n');
+}
+
+function mechanismLines(enforced: readonly string[], missing: readonly string[]): string[] {
+  return [
+    ...enforced.map((item) => `  enforced: ${item}`),
+    ...(missing.length === 0
+      ? ['  not enforced: nothing']
+      : missing.map((item) => `  NOT enforced: ${item}`)),
+  ];
 }
 
 function subcommand(program: Command, name: string): Command {

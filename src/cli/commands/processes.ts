@@ -28,6 +28,11 @@ export function registerProcessCommands(program: Command): void {
         .default(DEFAULT_CALL_CAP_MS, formatLimit(DEFAULT_CALL_CAP_MS)),
     )
     .option(
+      '--require-confinement',
+      'refuse to run plugins unless every mechanism of kernel confinement is in force on this host ' +
+        '(Landlock files, network and signals, seccomp, resource limits); the error names what is missing',
+    )
+    .option(
       '--lock-duration <ms>',
       "after how long a dead worker's jobs are taken again (default 30s); renewed while a call runs, " +
         'and a worker that cannot renew it (Redis out of reach) kills the call before it could lapse',
@@ -53,6 +58,7 @@ export function registerProcessCommands(program: Command): void {
           lockDuration?: number;
           operationPriority: number;
           logLevel: string;
+          requireConfinement?: boolean;
         },
         command: Command,
       ) => {
@@ -65,6 +71,7 @@ export function registerProcessCommands(program: Command): void {
           shutdownDeadlineMs: options.shutdownDeadline,
           logLevel: options.logLevel,
           callTimeoutMs: options.callTimeout,
+          requireConfinement: options.requireConfinement === true,
           worker: {
             operationPriorityMs: options.operationPriority,
             ...(options.lockDuration

@@ -82,6 +82,18 @@ const pluginDetailShape = {
     detail: z.string(),
     enforced: z.array(z.string()).describe('each mechanism in force for calls of this process'),
     missing: z.array(z.string()).describe('each mechanism not in force here, and why'),
+    workers: z
+      .array(
+        z.object({
+          worker: z.string(),
+          mechanism: z.enum(['subreaper', 'process-group']),
+          enforced: z.array(z.string()),
+          missing: z.array(z.string()),
+          required: z.boolean(),
+          at: z.string(),
+        }),
+      )
+      .describe("each running worker's own report: what its host enforces for plugin calls"),
     seenBy: z.string().describe('the process whose view this is (the api, for this route)'),
   }),
 };

@@ -1,5 +1,7 @@
 // The plugins room's door: other rooms and the shells import only from here.
 export * from './call-metrics.js';
+export * from './confinement-report.js';
+export * from './confinement-settings.js';
 export * from './discovery.js';
 export * from './fingerprint.js';
 export * from './intact-package.js';

@@ -2,6 +2,7 @@
 // discovered package, whether the stored state allows a call, which scopes
 // may be granted, what a plugin call is told about a project, and the shapes
 // the fronts print. No I/O here; plugins.ts and plugin-calls.ts apply them.
+import type { WorkerConfinement } from './confinement-report.js';
 import { SCOPES, type Capability, type Scope } from '@switchyard/plugin-sdk/protocol';
 import type { AuditInput } from '../access/index.js';
 import type { DiscoveredPackage } from './discovery.js';
@@ -53,7 +54,8 @@ export interface PluginDetail extends PluginView {
   /** The host's time limits for this plugin's calls (ms). */
   timeLimits: TimeLimits;
   /** How this plugin's call processes are contained, as the process that rendered this sees it. */
-  containment: Containment & { seenBy: string };
+  /** As this process sees it (`seenBy`), and as each running worker reported it for its own host. */
+  containment: Containment & { seenBy: string; workers: WorkerConfinement[] };
 }
 
 /** The registry record a refresh makes of a discovered package, and what it audits. */
@@ -118,6 +120,7 @@ export function reconcile(
     grantedScopes,
     discoveredAt: now,
     ...(current?.timeLimits ? { timeLimits: current.timeLimits } : {}),
+    ...(current?.confinement ? { confinement: current.confinement } : {}),
   };
   return { next, audit };
 }

@@ -40,6 +40,7 @@ import { redactHealth, redactInspection, redactOperation, type Redacted } from '
 import type { Project, ProjectService } from '../projects/index.js';
 import type { SupervisorLimits } from '../supervision/index.js';
 import { containment } from '../supervision/index.js';
+import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 
 export type { CallOptions } from './plugin-calls.js';
@@ -51,10 +52,14 @@ export interface PluginServiceOptions {
   /** Who acts when the service itself decides (e.g. a worker that sees tampering). */
   processActor: string;
   limits?: Partial<SupervisorLimits>;
+  /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
+  requireConfinement?: boolean;
 }
 
 export class PluginService {
   readonly #store: PluginStore;
+  readonly #redis: Redis;
+  readonly #keys: Keys;
   /** The verify-then-call pipeline (benchmarks measure its steps on their own). */
   readonly calls: PluginCalls;
   readonly #pluginsDir: string;
@@ -66,9 +71,12 @@ export class PluginService {
     readonly options: PluginServiceOptions,
   ) {
     this.#store = new PluginStore(redis, keys);
+    this.#redis = redis;
+    this.#keys = keys;
     this.calls = new PluginCalls(redis, keys, this.#store, {
       processActor: options.processActor,
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.requireConfinement ? { requireConfinement: true } : {}),
     });
     this.#pluginsDir = join(options.dataDir, 'plugins');
   }
@@ -126,10 +134,11 @@ export class PluginService {
 
   async show(id: string): Promise<PluginDetail> {
     const record = await this.#require(id);
-    return toDetail(record, await this.#store.health(id), {
-      ...containment(),
-      seenBy: this.options.processActor,
-    });
+    const [health, workers] = await Promise.all([
+      this.#store.health(id),
+      workerConfinement(this.#redis, this.#keys),
+    ]);
+    return toDetail(record, health, { ...containment(), seenBy: this.options.processActor, workers });
   }
 
   /** Admin: the host's time limits for this plugin's calls (unset ones keep their value). */

@@ -36,6 +36,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     latestInspection: `${prefix}:latest-inspection`,
     // liveness
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
+    /** Per worker process: the confinement its calls get (confinement-report.ts). */
+    workerConfinement: `${prefix}:worker-confinement`,
     // pub/sub channels
     batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
     /** An operation's new state, each time one is written (operation-follow.ts listens). */

@@ -14,6 +14,8 @@ export interface CoreConfig {
   /** Who this process acts as when it decides on its own (e.g. `worker:host:pid`). */
   processActor?: string;
   limits?: Partial<SupervisorLimits>;
+  /** A worker's --require-confinement: no call starts without every mechanism of kernel confinement. */
+  requireConfinement?: boolean;
   failFast?: boolean;
   /** The api: Redis commands fail at once while Redis is unreachable (redis.ts). */
   answersRequests?: boolean;
@@ -39,6 +41,7 @@ export async function createCore(config: CoreConfig): Promise<Core> {
     dataDir: config.dataDir,
     processActor: config.processActor ?? processIdentity('cli'),
     ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.requireConfinement ? { requireConfinement: true } : {}),
   });
   return {
     config,
