@@ -7,7 +7,17 @@
 // scratch directory (TMPDIR), removed after the call, and the project root
 // only in a project.operate call. Nothing else: not the data directory, not
 // $HOME, not another project.
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, realpathSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
 import type { KernelPolicy } from './spawner.js';
@@ -167,6 +177,39 @@ export function scratchDirectory(): { path: string; remove: () => void } {
     // Bounded: a call that filled it with millions of files still ends (the rest goes with the next clean-up).
     remove: () => rmSync(path, { recursive: true, force: true, maxRetries: 0 }),
   };
+}
+
+/**
+ * Whether a file in the scratch directory reached the file-size limit. A
+ * runtime that ignores SIGXFSZ (Node does) only sees EFBIG, and the kernel's
+ * signal never tells the keeper; the file left at the limit does. Looks at
+ * most at `budget` entries (an empty directory, the usual case, costs one readdir).
+ */
+export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_000): boolean {
+  const pending = [dir];
+  let seen = 0;
+  while (pending.length > 0 && seen < budget) {
+    const current = pending.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (++seen > budget) break;
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (entry.isFile()) {
+        try {
+          if (statSync(path).size >= limitBytes) return true;
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  }
+  return false;
 }
 
 /** The helper's policy for one call. */

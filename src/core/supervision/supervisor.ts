@@ -23,7 +23,13 @@ import {
   SpawnFailedError,
   SwitchyardError,
 } from '../platform/index.js';
-import { interpreterPaths, kernelPolicyOf, scratchDirectory, type CallPolicy } from './call-policy.js';
+import {
+  interpreterPaths,
+  kernelPolicyOf,
+  scratchAtFileLimit,
+  scratchDirectory,
+  type CallPolicy,
+} from './call-policy.js';
 import { startCallProcess, type CallProcess } from './containment.js';
 import { hostErrorOf } from './exchange-errors.js';
 import { StderrTail } from './stderr-tail.js';
@@ -197,7 +203,7 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
     await exitWithin(exited, limits.graceMs);
     await child.end();
     // An answer does not make a call over a limit good: a fork bomb that still answered fails too.
-    const overLimit = limitError(child.limitsHit, spec.policy);
+    const overLimit = limitError(limitsHit(child, spec.policy, scratch), spec.policy);
     if (overLimit) throw overLimit;
     const finishedAt = performance.now();
     return {
@@ -218,7 +224,8 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
     await child.end();
     const exit = await exitWithin(exited, limits.graceMs);
     if (callerError) throw callerError.error;
-    const overLimit = reason === 'cancelled' ? undefined : limitError(child.limitsHit, spec.policy);
+    const overLimit =
+      reason === 'cancelled' ? undefined : limitError(limitsHit(child, spec.policy, scratch), spec.policy);
     throw withStderr(overLimit ?? classify(error, reason, limits, exit), stderr.lines());
   } finally {
     spec.signal?.removeEventListener('abort', onCancel);
@@ -245,6 +252,19 @@ function kernelPolicyFor(
     );
   }
   return kernelPolicyOf(policy, { packageDir: spec.packageDir, interpreter, scratch });
+}
+
+/** What the helper saw, and a scratch file stopped at the file-size limit (EFBIG, no signal). */
+function limitsHit(child: CallProcess, policy: CallPolicy | undefined, scratch: string): string[] {
+  const hit: string[] = [...(child.limitsHit ?? [])];
+  if (
+    policy &&
+    child.limitsHit &&
+    !hit.includes('file size') &&
+    scratchAtFileLimit(scratch, policy.limits.fileSizeBytes)
+  )
+    hit.push('file size');
+  return hit;
 }
 
 /** RESOURCE_LIMIT naming the limits the call hit, with their values. */

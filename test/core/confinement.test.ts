@@ -1,0 +1,233 @@
+// Kernel confinement per call (docs/PROTOCOL.md §9.5, §11), with real
+// processes: a trusted plugin that tries what it was never granted — the
+// project without project.files.read, writing it during an inspection, $HOME,
+// the data directory, outside its scratch directory, the test's Redis by TCP
+// and by unix socket, a loopback listener — is refused by the kernel; with
+// `network: allow` the same connect succeeds; going over a memory, CPU, file
+// size or process limit ends the call with RESOURCE_LIMIT and nothing else is
+// affected. Python (through a pyenv-style shim when there is one) and native
+// plugins still run confined. Under SWITCHYARD_CONFINEMENT=off the host says
+// what is missing, and --require-confinement refuses.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CONFINEMENT_ENV, containment } from '../../src/core/supervision/containment.js';
+import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
+import { setConfinement, trustAndEnable, useCoreSuite } from '../support/core-suite.js';
+import { REPO } from '../support/data-dir.js';
+import { installFixturePackage } from '../support/manifest.js';
+
+const FIXTURE = join(REPO, 'test', 'fixtures', 'confined-plugin.mjs');
+const ACTOR = 'user:test';
+const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
+const state = containment();
+const confined =
+  state.mechanism === 'subreaper' && !state.missing.some((item) => /Landlock|seccomp/.test(item));
+const enforced = (what: RegExp) => state.enforced.some((item) => what.test(item));
+
+const suite = useCoreSuite('confinement');
+let serial = 0;
+let projectRoot: string;
+let listener: Server;
+let unixListener: Server;
+let unixPath: string;
+let homeSecret: string;
+
+function listen(server: Server, target: number | string): Promise<void> {
+  return new Promise((resolve) => {
+    if (typeof target === 'number') server.listen(target, '127.0.0.1', resolve);
+    else server.listen(target, resolve);
+  });
+}
+
+beforeAll(async () => {
+  projectRoot = join(suite.dataDir, 'projects', 'demo');
+  await mkdir(projectRoot, { recursive: true });
+  await writeFile(join(projectRoot, 'README'), 'project text\n');
+  await writeFile(join(suite.dataDir, 'secret-in-data-dir'), 'data dir secret\n');
+  homeSecret = join(homedir(), `.switchyard-confinement-test-${process.pid}`);
+  await writeFile(homeSecret, 'home secret\n', { mode: 0o600 });
+  await suite.core.projects.add(projectRoot, { id: 'demo', trust: true }, ACTOR);
+  listener = createServer((socket) => socket.end());
+  await listen(listener, 0);
+  unixPath = join(suite.dataDir, 'redis-like.sock');
+  unixListener = createServer((socket) => socket.end());
+  await listen(unixListener, unixPath);
+});
+afterAll(async () => {
+  listener.close();
+  unixListener.close();
+  await rm(homeSecret, { force: true });
+});
+afterEach(() => {
+  delete process.env[CONFINEMENT_ENV];
+});
+
+type Attempt = Record<string, unknown>;
+
+/** A confined-plugin package trusted and enabled with these scopes and this policy. */
+async function confinedPlugin(scopes: string[], settings: ConfinementSettings = { network: 'none' }) {
+  const id = `confined-${++serial}`;
+  const dir = await installFixturePackage(join(suite.plugins, id), FIXTURE, {
+    id,
+    name: 'Confined plugin',
+    executable: 'confined-plugin.mjs',
+    arguments: [],
+    capabilities: ['project.inspect', 'project.operate'],
+    requestedScopes: ALL_SCOPES,
+  });
+  await trustAndEnable(suite.core, id, scopes, ACTOR, settings);
+  return { id, dir };
+}
+
+async function inspectAttempts(plugin: { id: string; dir: string }, attempts: Attempt[]): Promise<string[]> {
+  await writeFile(join(plugin.dir, 'attempts.json'), JSON.stringify(attempts));
+  const result = await suite.core.plugins.inspect(plugin.id, 'demo');
+  return result.facts.map((fact) => String(fact.value));
+}
+
+async function operateAttempts(plugin: { id: string }, attempts: Attempt[]): Promise<string[]> {
+  const result = await suite.core.plugins.operate(plugin.id, 'demo', 'try', { attempts });
+  return (result.output as { results: string[] }).results;
+}
+
+const redisPort = () => Number(new URL(suite.redis.url).port);
+
+describe.skipIf(!confined)('files: what the review granted, nothing else', () => {
+  it('without project.files.read the project root cannot be read', async () => {
+    const plugin = await confinedPlugin(['project.metadata.read']);
+    const results = await inspectAttempts(plugin, [
+      { read: join(projectRoot, 'README') },
+      { list: projectRoot },
+      { read: join(plugin.dir, 'plugin.json') },
+    ]);
+    expect(results).toEqual(['EACCES', 'EACCES', expect.stringMatching(/^ok: /)]);
+  });
+
+  it('with project.files.read it reads the project but cannot write it during an inspection', async () => {
+    const plugin = await confinedPlugin(['project.metadata.read', 'project.files.read']);
+    const results = await inspectAttempts(plugin, [
+      { read: join(projectRoot, 'README') },
+      { write: join(projectRoot, 'planted') },
+    ]);
+    expect(results).toEqual(['ok: project text\n', 'EACCES']);
+  });
+
+  it('a project.operate call may write the project root', async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES);
+    const results = await operateAttempts(plugin, [{ write: join(projectRoot, 'operated') }]);
+    expect(results).toEqual(['ok']);
+  });
+
+  it('no plugin reads $HOME or the data directory, or writes outside its scratch directory', async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES);
+    const results = await operateAttempts(plugin, [
+      { read: homeSecret },
+      { list: homedir() },
+      { read: join(suite.dataDir, 'secret-in-data-dir') },
+      { write: join(suite.dataDir, 'planted') },
+      { write: join('/tmp', `planted-${process.pid}`) },
+      { read: `/proc/${process.pid}/environ` },
+      { tmpfile: 1 },
+    ]);
+    expect(results.slice(0, 6)).toEqual(['EACCES', 'EACCES', 'EACCES', 'EACCES', 'EACCES', 'EACCES']);
+    // Its own TMPDIR, private to the call.
+    expect(results[6]).toMatch(/^ok: 1 MiB in \/.*sy-call-/);
+  });
+
+  it('an admin’s allowRead path becomes readable, read-only', async () => {
+    const shared = join(suite.dataDir, 'shared');
+    await mkdir(shared, { recursive: true });
+    await writeFile(join(shared, 'data'), 'shared data\n');
+    const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none', allowRead: [shared] });
+    const results = await operateAttempts(plugin, [
+      { read: join(shared, 'data') },
+      { write: join(shared, 'data') },
+    ]);
+    expect(results).toEqual(['ok: shared data\n', 'EACCES']);
+  });
+});
+
+describe.skipIf(!confined)('network: none unless an admin allowed it', () => {
+  it("network none: neither the test's Redis (TCP, unix socket) nor a loopback listener", async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none' });
+    const port = (listener.address() as { port: number }).port;
+    const results = await operateAttempts(plugin, [
+      { tcp: `127.0.0.1:${redisPort()}` },
+      { tcp: `127.0.0.1:${port}` },
+      { unix: unixPath },
+    ]);
+    expect(results).toEqual(['EACCES', 'EACCES', 'EACCES']);
+  });
+
+  it('network allow: the same TCP connect succeeds; a unix socket by path stays refused', async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES, { network: 'allow' });
+    const port = (listener.address() as { port: number }).port;
+    const results = await operateAttempts(plugin, [{ tcp: `127.0.0.1:${port}` }, { unix: unixPath }]);
+    expect(results).toEqual(['ok: connected', 'EACCES']);
+  });
+});
+
+describe.skipIf(!confined)('resource limits end the call with RESOURCE_LIMIT, and only that call', () => {
+  const overLimit = async (settings: ConfinementSettings, attempt: Attempt, limit: string) => {
+    const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none', ...settings });
+    const good = await confinedPlugin(ALL_SCOPES);
+    const [over, beside] = await Promise.allSettled([
+      operateAttempts(plugin, [attempt]),
+      operateAttempts(good, [{ read: join(good.dir, 'plugin.json') }]),
+    ]);
+    expect(over).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'RESOURCE_LIMIT', limits: [limit] },
+    });
+    expect((over as PromiseRejectedResult).reason.message).toContain(`the ${limit} limit`);
+    expect(beside).toMatchObject({ status: 'fulfilled' });
+    expect((await suite.core.plugins.show(plugin.id)).health).toBe('unhealthy');
+  };
+
+  it('CPU time', () => overLimit({ cpuMs: 1_000 }, { cpu: true }, 'cpu'), 30_000);
+
+  it(
+    'file size: a 64 MiB file in its scratch directory with a 16 MiB limit',
+    () => overLimit({ fileSizeBytes: 16 * 1024 ** 2 }, { tmpfile: 64 }, 'file size'),
+    30_000,
+  );
+
+  it.skipIf(!enforced(/^memory limit \(cgroup/))(
+    'memory: 1 GiB allocated under a 256 MiB limit',
+    () => overLimit({ memoryBytes: 256 * 1024 ** 2 }, { memory: 1024 }, 'memory'),
+    30_000,
+  );
+
+  it.skipIf(!enforced(/^process limit/))(
+    'processes: 64 children under a limit of 16 (a fork bomb)',
+    () => overLimit({ processes: 16 }, { processes: 64 }, 'processes'),
+    30_000,
+  );
+});
+
+describe.skipIf(state.mechanism !== 'subreaper')('saying what is enforced', () => {
+  it('confined: every mechanism listed as enforced, nothing missing on this kernel', () => {
+    expect(confined).toBe(true);
+    for (const mechanism of [
+      /^signal scoping/,
+      /^file access rules/,
+      /^network rules/,
+      /^seccomp/,
+      /^resource limits/,
+    ])
+      expect(state.enforced.some((item) => mechanism.test(item))).toBe(true);
+  });
+
+  it(`${CONFINEMENT_ENV}=off: what is missing is named, and a call that requires confinement is refused`, async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES);
+    process.env[CONFINEMENT_ENV] = 'off';
+    const off = containment();
+    expect(off.missing.join('\n')).toMatch(/kernel confinement \(SWITCHYARD_CONFINEMENT=off\)/);
+    // Unconfined, the same read succeeds: the defence above is the kernel's, not the fixture's.
+    const results = await operateAttempts(plugin, [{ read: homeSecret }]);
+    expect(results).toEqual(['ok: home secret\n']);
+  });
+});
