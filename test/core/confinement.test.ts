@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CONFINEMENT_ENV, containment } from '../../src/core/supervision/containment.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
-import { setConfinement, trustAndEnable, useCoreSuite } from '../support/core-suite.js';
+import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';
 
