@@ -1,16 +1,21 @@
-// The cost of per-call confinement (Landlock signal scoping, applied in the
-// keeper between clone and exec) measured against SWITCHYARD_CONFINEMENT=off in
-// one run: sequential plugin.health calls of the native fixture through the
-// supervisor, in alternating rounds of each mode so both see the same machine.
+// The cost of per-call confinement measured in one run, three modes in
+// alternating rounds so all see the same machine: `full` (Landlock file, TCP
+// and signal rules, seccomp, rlimits and the limits' cgroups, the scratch
+// TMPDIR: what a plugin call gets by default), `signals` (signal scoping only,
+// no policy) and SWITCHYARD_CONFINEMENT=off; sequential plugin.health calls of
+// the native fixture through the supervisor (no Redis), started from a
+// descriptor as the worker does.
 // Per mode: calls/s, this process's CPU per call (process.cpuUsage, µs), the
 // spawn helper's own CPU per call and the reaped call trees' (keepers and
 // plugins, /proc cutime) — the last two in 10 ms clock ticks, so over many calls.
 //
 //   node bench/confinement.mjs [calls per mode=600] [round=50]
+import { closeSync, openSync } from 'node:fs';
 import { mkdtemp, rm, cp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { superviseCall } from '../dist/core/supervision/index.js';
+import { DEFAULT_RESOURCE_LIMITS } from '../dist/core/plugins/index.js';
 import {
   NATIVE_FIXTURE_DIST,
   childrenNamed,
@@ -27,27 +32,43 @@ try {
   const packageDir = join(dir, 'native-fixture');
   await cp(NATIVE_FIXTURE_DIST, packageDir, { recursive: true });
   const manifest = JSON.parse(await readFile(join(packageDir, 'plugin.json'), 'utf8'));
-  const call = () =>
-    superviseCall({
-      executablePath: join(packageDir, manifest.executable),
-      arguments: [],
-      packageDir,
-      identity: manifest,
-      grants: ['project.metadata.read'],
-      method: 'plugin.health',
-      params: {},
-    });
+  const executablePath = join(packageDir, manifest.executable);
+  const policy = {
+    network: /** @type {const} */ ('none'),
+    allowRead: [],
+    allowWrite: [],
+    limits: DEFAULT_RESOURCE_LIMITS,
+  };
+  /** @param {'full' | 'signals' | 'off'} mode */
+  const call = async (mode = 'full') => {
+    const executableFd = openSync(executablePath, 'r');
+    try {
+      return await superviseCall({
+        executablePath,
+        executableFd,
+        arguments: [],
+        packageDir,
+        identity: manifest,
+        grants: ['project.metadata.read'],
+        method: 'plugin.health',
+        params: {},
+        ...(mode === 'signals' ? {} : { policy }),
+      });
+    } finally {
+      closeSync(executableFd);
+    }
+  };
   await call(); // starts the helper
   const [helper] = await childrenNamed(process.pid, 'sy-spawner');
   if (!helper) throw new Error('no sy-spawner helper: build it first (npm run build)');
 
-  const modes = { on: emptyTotals(), off: emptyTotals() };
+  const modes = { full: emptyTotals(), signals: emptyTotals(), off: emptyTotals() };
   for (let done = 0; done < total; done += round) {
-    for (const mode of /** @type {const} */ (['on', 'off'])) {
+    for (const mode of /** @type {const} */ (['full', 'signals', 'off'])) {
       if (mode === 'off') process.env.SWITCHYARD_CONFINEMENT = 'off';
       else delete process.env.SWITCHYARD_CONFINEMENT;
       const before = await snapshot(helper);
-      for (let index = 0; index < round; index += 1) await call();
+      for (let index = 0; index < round; index += 1) await call(mode);
       const after = await snapshot(helper);
       const totals = modes[mode];
       totals.calls += round;
@@ -61,7 +82,11 @@ try {
 
   console.log(`${await machineNote()}; ${total} calls per mode in rounds of ${round}`);
   const rows = Object.entries(modes).map(([mode, t]) => [
-    mode === 'on' ? 'confined (signal scoping)' : 'SWITCHYARD_CONFINEMENT=off',
+    {
+      full: 'confined (files, network, signals, seccomp, limits)',
+      signals: 'signal scoping only',
+      off: 'SWITCHYARD_CONFINEMENT=off',
+    }[mode],
     (t.calls / (t.wallMs / 1000)).toFixed(0),
     (t.wallMs / t.calls).toFixed(3),
     (t.hostUs / t.calls / 1000).toFixed(3),
@@ -81,11 +106,16 @@ try {
       rows,
     ),
   );
-  const on = modes.on;
-  const off = modes.off;
-  const delta = (on.wallMs / on.calls - off.wallMs / off.calls).toFixed(3);
-  const cpuDelta = ((on.hostUs / on.calls - off.hostUs / off.calls) / 1000).toFixed(3);
-  console.log(`confinement costs ${delta} ms wall and ${cpuDelta} ms host-process CPU per call`);
+  const perCall = (/** @type {ReturnType<typeof emptyTotals>} */ t) => ({
+    wall: t.wallMs / t.calls,
+    cpu: (t.hostUs / 1000 + t.helperMs + t.treesMs) / t.calls,
+  });
+  const [full, off] = [perCall(modes.full), perCall(modes.off)];
+  console.log(
+    `full confinement costs ${(full.wall - off.wall).toFixed(3)} ms wall and ` +
+      `${(full.cpu - off.cpu).toFixed(3)} ms CPU (host process + helper + keeper and plugin) per call; ` +
+      `calls/s ratio full/off ${(off.wall / full.wall).toFixed(2)}`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
