@@ -11,12 +11,14 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
@@ -68,23 +70,69 @@ static uint64_t handled_fs(int abi) {
   return all;
 }
 
+// ---- caches (helper only): an O_PATH descriptor per path, a ruleset per policy ----
+
+#define CACHE_FRESH_NS (1000ll * 1000 * 1000)
+#define MAX_PATHS 256
+#define MAX_RULESETS 64
+
+static long long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+struct cached_path {
+  char *path;
+  int fd; // -1: the path does not exist (cached too)
+  int is_dir;
+  long long opened;
+};
+static struct cached_path paths[MAX_PATHS];
+static size_t path_count, next_path_victim;
+
+/** The path opened O_PATH (cached for CACHE_FRESH_NS); -1 when it does not exist or the cache cannot hold it. */
+static int path_fd(const char *path, int *is_dir) {
+  long long now = now_ns();
+  struct cached_path *slot = NULL;
+  for (size_t i = 0; i < path_count; i++)
+    if (strcmp(paths[i].path, path) == 0) slot = &paths[i];
+  if (slot && now - slot->opened < CACHE_FRESH_NS) {
+    *is_dir = slot->is_dir;
+    return slot->fd;
+  }
+  if (!slot) {
+    if (path_count < MAX_PATHS) slot = &paths[path_count++];
+    else slot = &paths[next_path_victim++ % MAX_PATHS];
+    if (slot->path) free(slot->path), slot->path = NULL;
+    if (slot->fd > 0) close(slot->fd);
+    slot->fd = -1;
+    slot->path = strdup(path);
+    if (!slot->path) return -1;
+  } else if (slot->fd >= 0) {
+    close(slot->fd);
+  }
+  slot->fd = open(path, O_PATH | O_CLOEXEC);
+  slot->is_dir = 0;
+  struct stat st;
+  if (slot->fd >= 0 && fstat(slot->fd, &st) == 0) slot->is_dir = S_ISDIR(st.st_mode);
+  slot->opened = now;
+  *is_dir = slot->is_dir;
+  return slot->fd;
+}
+
 /** One path-beneath rule; a path that does not exist is skipped (a system directory this host lacks). */
 static int add_path(int ruleset, const char *path, uint64_t access, int required) {
-  int fd = open(path, O_PATH | O_CLOEXEC);
-  if (fd < 0) return required ? -1 : 0;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    close(fd);
-    return -1;
+  int is_dir;
+  int fd = path_fd(path, &is_dir);
+  if (fd < 0) {
+    errno = ENOENT;
+    return required ? -1 : 0;
   }
   // A file takes only the rights that apply to a file (others are EINVAL).
-  if (!S_ISDIR(st.st_mode)) access &= FS_FILE_RIGHTS;
+  if (!is_dir) access &= FS_FILE_RIGHTS;
   struct path_beneath_attr rule = { access, fd };
-  long done = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0);
-  int error = errno;
-  close(fd);
-  errno = error;
-  return done == 0 ? 0 : -1;
+  return syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : -1;
 }
 
 int call_ruleset(const struct spawn_request *req, int abi) {
@@ -113,6 +161,66 @@ failed:;
   close(ruleset);
   errno = error;
   return -1;
+}
+
+struct cached_ruleset {
+  char *key;
+  size_t key_len;
+  int fd;
+  long long built;
+};
+static struct cached_ruleset rulesets[MAX_RULESETS];
+static size_t next_ruleset_victim;
+
+/** The request's flags and paths, as one byte string (NUL-separated, 0x01 between reads and writes). */
+static char *ruleset_key(const struct spawn_request *req, size_t *len) {
+  size_t size = 8;
+  for (const char **path = req->read_paths; path && *path; path++) size += strlen(*path) + 1;
+  for (const char **path = req->write_paths; path && *path; path++) size += strlen(*path) + 1;
+  char *key = malloc(size + 2), *at = key;
+  if (!key) return NULL;
+  at += snprintf(at, 8, "%x", req->flags & (SPAWN_FILES | SPAWN_NO_NETWORK)) + 1;
+  for (const char **path = req->read_paths; path && *path; path++) at = stpcpy(at, *path) + 1;
+  *at++ = 1;
+  for (const char **path = req->write_paths; path && *path; path++) at = stpcpy(at, *path) + 1;
+  *len = (size_t)(at - key);
+  return key;
+}
+
+static int landlock_abi_cached(void) {
+  static int abi = -1;
+  if (abi < 0) abi = landlock_abi();
+  return abi;
+}
+
+int cached_ruleset(const struct spawn_request *req, int *error) {
+  size_t len;
+  char *key = ruleset_key(req, &len);
+  if (!key) {
+    *error = ENOMEM;
+    return -1;
+  }
+  long long now = now_ns();
+  struct cached_ruleset *slot = NULL;
+  for (size_t i = 0; i < MAX_RULESETS; i++)
+    if (rulesets[i].key && rulesets[i].key_len == len && memcmp(rulesets[i].key, key, len) == 0) slot = &rulesets[i];
+  if (slot && now - slot->built < CACHE_FRESH_NS) {
+    free(key);
+    return slot->fd;
+  }
+  int fd = call_ruleset(req, landlock_abi_cached());
+  if (fd < 0) {
+    *error = errno;
+    free(key);
+    return -1;
+  }
+  if (!slot) slot = &rulesets[next_ruleset_victim++ % MAX_RULESETS];
+  if (slot->key) {
+    free(slot->key);
+    close(slot->fd);
+  }
+  *slot = (struct cached_ruleset){ key, len, fd, now };
+  return fd;
 }
 
 // ---- seccomp ----------------------------------------------------------------------

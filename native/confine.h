@@ -19,6 +19,15 @@ int landlock_abi(void);
  */
 int call_ruleset(const struct spawn_request *req, int abi);
 
+/**
+ * In the helper: call_ruleset's result from a cache (the helper owns the fd,
+ * never close it), keyed by the request's flags and paths. A path's opened
+ * descriptor and a built ruleset are reused for up to CACHE_FRESH_MS, after
+ * which the path is looked up again (a directory replaced meanwhile is seen
+ * then). -1 with *error set when there is none.
+ */
+int cached_ruleset(const struct spawn_request *req, int *error);
+
 /** Whether this build and kernel can install the seccomp filter. */
 int seccomp_available(void);
 

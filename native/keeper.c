@@ -137,15 +137,16 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   dup2(devnull, 0);
   dup2(devnull, 1);
   dup2(devnull, 2);
-  int keep[] = { 0, 1, 2, in_r, out_w, err_w, status_w };
+  int keep[] = { 0, 1, 2, in_r, out_w, err_w, status_w, req->ruleset };
+  int kept = req->ruleset >= 0 ? 8 : 7;
   // Ascending for close_all_but: the helper's descriptors are all above 2, in any order.
-  for (int i = 4; i < 7; i++)
+  for (int i = 4; i < kept; i++)
     for (int j = i; j > 3 && keep[j - 1] > keep[j]; j--) {
       int t = keep[j];
       keep[j] = keep[j - 1];
       keep[j - 1] = t;
     }
-  close_all_but(keep, 7);
+  close_all_but(keep, kept);
 
   // The leader by clone(CLONE_VM|CLONE_VFORK), as posix_spawn does it (no
   // copy of this process's page tables), but with our own code between the
@@ -156,11 +157,11 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   // host requires confinement (the host says per host what is enforced).
   int ruleset = -1, seccomp = 0;
   if (req->flags & SPAWN_CONFINE) {
-    ruleset = call_ruleset(req, landlock_abi());
+    ruleset = req->ruleset;
     seccomp = seccomp_available();
-    int lacking = (ruleset < 0 && errno == ENOSYS) || !seccomp;
-    if ((ruleset < 0 && errno != ENOSYS) || (lacking && (req->flags & SPAWN_REQUIRE_CONFINEMENT))) {
-      report(status_w, 'F', ruleset < 0 ? errno : ENOSYS);
+    int lacking = (ruleset < 0 && req->ruleset_error == ENOSYS) || !seccomp;
+    if ((ruleset < 0 && req->ruleset_error != ENOSYS) || (lacking && (req->flags & SPAWN_REQUIRE_CONFINEMENT))) {
+      report(status_w, 'F', ruleset < 0 ? req->ruleset_error : ENOSYS);
       _exit(KEEPER_NOT_STARTED);
     }
   }
@@ -180,7 +181,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, &watch, 0 };
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
-  if (ruleset >= 0) close(ruleset);
+  if (ruleset >= 0) close(ruleset); // the keeper's copy; the helper keeps its cached one
   if (exec_fd >= 0) close(exec_fd);
   close(in_r);
   close(out_w);

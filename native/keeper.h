@@ -51,6 +51,8 @@ struct spawn_request {
   struct limits limits;
   /** The helper's slot for this call (its index in the call table): a pool of reusable cgroups (limits.h). */
   unsigned slot;
+  /** Set by the helper (confine.h cached_ruleset): the call's Landlock ruleset, or -1 and why not. */
+  int ruleset, ruleset_error;
 };
 
 /** How a keeper ends (the helper reads the call's outcome from its records, not from these). */

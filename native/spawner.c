@@ -271,6 +271,7 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
   req.flags = flags;
   struct call *call = new_call(id);
   req.slot = (unsigned)(call - calls);
+  req.ruleset = (flags & SPAWN_CONFINE) ? cached_ruleset(&req, &req.ruleset_error) : -1;
   if ((flags & SPAWN_LIMITS) && limits_prepare(req.slot, &req.limits) != 0) {
     int error = errno;
     call->active = 0;

@@ -8,8 +8,10 @@
 // only in a project.operate call. Nothing else: not the data directory, not
 // $HOME, not another project.
 import {
+  chmodSync,
   closeSync,
   existsSync,
+  lstatSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -169,14 +171,56 @@ function toolRoot(file: string): string | undefined {
   return bin.endsWith('/bin') ? dirname(bin) : bin;
 }
 
-/** A private, empty directory for one call's temporary files (its TMPDIR), removed by `remove`. */
-export function scratchDirectory(): { path: string; remove: () => void } {
-  const path = mkdtempSync(join(tmpdir(), 'sy-call-'));
-  return {
-    path,
-    // Bounded: a call that filled it with millions of files still ends (the rest goes with the next clean-up).
-    remove: () => rmSync(path, { recursive: true, force: true, maxRetries: 0 }),
-  };
+/**
+ * Private, empty directories for calls' temporary files (their TMPDIR), kept
+ * for the next call once emptied: the path a call gets is then one of a few,
+ * so the helper's cached Landlock ruleset for a plugin fits every call, and no
+ * directory is made and removed per call. Released only after every process of
+ * the call is gone; emptied, made 0700 again (a plugin may have chmod-ed it)
+ * and checked to be this user's own directory, else dropped.
+ */
+class ScratchPool {
+  readonly #free: string[] = [];
+  readonly #all = new Set<string>();
+
+  acquire(): { path: string; release: () => void } {
+    const path = this.#free.pop() ?? this.#make();
+    return { path, release: () => this.#release(path) };
+  }
+
+  #make(): string {
+    const path = mkdtempSync(join(tmpdir(), 'sy-call-'));
+    if (this.#all.size === 0) process.once('exit', () => this.removeAll());
+    this.#all.add(path);
+    return path;
+  }
+
+  #release(path: string): void {
+    try {
+      for (const name of readdirSync(path)) rmSync(join(path, name), { recursive: true, force: true });
+      chmodSync(path, 0o700);
+      const stats = lstatSync(path);
+      const own = stats.isDirectory() && stats.uid === process.getuid?.() && readdirSync(path).length === 0;
+      if (own && this.#free.length < 64) return void this.#free.push(path);
+    } catch {
+      // not emptied (an immutable file, a vanished directory): not used again
+    }
+    this.#all.delete(path);
+    rmSync(path, { recursive: true, force: true, maxRetries: 0 });
+  }
+
+  removeAll(): void {
+    for (const path of this.#all) rmSync(path, { recursive: true, force: true, maxRetries: 0 });
+    this.#all.clear();
+    this.#free.length = 0;
+  }
+}
+
+const scratchPool = new ScratchPool();
+
+/** A private, empty directory for one call's temporary files (its TMPDIR), given back by `release`. */
+export function scratchDirectory(): { path: string; release: () => void } {
+  return scratchPool.acquire();
 }
 
 /**

@@ -110,7 +110,7 @@ export async function superviseCall<M extends Exclude<MethodName, 'initialize'>>
   try {
     return await superviseIn(spec, limits, started, stderr, spawnFailed, scratch.path);
   } finally {
-    scratch.remove();
+    scratch.release();
   }
 }
 
