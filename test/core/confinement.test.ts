@@ -65,7 +65,7 @@ afterEach(() => {
   delete process.env[CONFINEMENT_ENV];
 });
 
-type Attempt = Record<string, unknown>;
+type Attempt = Record<string, string | number | boolean>;
 
 /** A confined-plugin package trusted and enabled with these scopes and this policy. */
 async function confinedPlugin(scopes: string[], settings: ConfinementSettings = { network: 'none' }) {
