@@ -49,11 +49,19 @@ afterAll(async () => {
   await setup?.close();
 });
 
+/** Hands the leaky plugins the admin token: the secret a hostile plugin got hold of somehow. */
+async function plantToken(): Promise<void> {
+  const { api, installation } = setup!;
+  for (const id of [LEAKY_ID, RESULTS_ID])
+    await writeFile(join(installation.dataDir, 'plugins', id, 'stolen-token'), `${api.adminToken}\n`);
+}
+
 describe('a plugin prints the admin token to stderr', () => {
   it('a viewer reads [REDACTED] in the plugin logs, never the token, and nothing in them opens admin routes', async () => {
     const { api, installation, root } = setup!;
     const admin = api.adminToken;
     const as = (token: string) => ({ token });
+    await plantToken();
 
     // The admin reviews, trusts and enables the plugin, adds a project, runs a batch.
     expect((await call(api, 'POST', '/api/v1/plugins/refresh', { ...as(admin), body: {} })).status).toBe(200);
@@ -97,6 +105,7 @@ describe('a plugin prints the admin token to stderr', () => {
     );
     expect(logs.status, logs.text).toBe(200);
     const lines = logs.json.map((entry) => entry.line);
+    expect(logs.text, 'the plugin had the token to leak').not.toContain('no-token-file');
     expect(lines.some((line) => line.startsWith('stolen admin token: [REDACTED]'))).toBe(true);
     expect(lines.filter((line) => line.includes('[REDACTED]')).length).toBeGreaterThanOrEqual(4);
     const secret = admin.slice(admin.lastIndexOf('_') + 1);
@@ -126,6 +135,7 @@ describe('a plugin returns the admin token in everything it answers', () => {
     const admin = api.adminToken;
     const secret = admin.slice(admin.lastIndexOf('_') + 1);
     const as = (token: string) => ({ token });
+    await plantToken();
     const post = async <T>(path: string, body: unknown, status: number) => {
       const answer = await call<T>(api, 'POST', path, { ...as(admin), body });
       expect(answer.status, answer.text).toBe(status);

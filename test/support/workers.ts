@@ -17,7 +17,7 @@ import {
   type CliProcess,
 } from './cli-process.js';
 import { REPO, makeDataDir, uniquePrefix } from './data-dir.js';
-import { trustAndEnable } from './core-suite.js';
+import { setConfinement, trustAndEnable } from './core-suite.js';
 import { installFixturePackage } from './manifest.js';
 import { isAlive, killAll } from './processes.js';
 import { sleep, waitFor } from './wait.js';
@@ -68,6 +68,9 @@ export async function createInstallation(redisUrl: string, name: string): Promis
   ])
     queue.on('error', () => {});
   await trustAndEnable(runtime.core, PLUGIN_ID, ALL_SCOPES, ACTOR);
+  // The fixture finds the worker that started it (its HOST_PID) through /proc,
+  // which a confined call may not read otherwise; the tests match pids with it.
+  await setConfinement(runtime.core, PLUGIN_ID, { allowRead: ['/proc'] });
   return {
     dataDir,
     redisUrl,

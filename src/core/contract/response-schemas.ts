@@ -82,6 +82,7 @@ const pluginDetailShape = {
     detail: z.string(),
     enforced: z.array(z.string()).describe('each mechanism in force for calls of this process'),
     missing: z.array(z.string()).describe('each mechanism not in force here, and why'),
+    seenBy: z.string().describe('the process whose view this is (the api, for this route)'),
     workers: z
       .array(
         z.object({
@@ -94,7 +95,6 @@ const pluginDetailShape = {
         }),
       )
       .describe("each running worker's own report: what its host enforces for plugin calls"),
-    seenBy: z.string().describe('the process whose view this is (the api, for this route)'),
   }),
 };
 /** What `plugin set` returns: the detail without the reviewer texts GET adds. */
