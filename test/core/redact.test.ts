@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { StderrTail } from '../../src/core/supervision/stderr-tail.js';
 import { redact, redactDeep, registerEnvSecrets, registerSecret } from '../../src/core/safety/redact.js';
-import { withoutControlSequences } from '../../src/core/safety/control-sequences.js';
+import { textView, withoutControlSequences } from '../../src/core/safety/control-sequences.js';
 
 const r = (unit: string, times: number) => unit.repeat(times);
 const HEX40 = r('0123456789abcdef', 3).slice(0, 40);
@@ -152,6 +152,8 @@ describe('redaction corpus', () => {
 });
 
 const ESC = '\u001b';
+const ST = `${ESC}\\`;
+const ZERO_WIDTH = ['\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad'];
 const red = (text: string) => `${ESC}[31m${text}${ESC}[0m`;
 /** A piece of a secret, cut in two by a control sequence. */
 const cutBy = (secret: string, sequence: string) => {
@@ -176,6 +178,57 @@ const ANSI_FORMS: [string, (line: string, secret: string) => string][] = [
     'split by a title and a bell',
     (line, secret) => line.replace(secret, cutBy(secret, `${ESC}]0;t\u0007\b`)),
   ],
+  // String sequences (DCS, SOS, PM, APC, OSC): a terminal hides their payload,
+  // but it is stored, and a reader of the stored text sees it.
+  ['inside a DCS', (line, secret) => line.replace(secret, `${ESC}P${secret}${ST}`)],
+  ['the whole line in a DCS', (line) => `${ESC}P${line}${ST}`],
+  ['the whole line in an SOS', (line) => `${ESC}X${line}${ST}`],
+  ['the whole line in a PM', (line) => `${ESC}^${line}${ST}`],
+  ['the whole line in an APC', (line) => `${ESC}_${line}${ST}`],
+  ['the whole line in an OSC ended by a bell', (line) => `${ESC}]0;${line}\u0007`],
+  ['the whole line in 8-bit DCS and OSC', (line) => `\u0090${line}\u009c\u009d${line}\u009c`],
+  ['every word in its own DCS', (line) => line.replace(/\S+/g, (word) => `${ESC}P${word}${ST}`)],
+  [
+    'every word after an SOS introducer, unterminated',
+    (line) => line.replace(/\S+/g, (word) => `${ESC}X${word}`),
+  ],
+  [
+    'every word after a PM introducer, unterminated',
+    (line) => line.replace(/\S+/g, (word) => `${ESC}^${word}`),
+  ],
+  ['the whole line in an unterminated APC', (line) => `${ESC}_${line}`],
+  ['the whole line in an unterminated OSC', (line) => `${ESC}]${line}`],
+  [
+    'the first half of the line in an unterminated OSC',
+    (line, secret) => {
+      const cut = line.indexOf(secret) + Math.max(1, Math.floor(secret.length / 2));
+      return `${ESC}]${line.slice(0, cut)}${ESC}[0m${line.slice(cut)}`;
+    },
+  ],
+  [
+    'the first half of the secret in an unterminated OSC',
+    (line, secret) => line.replace(secret, `${ESC}]${cutBy(secret, `${ESC}[0m`)}`),
+  ],
+  [
+    'the first half in a DCS, the second after it',
+    (line, secret) => line.replace(secret, `${ESC}P${cutBy(secret, ST)}`),
+  ],
+  ['split by an empty APC', (line, secret) => line.replace(secret, cutBy(secret, `${ESC}_${ST}`))],
+  ['split by a PM with a payload', (line, secret) => line.replace(secret, cutBy(secret, `${ESC}^pm${ST}`))],
+  ['split by an 8-bit SOS', (line, secret) => line.replace(secret, cutBy(secret, '\u0098x\u009c'))],
+  // Zero-width and other invisible format characters.
+  ...ZERO_WIDTH.map((char): [string, (line: string, secret: string) => string] => [
+    `split by U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+    (line, secret) => line.replace(secret, cutBy(secret, char)),
+  ]),
+  [
+    'with a zero-width space between every character',
+    (line, secret) => line.replace(secret, [...secret].join('\u200b')),
+  ],
+  [
+    'split by a zero-width joiner inside a colour',
+    (line, secret) => line.replace(secret, red(cutBy(secret, '\u200d'))),
+  ],
 ];
 
 describe('redaction with control sequences', () => {
@@ -184,8 +237,10 @@ describe('redaction with control sequences', () => {
       const missed: string[] = [];
       for (const [label, line, secret] of SECRETS) {
         const out = redact(dress(line, secret));
+        // What a terminal shows, and what a reader of the stored text can put together.
         const shown = withoutControlSequences(out);
-        if (shown.includes(secret) || !out.includes('[REDACTED]'))
+        const readable = textView(out, { payload: true, introducer: 'join', terminator: 'join' }).text;
+        if (shown.includes(secret) || readable.includes(secret) || !out.includes('[REDACTED]'))
           missed.push(`${label}: ${JSON.stringify(out)}`);
       }
       expect(missed).toEqual([]);
@@ -211,6 +266,18 @@ describe('redaction with control sequences', () => {
     }
   });
 
+  it('redacts the string-sequence shapes the audit found', () => {
+    const [id, secret] = [HOST_TOKEN.slice(3, 15), HOST_TOKEN.slice(16)];
+    const ghp = `ghp_${B62(36)}`;
+    expect(redact(`${ESC}Psy_${id}_${secret}${ST}`)).toBe('[REDACTED]');
+    expect(redact(`log ${ESC}X${ghp} end`)).toBe('log [REDACTED]');
+    expect(redact(`${ESC}]${HOST_TOKEN.slice(0, 30)}${ESC}[0m${HOST_TOKEN.slice(30)} ok`)).toBe(
+      '[REDACTED] ok',
+    );
+    expect(redact(`a ${ESC}_DB_PASSWORD=hunter9-apc${ST} b`)).toBe('a [REDACTED] b');
+    expect(redact(`x \u200b${ghp.slice(0, 9)}\u200d${ghp.slice(9)}`)).toBe('x [REDACTED]');
+  });
+
   it("redacts pino-pretty's coloured output", () => {
     const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as {
       prettyFactory: (options: { colorize: boolean }) => (line: string) => string;
@@ -233,6 +300,12 @@ describe('redaction with control sequences', () => {
       `${ESC}]0;password reset${ESC}\\ done`,
       `${ESC}[38;5;208mwarning${ESC}[0m: token_count: ${ESC}[33m17${ESC}[0m`,
       `progress 10%\rprogress 20%\r${ESC}[2Kdone`,
+      `${ESC}]8;;https://example.com/password-reset${ESC}\\see the password reset page${ESC}]8;;${ESC}\\`,
+      `${ESC}P+q544e${ESC}\\ tokenizer=3`,
+      `${ESC}_secret_name=db-credentials-ref${ESC}\\`,
+      `${ESC}Xmax_tokens=4096`,
+      'pass\u00adword reset, token\u200b_count: 17',
+      '\ufeffplugin token-counter is healthy \u{1f469}\u200d\u{1f4bb}',
     ];
     const changed = dressed
       .filter((line) => redact(line) !== line)

@@ -2,8 +2,8 @@
 // audit details and API problem bodies before it reaches Redis, a log or a
 // screen. The patterns are in secret-patterns.ts; this module adds the literal
 // values of the host's own secrets, which a process registers as it learns them.
-import { hasControlCharacters, withoutControlSequences } from './control-sequences.js';
-import { PATTERNS, REDACTED, SECRET_ENV_NAME } from './secret-patterns.js';
+import { hasHiddenCharacters, hasStringSequence, textView, type ViewOptions } from './control-sequences.js';
+import { PATTERNS, REDACTED, SECRET_ENV_NAME, type Replacement } from './secret-patterns.js';
 
 export { REDACTED };
 
@@ -43,20 +43,71 @@ export function registerEnvSecrets(env: NodeJS.ProcessEnv = process.env): void {
 }
 
 /**
- * `text` with every secret replaced by `[REDACTED]`. Matching happens on the
- * text with control sequences removed (a colour code must not hide a secret);
- * when that finds a secret, the text without them is what comes back, and a
- * text without secrets comes back with its control sequences as they were.
+ * The views of a text that redaction matches. The first is what a terminal
+ * shows (string sequences gone, payload and all) and what a text with a secret
+ * is stored as; the others keep the payloads, which a terminal hides but which
+ * are stored with a text that has no secret, so a reader would see a secret in
+ * them. A payload's introducer and terminator become a space (a token right
+ * after `ESC P` starts a word) or nothing (a token cut in two by one is whole).
+ */
+const SHOWN: ViewOptions = { payload: false, introducer: 'join', terminator: 'join' };
+const WITH_PAYLOADS: ViewOptions[] = [
+  { payload: true, introducer: 'separate', terminator: 'separate' },
+  { payload: true, introducer: 'join', terminator: 'join' },
+  { payload: true, introducer: 'separate', terminator: 'join' },
+  { payload: true, introducer: 'join', terminator: 'separate' },
+];
+
+/**
+ * `text` with every secret replaced by `[REDACTED]`. A text with control
+ * sequences or invisible characters is matched in several views (without them;
+ * with string sequences' payloads kept), so that neither a colour code, a
+ * payload nor a zero-width space hides a secret. When a view finds one, what
+ * comes back is the text as a terminal shows it (without control sequences,
+ * payloads and invisible characters), each secret found in any view replaced;
+ * a text without secrets comes back with its control sequences as they were.
  */
 export function redact(text: string): string {
   if (!envRegistered) {
     envRegistered = true;
     registerEnvSecrets();
   }
-  if (!hasControlCharacters(text)) return redactPlain(text);
-  const plain = withoutControlSequences(text);
-  const clean = redactPlain(plain);
-  return clean !== plain ? clean : redactPlain(text);
+  if (!hasHiddenCharacters(text)) return redactPlain(text);
+  const shown = textView(text, SHOWN);
+  const views = [
+    shown,
+    ...(hasStringSequence(text) ? WITH_PAYLOADS.map((options) => textView(text, options)) : []),
+  ];
+  const redacted = new Uint8Array(text.length);
+  let found = false;
+  for (const view of views) {
+    for (const [start, end] of redactedSpans(view.text)) {
+      found = true;
+      // The whole stretch of the original, control sequences in it included.
+      redacted.fill(1, view.origin[start], (view.origin[end - 1] ?? 0) + 1);
+    }
+  }
+  if (!found) return redactPlain(text);
+  const isShown = new Uint8Array(text.length);
+  for (const at of shown.origin) isShown[at] = 1;
+  const parts: string[] = [];
+  let inSecret = false;
+  let from = -1;
+  for (let at = 0; at <= text.length; at++) {
+    const keep = at < text.length && isShown[at] === 1 && redacted[at] === 0;
+    if (keep && from < 0) from = at;
+    if (!keep && from >= 0) {
+      parts.push(text.slice(from, at));
+      from = -1;
+      inSecret = false;
+    }
+    if (at < text.length && redacted[at] === 1 && !inSecret) {
+      parts.push(REDACTED);
+      inSecret = true;
+    }
+  }
+  // Once more as plain text, so that redacting the result changes nothing.
+  return redactPlain(parts.join(''));
 }
 
 function redactPlain(text: string): string {
@@ -67,6 +118,114 @@ function redactPlain(text: string): string {
     out = out.replace(pattern, replacement as (substring: string, ...args: string[]) => string);
   }
   return out;
+}
+
+/** One replacement redactPlain makes: where, how long, and with what. */
+interface Edit {
+  readonly at: number;
+  readonly length: number;
+  readonly replacement: string;
+}
+
+/**
+ * The stretches of `text` that redactPlain replaces, as [start, end) indices
+ * into `text`: the same literal secrets and patterns, applied in turn, each
+ * replacement's kept parts (a name, a separator, a scheme) told apart from what
+ * it redacts.
+ */
+function redactedSpans(text: string): [number, number][] {
+  let current = text;
+  let origin = new Int32Array(text.length);
+  for (let at = 0; at < text.length; at++) origin[at] = at;
+  const spans: [number, number][] = [];
+
+  const apply = (edits: Edit[]) => {
+    if (edits.length === 0) return;
+    const pieces: string[] = [];
+    const grown = edits.reduce((sum, edit) => sum + edit.replacement.length - edit.length, 0);
+    const next = new Int32Array(current.length + grown);
+    let length = 0;
+    let last = 0;
+    const copy = (from: number, to: number) => {
+      pieces.push(current.slice(from, to));
+      next.set(origin.subarray(from, to), length);
+      length += to - from;
+    };
+    for (const { at, length: matched, replacement } of edits) {
+      copy(last, at);
+      last = at + matched;
+      const match = current.slice(at, last);
+      const [head, tail] = keptParts(match, replacement);
+      copy(at, at + head);
+      // What is replaced, as a stretch of the original text.
+      let first = -1;
+      let end = -1;
+      for (const source of origin.subarray(at + head, last - tail)) {
+        if (source < 0) continue;
+        if (first < 0) first = source;
+        end = source + 1;
+      }
+      if (first >= 0) spans.push([first, end]);
+      const middle = replacement.slice(head, replacement.length - tail);
+      pieces.push(middle);
+      next.fill(-1, length, length + middle.length);
+      length += middle.length;
+      copy(last - tail, last);
+    }
+    copy(last, current.length);
+    current = pieces.join('');
+    origin = next.subarray(0, length);
+  };
+
+  for (const secret of sortedSecrets) {
+    const edits: Edit[] = [];
+    for (let at = current.indexOf(secret); at >= 0; at = current.indexOf(secret, at + secret.length)) {
+      edits.push({ at, length: secret.length, replacement: REDACTED });
+    }
+    apply(edits);
+  }
+  for (const [pattern, replacement, needs] of PATTERNS) {
+    if (needs && !current.includes(needs)) continue;
+    const edits: Edit[] = [];
+    for (const match of current.matchAll(pattern)) {
+      const replaced = replacementFor(replacement, match, current);
+      if (replaced !== match[0])
+        edits.push({ at: match.index, length: match[0].length, replacement: replaced });
+    }
+    apply(edits);
+  }
+  return spans;
+}
+
+/** What String.prototype.replace would put in place of `match`. */
+function replacementFor(replacement: Replacement, match: RegExpExecArray, input: string): string {
+  if (typeof replacement === 'function') {
+    return replacement(match[0], ...(match.slice(1) as string[]), String(match.index), input);
+  }
+  return replacement.replace(/\$(\d)/g, (_ref, group: string) => match[Number(group)] ?? '');
+}
+
+/**
+ * How many characters at the start and at the end of `match` its replacement
+ * keeps: the text around `[REDACTED]` when the match has it at both ends, else
+ * what the two have in common.
+ */
+function keptParts(match: string, replacement: string): [number, number] {
+  const at = replacement.lastIndexOf(REDACTED);
+  if (at >= 0) {
+    const head = replacement.slice(0, at);
+    const tail = replacement.slice(at + REDACTED.length);
+    if (head.length + tail.length <= match.length && match.startsWith(head) && match.endsWith(tail)) {
+      return [head.length, tail.length];
+    }
+  }
+  const most = Math.min(match.length, replacement.length);
+  let head = 0;
+  while (head < most && match[head] === replacement[head]) head++;
+  let tail = 0;
+  while (tail < most - head && match[match.length - 1 - tail] === replacement[replacement.length - 1 - tail])
+    tail++;
+  return [head, tail];
 }
 
 /**
