@@ -13,7 +13,7 @@ import type {
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
 import type { Page } from '../core/redis/index.js';
-import type { PluginDetail, PluginService, PluginView, TimeLimitSettings } from '../core/plugins/index.js';
+import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { addSchedule, removeSchedule } from '../core/work/upkeep/index.js';
@@ -42,7 +42,7 @@ export interface Backend {
       print: (entries: LogLine[]) => void,
       options: { limit: number; signal?: AbortSignal },
     ): Promise<void>;
-    setTimeLimits(id: string, settings: TimeLimitSettings): Promise<PluginDetail>;
+    setPolicy(id: string, settings: PluginSettings): Promise<PluginDetail>;
   };
   projects: {
     list(): Promise<Project[]>;
@@ -112,7 +112,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       health: (id) => core.plugins.health(id),
       logs: (id, limit) => core.plugins.logs(id, limit),
       followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
-      setTimeLimits: (id, settings) => core.plugins.setTimeLimits(id, settings, actor),
+      setPolicy: (id, settings) => core.plugins.setPolicy(id, settings, actor),
     },
     projects: {
       list: () => core.projects.list(),

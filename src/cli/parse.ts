@@ -54,6 +54,49 @@ export function durationIn(min: number, max: number, problem: string) {
   };
 }
 
+const SIZE_UNITS: Record<string, number> = {
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
+};
+
+/** A size written `512MiB`, `2G`, `1.5GiB` (units of 1024) or a bare number of bytes; undefined otherwise. */
+export function parseSize(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  if (!match) return undefined;
+  const unit = SIZE_UNITS[(match[2] || 'b').toLowerCase()];
+  if (unit === undefined) return undefined;
+  const bytes = Math.round(Number(match[1]) * unit);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** A size option from `min` to `max` bytes. */
+export function sizeFrom(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const parsed = parseSize(value);
+    if (parsed === undefined || parsed < min || parsed > max)
+      throw new InvalidArgumentError(
+        `${name} must be a size from ${min} to ${max} bytes (512MiB, 2GiB, 64M; units of 1024; a bare number is bytes)`,
+      );
+    return parsed;
+  };
+}
+
+/** An integer option from `min` to `max`. */
+export function integerFrom(name: string, min: number, max: number) {
+  return integerIn(min, max, `${name} must be an integer from ${min} to ${max}`);
+}
+
 /** A duration that a timer can wait: 1 ms to MAX_TIMER_MS (`30s`, `15m`, or ms). */
 export function milliseconds(name: string) {
   return durationIn(

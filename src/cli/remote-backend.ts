@@ -46,7 +46,7 @@ export function remoteBackend(api: ApiClient): Backend {
       logs: (pluginId, limit) => call(routes.pluginLogs, { ...id(pluginId), query: { limit } }),
       followLogs: (pluginId, print, options) =>
         followPluginLogs(backend.plugins.logs, pluginId, print, options),
-      setTimeLimits: (pluginId, settings) =>
+      setPolicy: (pluginId, settings) =>
         call(routes.setPluginLimits, { ...id(pluginId), body: given(settings) }),
     },
     projects: {

@@ -152,6 +152,9 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
     await cli(['plugin', 'refresh']);
     const shown = JSON.parse(await cli(['--json', 'plugin', 'show', PLUGIN])) as { fingerprint: string };
     await cli(['plugin', 'trust', PLUGIN, '--fingerprint', shown.fingerprint, '--yes']);
+    // The fixture keeps its bookkeeping in its package directory (one per host) and finds its worker in /proc.
+    const writable = ['api', ...WORKERS].flatMap((host) => ['--allow-write', packageOn(host)]);
+    await cli(['plugin', 'set', PLUGIN, ...writable, '--allow-read', '/proc']);
     await cli(['plugin', 'enable', PLUGIN, ...SCOPES.flatMap((scope) => ['--scope', scope]), '--yes']);
     await cli(['project', 'scan', join(dir, 'projects'), '--trust']);
 

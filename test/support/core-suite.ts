@@ -7,7 +7,6 @@ import { afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
 import { createCore, type Core, type CoreConfig } from '../../src/core/runtime/core-services.js';
 import type { PluginView } from '../../src/core/plugins/plugin-service.js';
-import { PluginStore } from '../../src/core/plugins/plugin-store.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { makeDataDir, uniquePrefix } from './data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from './redis.js';
@@ -74,7 +73,7 @@ export async function trustAndEnable(
 }
 
 /**
- * A plugin's confinement policy written straight into its record.
+ * A plugin's confinement policy, set as an admin's `plugin set` does.
  * `package-writable`: the fixtures record their pids and results in their own
  * package directory, which a confined call may otherwise only read.
  */
@@ -83,19 +82,13 @@ export async function setConfinement(
   id: string,
   settings: ConfinementSettings | 'package-writable',
 ): Promise<void> {
-  const store = new PluginStore(core.redis, core.keys);
-  try {
-    await store.mutate(id, (current) => {
-      if (!current) throw new Error(`no plugin ${id}`);
-      const confinement =
-        settings === 'package-writable'
-          ? { ...current.confinement, allowWrite: [current.packageDir] }
-          : { ...current.confinement, ...settings };
-      return { next: { ...current, confinement }, value: undefined };
-    });
-  } finally {
-    await store.close();
-  }
+  const { packageDir } = await core.plugins.show(id);
+  const { networkSetBy: _by, ...given } = settings === 'package-writable' ? {} : settings;
+  await core.plugins.setPolicy(
+    id,
+    settings === 'package-writable' ? { allowWrite: [packageDir] } : given,
+    'user:test-admin',
+  );
 }
 
 /** Registers the hooks; call at the top of a test file or describe block. */

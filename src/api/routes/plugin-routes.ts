@@ -1,4 +1,4 @@
-// /api/v1/plugins: review, trust, grants, health, time limits and logs.
+// /api/v1/plugins: review, trust, grants, health, call policy and logs.
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
 import { routes } from '../../core/contract/index.js';
 import { redactDeep } from '../../core/safety/index.js';
@@ -20,7 +20,7 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
   route(routes.disablePlugin, ({ params, actor }) => core.plugins.disable(params.id, actor));
   route(routes.checkPluginHealth, ({ params }) => core.plugins.health(params.id));
   route(routes.setPluginLimits, ({ params, body, actor }) =>
-    core.plugins.setTimeLimits(params.id, withoutUndefined(body), actor),
+    core.plugins.setPolicy(params.id, withoutUndefined(body), actor),
   );
   // Redacted again as they are read: entries stored before a pattern existed, and
   // tokens this api knows (registered as it verified them), never reach a viewer.

@@ -196,11 +196,19 @@ export async function pluginView(container, { signal, params: [id] }) {
           dt('Package directory', plugin.packageDir),
           dt('Trusted by', plugin.trustedBy ? `${plugin.trustedBy}, ${formatTime(plugin.trustedAt)}` : '—'),
           dt('Time limits', limitsText(plugin.timeLimits), 'plugin-time-limits'),
+          dt('Network', `${plugin.policy.network} — ${plugin.policy.networkReason}`, 'plugin-network'),
+          dt(
+            'Extra paths',
+            `read: ${plugin.policy.allowRead.join(', ') || 'none'}; write: ${plugin.policy.allowWrite.join(', ') || 'none'}`,
+            'plugin-extra-paths',
+          ),
+          dt('Resource limits per call', resourceText(plugin.policy.limits), 'plugin-resource-limits'),
           dt(
             `Containment (as seen by ${plugin.containment?.seenBy ?? 'the api'})`,
             plugin.containment ? `${plugin.containment.mechanism}: ${plugin.containment.detail}` : '—',
             'plugin-containment',
           ),
+          dt('Enforced on worker hosts', enforcementList(plugin), 'plugin-enforcement'),
         ),
       ),
       healthCard(plugin, user),
@@ -225,20 +233,58 @@ export async function pluginView(container, { signal, params: [id] }) {
   );
 }
 
+/** @param {number} ms */
+function durationText(ms) {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
 /** The host's time limits for this plugin's calls (an admin sets them: switchyard plugin set). */
 /** @param {Plugin['timeLimits'] | undefined} limits */
 function limitsText(limits) {
   if (!limits) return '—';
-  /** @param {number} ms */
-  const d = (ms) =>
-    ms % 3_600_000 === 0
-      ? `${ms / 3_600_000}h`
-      : ms % 60_000 === 0
-        ? `${ms / 60_000}m`
-        : ms % 1000 === 0
-          ? `${ms / 1000}s`
-          : `${ms}ms`;
+  const d = durationText;
   return `inspect ${d(limits.inspectMs)}, operate ${d(limits.operateMs)}, health ${d(limits.healthMs)}`;
+}
+
+/** @param {Plugin['policy']['limits']} limits */
+function resourceText(limits) {
+  /** @param {number} bytes */
+  const size = (bytes) =>
+    bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
+  return (
+    `memory ${size(limits.memoryBytes)}, CPU ${durationText(limits.cpuMs)}, file size ${size(limits.fileSizeBytes)}, ` +
+    `open files ${limits.openFiles}, processes ${limits.processes}`
+  );
+}
+
+/**
+ * Each worker's own report: what its host enforces and what is missing (the review's OS boundary, exactly).
+ * @param {Plugin} plugin
+ */
+function enforcementList(plugin) {
+  const workers = plugin.containment?.workers ?? [];
+  if (workers.length === 0) return h('span', { class: 'muted' }, 'no running worker has reported yet');
+  return h(
+    'ul',
+    {},
+    ...workers.map((worker) =>
+      h(
+        'li',
+        {},
+        h('code', {}, worker.worker),
+        worker.required ? ' (requires all of it)' : '',
+        h('div', {}, `enforced: ${worker.enforced.join('; ') || 'nothing'}`),
+        h(
+          'div',
+          { class: worker.missing.length > 0 ? 'warn' : 'muted' },
+          `not enforced: ${worker.missing.join('; ') || 'nothing'}`,
+        ),
+      ),
+    ),
+  );
 }
 
 /**

@@ -1,53 +1,108 @@
-// Long operations and live logs (CLI.md): `plugin set` (the host's time limits
-// for a plugin's calls), `op logs [--follow]`, and the log printing that
+// Long operations and live logs (CLI.md): `plugin set` (the host's policy for
+// a plugin's calls: time limits, network, extra paths, resource limits), `op logs [--follow]`, and the log printing that
 // `plugin logs [--follow]` shares. Registered onto the `plugin` and `op`
 // commands that plugins.ts and operations.ts create.
-import type { Command } from 'commander';
-import type { LogEntry, PluginDetail } from '../../core/plugins/index.js';
-import { formatLimit, MAX_LIMIT_MS } from '../../core/plugins/index.js';
+import { resolve } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { LogEntry, PluginDetail, PluginSettings } from '../../core/plugins/index.js';
+import { formatLimit, LIMIT_BOUNDS, MAX_LIMIT_MS } from '../../core/plugins/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, say } from '../output.js';
-import { durationFrom } from '../parse.js';
+import { collect, durationFrom, durationIn, integerFrom, sizeFrom } from '../parse.js';
 import { untilInterrupted } from './work-output.js';
 
 export function registerLongOpCommands(program: Command): void {
   const plugin = subcommand(program, 'plugin');
   const op = subcommand(program, 'op');
 
+  const bounds = LIMIT_BOUNDS;
   plugin
     .command('set <id>')
-    .description("admin: the host's time limits for this plugin's calls (defaults: inspect 15s, operate 15m)")
+    .description(
+      "admin: the host's policy for this plugin's calls — time limits, network, extra paths, resource limits",
+    )
     .option(
       '--inspect-timeout <duration>',
-      'limit of one project.inspect call',
+      'limit of one project.inspect call (default 15s)',
       durationFrom('--inspect-timeout', 1_000),
     )
     .option(
       '--operate-timeout <duration>',
-      'limit of one project.operate call',
+      'limit of one project.operate call (default 15m)',
       durationFrom('--operate-timeout', 1_000),
+    )
+    .option(
+      '--network <allow|none>',
+      'whether calls may open network sockets (none for packages trusted now)',
+      (value) => {
+        if (value !== 'allow' && value !== 'none')
+          throw new InvalidArgumentError('--network must be allow or none');
+        return value;
+      },
+    )
+    .option(
+      '--allow-read <path>',
+      'a path calls may read besides the defaults (repeat; `none` clears the list)',
+      collect,
+      [],
+    )
+    .option(
+      '--allow-write <path>',
+      'a directory calls may write besides their TMPDIR (repeat; `none` clears)',
+      collect,
+      [],
+    )
+    .option(
+      '--memory <size>',
+      'memory of one call (default 2GiB)',
+      sizeFrom('--memory', bounds.memoryBytes.min, bounds.memoryBytes.max),
+    )
+    .option(
+      '--cpu <duration>',
+      'CPU time of one call (default 30m)',
+      durationIn(bounds.cpuMs.min, bounds.cpuMs.max, `--cpu must be a duration from 1s to 7d (30s, 15m, 2h)`),
+    )
+    .option(
+      '--file-size <size>',
+      'largest file one call may write (default 1GiB)',
+      sizeFrom('--file-size', bounds.fileSizeBytes.min, bounds.fileSizeBytes.max),
+    )
+    .option(
+      '--open-files <n>',
+      'open descriptors per process (default 1024)',
+      integerFrom('--open-files', bounds.openFiles.min, bounds.openFiles.max),
+    )
+    .option(
+      '--processes <n>',
+      'processes and threads of one call (default 256)',
+      integerFrom('--processes', bounds.processes.min, bounds.processes.max),
     )
     .addHelpText(
       'after',
       `\nDurations: 500ms, 30s, 15m, 2h (a bare number is milliseconds), at most ${MAX_LIMIT_MS} ms. ` +
         'Health checks keep 10s. `run --timeout` may only shorten the operate limit; ' +
-        "a worker's --call-timeout caps every call it runs.\n\nExample:\n  switchyard plugin set deployer --operate-timeout 2h",
+        "a worker's --call-timeout caps every call it runs. Sizes: 512MiB, 2GiB (units of 1024). " +
+        'A call over a resource limit fails RESOURCE_LIMIT naming it. `plugin show` lists the policy ' +
+        'and what each worker host enforces.' +
+        '\n\nExamples:\n  switchyard plugin set deployer --operate-timeout 2h\n' +
+        '  switchyard plugin set fetcher --network allow --memory 512MiB --cpu 60s --processes 64\n' +
+        '  switchyard plugin set py-lint --allow-read /opt/shared-rules',
     )
-    .action(
-      async (id: string, options: { inspectTimeout?: number; operateTimeout?: number }, command: Command) =>
-        withBackend(command, async ({ config, backend }) => {
-          if (options.inspectTimeout === undefined && options.operateTimeout === undefined) {
-            throw new InvalidInputError(
-              `nothing to set; example: switchyard plugin set ${id} --operate-timeout 30m`,
-            );
-          }
-          const detail = await backend.plugins.setTimeLimits(id, {
-            ...(options.inspectTimeout !== undefined ? { inspectMs: options.inspectTimeout } : {}),
-            ...(options.operateTimeout !== undefined ? { operateMs: options.operateTimeout } : {}),
-          });
-          emit(config.json, detail, () => say(`${id}: ${limitsText(detail)}`));
-        }),
+    .action(async (id: string, options: PolicyOptions, command: Command) =>
+      withBackend(command, async ({ config, backend }) => {
+        const settings = policySettings(options);
+        if (Object.keys(settings).length === 0) {
+          throw new InvalidInputError(
+            `nothing to set; example: switchyard plugin set ${id} --operate-timeout 30m (see plugin set --help)`,
+          );
+        }
+        const detail = await backend.plugins.setPolicy(id, settings);
+        emit(config.json, detail, () => {
+          say(`${id}: ${limitsText(detail)}`);
+          say(policyText(detail));
+        });
+      }),
     );
 
   op.command('logs <id>')
@@ -90,6 +145,64 @@ export function printLogEntries(entries: LogEntry[], jsonLines: boolean): void {
 export function limitsText(detail: PluginDetail): string {
   const { inspectMs, operateMs, healthMs } = detail.timeLimits;
   return `inspect ${formatLimit(inspectMs)}, operate ${formatLimit(operateMs)}, health ${formatLimit(healthMs)}`;
+}
+
+interface PolicyOptions {
+  inspectTimeout?: number;
+  operateTimeout?: number;
+  network?: 'allow' | 'none';
+  allowRead: string[];
+  allowWrite: string[];
+  memory?: number;
+  cpu?: number;
+  fileSize?: number;
+  openFiles?: number;
+  processes?: number;
+}
+
+/** The options given, by the core's names; paths made absolute here (the api host resolves none). */
+function policySettings(options: PolicyOptions): PluginSettings {
+  const paths = (list: string[]) =>
+    list.length === 0 ? undefined : list.includes('none') ? [] : list.map((path) => resolve(path));
+  const settings: PluginSettings = {
+    inspectMs: options.inspectTimeout,
+    operateMs: options.operateTimeout,
+    network: options.network,
+    allowRead: paths(options.allowRead),
+    allowWrite: paths(options.allowWrite),
+    memoryBytes: options.memory,
+    cpuMs: options.cpu,
+    fileSizeBytes: options.fileSize,
+    openFiles: options.openFiles,
+    processes: options.processes,
+  };
+  return Object.fromEntries(
+    Object.entries(settings).filter(([, value]) => value !== undefined),
+  ) as PluginSettings;
+}
+
+/** The policy lines of `plugin show` and `plugin set`. */
+export function policyText(detail: PluginDetail): string {
+  const { network, networkReason, allowRead, allowWrite, limits } = detail.policy;
+  return [
+    `network: ${network} (${networkReason})`,
+    `extra read paths: ${allowRead.join(', ') || '(none)'}`,
+    `extra write paths: ${allowWrite.join(', ') || '(none)'}`,
+    `limits per call: memory ${formatSize(limits.memoryBytes)}, cpu ${formatLimit(limits.cpuMs)}, ` +
+      `file size ${formatSize(limits.fileSizeBytes)}, open files ${limits.openFiles}, processes ${limits.processes}`,
+  ].join('\n');
+}
+
+function formatSize(bytes: number): string {
+  for (const [unit, size] of [
+    ['TiB', 1024 ** 4],
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes}B`;
 }
 
 export function containmentText(detail: PluginDetail): string {

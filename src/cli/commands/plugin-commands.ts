@@ -7,7 +7,7 @@ import type { LogLine } from '../backend.js';
 import { withBackend } from '../command-context.js';
 import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { collect, listLimit, requireYes } from '../parse.js';
-import { containmentText, limitsText, printLogEntries, untilFollowEnds } from './long-ops.js';
+import { containmentText, limitsText, policyText, printLogEntries, untilFollowEnds } from './long-ops.js';
 
 export function registerPluginCommands(program: Command): void {
   const plugin = program
@@ -208,6 +208,7 @@ function printDetail(detail: PluginDetail): void {
     ['manifest', detail.manifestPath],
     ['executable', detail.executable],
     ['time limits', limitsText(detail)],
+    ['call policy', policyText(detail)],
     [`containment (as seen by ${detail.containment.seenBy})`, containmentText(detail)],
   ]);
   process.stdout.write('\nwhat the requested scopes allow:\n');

@@ -113,8 +113,9 @@ export const routes = {
     method: 'POST',
     path: '/plugins/:id/limits',
     role: 'admin',
-    summary: "the host's time limits for this plugin's calls (plugin set)",
-    body: bodies.timeLimits,
+    summary:
+      "the host's policy for this plugin's calls: time limits, network, paths, resource limits (plugin set)",
+    body: bodies.pluginSettings,
     response: responses.pluginDetailCore,
   }),
   pluginLogs: define({

@@ -9,7 +9,7 @@ import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_STATES } from '../work/operations/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
-import { MAX_LIMIT_MS } from '../plugins/index.js';
+import { LIMIT_BOUNDS, MAX_ALLOW_READ, MAX_LIMIT_MS, type ResourceLimits } from '../plugins/index.js';
 
 const json: z.ZodType<unknown> = z.json();
 // The api's own working directory means nothing to a caller: paths must be absolute.
@@ -41,10 +41,14 @@ export const bodies = {
     /** May only shorten the plugin's operate limit (400 naming the limit otherwise). */
     timeoutMs: z.number().int().min(1).optional(),
   }),
-  // The same names as the detail's `timeLimits` and the core's settings.
-  timeLimits: z.strictObject({
+  // The same names as the detail's `timeLimits`, `policy` and the core's settings.
+  pluginSettings: z.strictObject({
     inspectMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
     operateMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
+    network: z.enum(['allow', 'none']).optional(),
+    allowRead: z.array(z.string().min(1).max(4096)).max(MAX_ALLOW_READ).optional(),
+    allowWrite: z.array(z.string().min(1).max(4096)).max(MAX_ALLOW_READ).optional(),
+    ...limitFields(),
   }),
   retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
   createToken: z.strictObject({
@@ -102,3 +106,12 @@ export const queries = {
   diff: z.strictObject({ from: id }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),
 };
+
+/** Each resource limit a `plugin set` may change, within the bounds the core checks again. */
+function limitFields() {
+  const entries = (Object.keys(LIMIT_BOUNDS) as (keyof ResourceLimits)[]).map((name) => {
+    const { min, max } = LIMIT_BOUNDS[name];
+    return [name, z.number().int().min(min).max(max).optional()] as const;
+  });
+  return Object.fromEntries(entries) as Record<keyof ResourceLimits, z.ZodOptional<z.ZodNumber>>;
+}

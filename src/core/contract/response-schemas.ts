@@ -77,6 +77,19 @@ const pluginDetailShape = {
     operateMs: z.number().int(),
     healthMs: z.number().int(),
   }),
+  policy: z.object({
+    network: z.enum(['allow', 'none']),
+    networkReason: z.string(),
+    allowRead: z.array(z.string()),
+    allowWrite: z.array(z.string()),
+    limits: z.object({
+      memoryBytes: z.number().int(),
+      cpuMs: z.number().int(),
+      fileSizeBytes: z.number().int(),
+      openFiles: z.number().int(),
+      processes: z.number().int(),
+    }),
+  }),
   containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),

@@ -18,9 +18,14 @@ export interface ResourceLimits {
   processes: number;
 }
 
+/** Who decided a plugin's network: an admin, the default at trust, or kept from before network confinement. */
+export type NetworkSetBy = 'admin' | 'trust-default' | 'kept-from-before';
+
 /** What an admin set for one plugin (unset: the default). */
 export interface ConfinementSettings extends Partial<ResourceLimits> {
   network?: NetworkPolicy;
+  /** Stored with `network`; never taken from an admin's input. */
+  networkSetBy?: NetworkSetBy;
   allowRead?: string[];
   /** Directories the plugin may write besides its TMPDIR (a cache of its own); an admin's choice, shown on review. */
   allowWrite?: string[];
@@ -65,16 +70,19 @@ export function confinementPolicyOf(settings: ConfinementSettings | undefined): 
   }
   return {
     network: settings?.network ?? 'allow',
-    networkReason:
-      settings?.network === undefined
-        ? 'trusted before network confinement: it keeps the network it had'
-        : settings.network === 'allow'
-          ? 'allowed by an admin'
-          : 'none (the default for a package trusted now; an admin allows it with `plugin set --network allow`)',
+    networkReason: networkReason(settings),
     allowRead: settings?.allowRead ?? [],
     allowWrite: settings?.allowWrite ?? [],
     limits,
   };
+}
+
+function networkReason(settings: ConfinementSettings | undefined): string {
+  if (settings?.network === undefined || settings.networkSetBy === 'kept-from-before')
+    return 'trusted before network confinement: it keeps the network it had (`plugin set --network none` confines it)';
+  if (settings.networkSetBy === 'trust-default')
+    return 'the default for a package trusted now (an admin allows it with `plugin set --network allow`)';
+  return 'set by an admin';
 }
 
 /** Checks an admin's new settings; paths absolute, normalized, without NUL or newline. */

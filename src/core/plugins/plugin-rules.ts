@@ -23,6 +23,7 @@ import type { HealthRecord, HealthState, PluginRecord } from './plugin-store.js'
 import type { Project } from '../projects/index.js';
 import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
+import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -53,6 +54,8 @@ export interface PluginDetail extends PluginView {
   executable: string;
   /** The host's time limits for this plugin's calls (ms). */
   timeLimits: TimeLimits;
+  /** What the kernel lets this plugin's calls do (`plugin set`): network, extra paths, resource limits. */
+  policy: ConfinementPolicy;
   /** How this plugin's call processes are contained, as the process that rendered this sees it. */
   /** As this process sees it (`seenBy`), and as each running worker reported it for its own host. */
   containment: Containment & { seenBy: string; workers: WorkerConfinement[] };
@@ -88,6 +91,20 @@ export function reconcile(
     // The reviewed bytes are back; grants stay revoked until enabled again.
     trust = 'trusted';
   }
+  let confinement = current?.confinement;
+  if (trusted && confinement?.network === undefined) {
+    // Trusted before network confinement existed: it keeps the network it had, and the audit says so.
+    confinement = { ...confinement, network: 'allow', networkSetBy: 'kept-from-before' };
+    audit.push({
+      actor,
+      action: 'plugin.network-kept',
+      target: found.id,
+      detail: {
+        network: 'allow',
+        reason: 'trusted before network confinement; `plugin set --network none` confines it',
+      },
+    });
+  }
   if (!current) {
     audit.push({
       actor,
@@ -120,7 +137,7 @@ export function reconcile(
     grantedScopes,
     discoveredAt: now,
     ...(current?.timeLimits ? { timeLimits: current.timeLimits } : {}),
-    ...(current?.confinement ? { confinement: current.confinement } : {}),
+    ...(confinement ? { confinement } : {}),
   };
   return { next, audit };
 }
@@ -248,6 +265,7 @@ export function toDetail(
     packageDir: record.packageDir,
     executable: record.executable,
     timeLimits: timeLimitsOf(record.timeLimits),
+    policy: confinementPolicyOf(record.confinement),
     containment,
   };
 }

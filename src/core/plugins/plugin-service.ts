@@ -42,6 +42,7 @@ import type { SupervisorLimits } from '../supervision/index.js';
 import { containment } from '../supervision/index.js';
 import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
+import { checkConfinementSettings, type ConfinementSettings } from './confinement-settings.js';
 
 export type { CallOptions } from './plugin-calls.js';
 export type { PluginDetail, PluginView } from './plugin-rules.js';
@@ -141,16 +142,39 @@ export class PluginService {
     return toDetail(record, health, { ...containment(), seenBy: this.options.processActor, workers });
   }
 
-  /** Admin: the host's time limits for this plugin's calls (unset ones keep their value). */
-  async setTimeLimits(id: string, settings: TimeLimitSettings, actor: string): Promise<PluginDetail> {
-    checkSettings(settings);
+  /**
+   * Admin: the host's policy for this plugin's calls — time limits, network,
+   * extra read/write paths, resource limits (unset ones keep their value).
+   */
+  async setPolicy(id: string, settings: PluginSettings, actor: string): Promise<PluginDetail> {
+    const { inspectMs, operateMs, ...confinement } = settings;
+    const timeSettings = definedOnly({ inspectMs, operateMs });
+    checkSettings(timeSettings);
+    const confinementSettings = definedOnly(checkConfinementSettings({ ...confinement }));
+    if (Object.keys(timeSettings).length + Object.keys(confinementSettings).length === 0)
+      throw new InvalidInputError(`nothing to set for plugin ${id}`);
     await this.#require(id);
     await this.#store.mutate(id, (current) => {
       if (!current) throw new PluginNotFoundError(id);
-      const timeLimits = { ...current.timeLimits, ...definedOnly(settings) };
+      const timeLimits = { ...current.timeLimits, ...timeSettings };
+      const next: PluginRecord = { ...current, timeLimits };
+      if (Object.keys(confinementSettings).length > 0) {
+        next.confinement = {
+          ...current.confinement,
+          ...confinementSettings,
+          ...(confinementSettings.network ? { networkSetBy: 'admin' as const } : {}),
+        };
+      }
       return {
-        next: { ...current, timeLimits },
-        audit: [{ actor, action: 'plugin.set', target: id, detail: { ...timeLimits } }],
+        next,
+        audit: [
+          {
+            actor,
+            action: 'plugin.set',
+            target: id,
+            detail: { ...timeLimits, ...(next.confinement ? { confinement: { ...next.confinement } } : {}) },
+          },
+        ],
         value: undefined,
       };
     });
@@ -193,10 +217,22 @@ export class PluginService {
         trustedAt: new Date().toISOString(),
         enabled: false,
         grantedScopes: [],
+        // No network unless an admin allows it (or it was trusted before network confinement).
+        confinement:
+          current.confinement?.network === undefined
+            ? { ...current.confinement, network: 'none', networkSetBy: 'trust-default' }
+            : current.confinement,
       };
       return {
         next,
-        audit: [{ actor, action: 'plugin.trust', target: id, detail: { fingerprint } }],
+        audit: [
+          {
+            actor,
+            action: 'plugin.trust',
+            target: id,
+            detail: { fingerprint, network: next.confinement?.network ?? 'allow' },
+          },
+        ],
         value: undefined,
       };
     });
@@ -314,6 +350,9 @@ export class PluginService {
   }
 }
 
-function definedOnly(settings: TimeLimitSettings): TimeLimitSettings {
-  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+function definedOnly<T extends object>(settings: T): T {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
 }
+
+/** What `plugin set` may change: time limits and kernel confinement. */
+export type PluginSettings = TimeLimitSettings & Omit<ConfinementSettings, 'networkSetBy'>;

@@ -263,7 +263,9 @@ export function kernelPolicyOf(
 ): KernelPolicy {
   const system = systemPaths();
   const read = [...system.read, call.packageDir, ...call.interpreter, ...policy.allowRead];
-  const write = [...system.write, call.scratch, ...policy.allowWrite];
+  // An admin's write path this host lacks is skipped, like a missing read path (worker
+  // hosts differ); the scratch directory and an operated project must exist.
+  const write = [...system.write, call.scratch, ...policy.allowWrite.filter((path) => existsSync(path))];
   if (policy.project) (policy.project.write ? write : read).push(policy.project.root);
   return {
     files: { read, write },
