@@ -176,7 +176,7 @@ describe('login, whoami, logout', () => {
     await expect(stat(join(home, 'stranger', 'config', 'switchyard', 'config.json'))).rejects.toThrow();
   });
 
-  it('token create > tok writes only the token; login --token-file tok refuses a file others can read, then works; no message shows the token', async () => {
+  it('token create > tok writes only the token; login --token-file tok refuses a file others can read, then works; the first line is the token; no message shows the token', async () => {
     const created = await as('admin', ['token', 'create', '--name', 'eve', '--role', 'operator']);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toMatch(/^sy_[a-z0-9]{12}_[A-Za-z0-9_-]{43}\n$/);
@@ -198,14 +198,43 @@ describe('login, whoami, logout', () => {
     expect(login.stdout).toMatch(/as eve \(operator\)/);
     expect(login.stdout + login.stderr).not.toContain(secret);
 
-    // The file as the old `token create` wrote it: the token and its note.
+    // The file as the old `token create` wrote it: the token and its note. The
+    // first line, trimmed, is the token; what follows is ignored.
     const both = join(home, 'eve', 'both');
-    await writeFile(both, `${token}\n(token x, operator; it is not shown again)\n`, { mode: 0o600 });
+    await writeFile(both, `  ${token} \r\n(token x, operator; it is not shown again)\n`, { mode: 0o600 });
     const twoLines = await as('eve', ['login', '--url', api.base, '--token-file', both]);
-    expect(twoLines.code, twoLines.stderr).toBe(2);
-    expect(twoLines.stderr).toMatch(/more than one line/);
-    expect(twoLines.stderr).not.toMatch(/cannot reach/);
+    expect(twoLines.code, twoLines.stderr).toBe(0);
+    expect(twoLines.stdout).toMatch(/as eve \(operator\)/);
     expect(twoLines.stdout + twoLines.stderr).not.toContain(secret);
+    const piped = await as('eve', ['login', '--url', api.base, '--token-stdin'], {
+      input: `${token}\nsecond line\n`,
+    });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout + piped.stderr).not.toContain(secret);
+
+    // The token on the second line only: the first line is checked, and not quoted.
+    const second = join(home, 'eve', 'second');
+    await writeFile(second, `token for eve:\n${token}\n`, { mode: 0o600 });
+    const notFirst = await as('eve', ['login', '--url', api.base, '--token-file', second]);
+    expect(notFirst.code, notFirst.stderr).toBe(2);
+    expect(notFirst.stderr).toMatch(/does not hold a Switchyard API token on its first line/);
+    expect(notFirst.stderr).not.toMatch(/cannot reach/);
+    expect(notFirst.stdout + notFirst.stderr).not.toContain('token for eve');
+    expect(notFirst.stdout + notFirst.stderr).not.toContain(secret);
+
+    // Standard input is bounded as a file is (4 KiB), with a clear message.
+    const flood = await as('eve', ['login', '--url', api.base, '--token-stdin'], {
+      input: `${token}\n${'x'.repeat(8_192)}`,
+    });
+    expect(flood.code, flood.stderr).toBe(2);
+    expect(flood.stderr).toMatch(/standard input is larger than a token \(4 KiB\)/);
+    expect(flood.stdout + flood.stderr).not.toContain(secret);
+
+    // The token given as the path by mistake: the file is not found, the path not printed.
+    const asPath = await as('eve', ['login', '--url', api.base, '--token-file', token]);
+    expect(asPath.code, asPath.stderr).toBe(2);
+    expect(asPath.stderr).toMatch(/cannot open the token file \[REDACTED\]: no such file/);
+    expect(asPath.stdout + asPath.stderr).not.toContain(secret);
 
     // A token with a line break from the environment: refused, never printed.
     const env = await as('nobody', ['--url', api.base, 'whoami'], {

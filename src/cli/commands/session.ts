@@ -7,7 +7,7 @@ import { routes } from '../../core/contract/index.js';
 import { localUser } from '../../core/runtime/index.js';
 import { callRoute } from '../api-calls.js';
 import { InvalidInputError } from '../../core/platform/index.js';
-import { TOKEN_PATTERN } from '../../core/safety/index.js';
+import { TOKEN_PATTERN, redact } from '../../core/safety/index.js';
 import { targetOf } from '../command-context.js';
 import { ApiClient } from '../http.js';
 import { emit, say } from '../output.js';
@@ -109,53 +109,86 @@ function parseUrl(text: string): string {
   return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
+/** The most bytes a token file or standard input may hold: a token is 59 characters. */
+const MAX_TOKEN_SOURCE_BYTES = 4_096;
+
 /**
- * The token of --token-file or --token-stdin: one line (a trailing line break
- * is fine), in the shape of a Switchyard token. A file others can read is
- * refused, as a config file is. No message quotes what was read: it may be
- * the token, or the token with something else.
+ * The token of --token-file or --token-stdin: the first line, trimmed (a line
+ * after it, such as a note, is ignored), in the shape of a Switchyard token. A
+ * file others can read is refused, as a config file is, and so is a file or an
+ * input larger than 4 KiB. No message quotes what was read (it may be the token,
+ * or the token with something else), and a path is quoted redacted (a token
+ * given as the path by mistake is not printed).
  */
 async function readToken(options: { tokenFile?: string; tokenStdin?: boolean }): Promise<string> {
   if ((options.tokenFile === undefined) === (options.tokenStdin !== true))
     throw new InvalidInputError(
       'give the token with exactly one of --token-file <file> or --token-stdin (never on the command line: it lands in shell history)',
     );
-  const source = options.tokenFile ?? 'standard input';
+  const source = options.tokenFile !== undefined ? redact(options.tokenFile) : 'standard input';
   const text = options.tokenFile !== undefined ? await readTokenFile(options.tokenFile) : await readStdin();
-  const token = text.trim();
-  if (token === '') throw new InvalidInputError(`${source}: the token is empty`);
-  if (/[\r\n]/.test(token))
+  const token = (text.split(/\r\n|\n|\r/, 1)[0] ?? '').trim();
+  if (token === '')
     throw new InvalidInputError(
-      `${source} holds more than one line; it must hold only the token (\`switchyard token create … > file\` writes just that)`,
+      `${source}: the first line is empty; it must hold the token (\`switchyard token create … > file\` writes just that)`,
     );
   if (!TOKEN_PATTERN.test(token))
     throw new InvalidInputError(
-      `${source} does not hold a Switchyard API token (sy_, 12 lower-case letters or digits, _, 43 characters)`,
+      `${source} does not hold a Switchyard API token on its first line (sy_, 12 lower-case letters or digits, _, 43 characters)`,
     );
   return token;
 }
 
 async function readTokenFile(path: string): Promise<string> {
-  const file = await open(path, 'r');
+  const shown = redact(path);
+  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw new InvalidInputError(`cannot open the token file ${shown}: ${openFailure(error)}`);
+  });
   try {
     const info = await file.stat();
+    if (!info.isFile()) throw new InvalidInputError(`${shown} is not a file; --token-file needs a file`);
     if (typeof process.getuid === 'function' && info.uid !== process.getuid())
       throw new InvalidInputError(
-        `${path} belongs to another user (uid ${info.uid}); a token file must be yours`,
+        `${shown} belongs to another user (uid ${info.uid}); a token file must be yours`,
       );
     if ((info.mode & 0o077) !== 0)
       throw new InvalidInputError(
-        `${path} can be read by others (mode ${(info.mode & 0o777).toString(8)}); it holds a token. Fix: chmod 600 ${path}`,
+        `${shown} can be read by others (mode ${(info.mode & 0o777).toString(8)}); it holds a token. Fix: chmod 600 ${shown}`,
       );
-    if (info.size > 4_096) throw new InvalidInputError(`${path} is larger than a token file (4 KiB)`);
+    if (info.size > MAX_TOKEN_SOURCE_BYTES)
+      throw new InvalidInputError(`${shown} is larger than a token file (4 KiB)`);
     return await file.readFile('utf8');
   } finally {
     await file.close();
   }
 }
 
+/** Why a token file did not open, without the error's own message (it quotes the path). */
+function openFailure(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    default:
+      return error.code ?? 'it cannot be read';
+  }
+}
+
+/** Standard input to its end, refused past 4 KiB (as a token file is). */
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_TOKEN_SOURCE_BYTES)
+      throw new InvalidInputError(
+        'standard input is larger than a token (4 KiB); pipe just the token, e.g. `pass show switchyard | switchyard login … --token-stdin`',
+      );
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
