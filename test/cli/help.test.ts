@@ -107,4 +107,13 @@ describe('--help', () => {
     expect(result.stdout).toContain(`Usage: switchyard ${command}`);
     expect(result.stdout, `no example in \`switchyard ${command} --help\``).toContain('Example');
   });
+
+  // A URL with a password on a command line is read by every local user (`ps`):
+  // no example may show one (README: the worker reads it from a 0600 file).
+  it.each(['', ...commands])('switchyard %s --help shows no password in a URL', (command) => {
+    const result = helps.get(command)!;
+    const text = result.stdout + result.stderr;
+    expect(text).not.toMatch(/:password@/i);
+    expect(text).not.toMatch(/:\/\/[^\s/@]*:[^\s/@]*@/);
+  });
 });

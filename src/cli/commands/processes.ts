@@ -47,7 +47,11 @@ export function registerProcessCommands(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addHelpText(
       'after',
-      '\nExample (another machine joining):\n  switchyard worker --redis-url redis://:password@queue-host:6379 --concurrency 4',
+      '\nExample (another machine joining; the Redis URL comes from a file only its user can read, never\n' +
+        'the command line, where any local user reads it with `ps`):\n' +
+        '  # /etc/switchyard/worker.env, mode 0600: SWITCHYARD_REDIS_URL=rediss://… (user, password, host)\n' +
+        '  set -a; . /etc/switchyard/worker.env; set +a\n' +
+        '  switchyard worker --concurrency 4 --data-dir /srv/switchyard',
     )
     .action(
       async (
