@@ -217,8 +217,14 @@ describe.skipIf(state.mechanism !== 'subreaper')('saying what is enforced', () =
       /^network rules/,
       /^seccomp/,
       /^resource limits/,
+      /^memory limit/,
+      /^process limit/,
     ])
-      expect(state.enforced.some((item) => mechanism.test(item))).toBe(true);
+      expect(
+        state.enforced.some((item) => mechanism.test(item)),
+        String(mechanism),
+      ).toBe(true);
+    expect(state.missing).toEqual([]);
   });
 
   it(`${CONFINEMENT_ENV}=off: what is missing is named, and a call that requires confinement is refused`, async () => {

@@ -85,6 +85,8 @@ interface Probe {
   landlockAbi: number;
   seccomp: boolean;
   limits: { memory?: string; processes?: string };
+  /** Why the helper could not use a cgroup controller (`limits-cgroup-<name> unavailable: …`). */
+  cgroupProblems: { memory?: string; pids?: string };
 }
 
 /** What the kernel gives this host's calls under the helper, each with what it means. */
@@ -126,12 +128,14 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
   else missing.push('seccomp filter (not available on this kernel or architecture)');
   enforced.push('resource limits: CPU time, file size, open files (rlimits)');
   const memory = probe.limits.memory ?? 'none';
-  if (memory === 'none') missing.push('memory limit (no memory cgroup, no RLIMIT_AS)');
+  const why = (problem: string | undefined) => (problem ? `; ${problem}` : '');
+  if (memory === 'none')
+    missing.push(`memory limit (no memory cgroup, no RLIMIT_AS${why(probe.cgroupProblems.memory)})`);
   else enforced.push(`memory limit (${memory})`);
   const processes = probe.limits.processes ?? 'none';
   if (processes === 'none')
     missing.push(
-      'process limit (needs a pids cgroup the worker can create; RLIMIT_NPROC does not bind root)',
+      `process limit (needs a pids cgroup the worker can create; RLIMIT_NPROC does not bind root${why(probe.cgroupProblems.pids)})`,
     );
   else enforced.push(`process limit (${processes})`);
   return { enforced, missing };
@@ -155,10 +159,17 @@ function probeHelper(): Probe | undefined {
     if (abi === undefined) return undefined;
     const memory = value('limits-memory');
     const processes = value('limits-processes');
+    const problem = (name: string) =>
+      new RegExp(`^limits-cgroup-${name} unavailable: (.+)$`, 'm').exec(said)?.[1];
+    const [memoryProblem, pidsProblem] = [problem('memory'), problem('pids')];
     probed = {
       landlockAbi: Number(abi),
       seccomp: value('seccomp') === '1',
       limits: { ...(memory ? { memory } : {}), ...(processes ? { processes } : {}) },
+      cgroupProblems: {
+        ...(memoryProblem ? { memory: memoryProblem } : {}),
+        ...(pidsProblem ? { pids: pidsProblem } : {}),
+      },
     };
   } catch {
     // not runnable: said as unknown
