@@ -2,7 +2,9 @@
 // (docs/PROTOCOL.md §9.5): a plugin that SIGSTOPs or kill -9s its keeper in a
 // real worker still ends within its time limit, and a second operation on the
 // same project starts only once every process of the first is dead. A kill -9
-// of the worker while the keeper is stopped still takes the plugin with it.
+// of the worker while the keeper is stopped still takes the plugin with it; a
+// plugin that stops the spawn helper is ended on time too, and cancel ends a
+// plugin whose keeper is stopped.
 // Run with SWITCHYARD_CONFINEMENT=off, so the signal reaches the keeper (under
 // Landlock signal scoping the kernel refuses it: test/core/self-containment).
 import { join } from 'node:path';
@@ -67,6 +69,81 @@ describe.skipIf(!subreaper)('a plugin that attacks its keeper, in a worker', () 
       expect(done.state).toBe('succeeded');
     }, 60_000);
   }
+
+  it('SIGSTOP of the spawn helper: the operation ends within its limit, the next one never overlaps it', async () => {
+    const installation = await suite.install('attack-helper-stop');
+    await startWorker(installation, { concurrency: 2, callTimeoutMs: CALL_TIMEOUT_MS });
+    const root = await installation.addProject('p1');
+    const { operations } = installation.runtime;
+    const startedAt = performance.now();
+    const input = { writePid: true, spawnChild: true, signalKeeper: 'SIGSTOP', signalHelper: true };
+    const { operation: first } = await operations.create(
+      {
+        pluginId: PLUGIN_ID,
+        projectId: 'p1',
+        action: 'append',
+        input: { ...input, sleepMs: 60_000, append: 'first' },
+      },
+      ACTOR,
+    );
+    const result = await waitFor('the attack', async () => {
+      const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
+      return line === 'sent' ? undefined : line;
+    });
+    expect(result).toBe('ok');
+    const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
+    const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+    const { operation: second } = await operations.create(
+      { pluginId: PLUGIN_ID, projectId: 'p1', action: 'append', input: { append: 'second' } },
+      ACTOR,
+    );
+    const ended = await operations.wait(first.id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
+    expect(ended.state).toBe('failed');
+    expect(performance.now() - startedAt).toBeLessThan(CALL_TIMEOUT_MS + GRACE_MS + 2_000);
+    await waitFor('the second operation', async () =>
+      (await readLines(join(root, 'operations.log')).catch(() => [])).some((line) =>
+        line.startsWith('second'),
+      ),
+    );
+    const alive = [];
+    for (const each of [pid!, grandchild!]) if (await isAlive(each)) alive.push(each);
+    killAll(alive);
+    expect(alive).toEqual([]);
+    const done = await operations.wait(second.id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
+    expect(done.state).toBe('succeeded');
+  }, 60_000);
+
+  it('SIGSTOP of its keeper: op cancel still ends the operation at once, and nothing of it lives', async () => {
+    const installation = await suite.install('attack-cancel');
+    await startWorker(installation, { concurrency: 2, callTimeoutMs: 60_000 });
+    const root = await installation.addProject('p1');
+    const { operations } = installation.runtime;
+    const input = {
+      writePid: true,
+      spawnChild: true,
+      signalKeeper: 'SIGSTOP',
+      sleepMs: 60_000,
+      append: 'first',
+    };
+    const { operation } = await operations.create(
+      { pluginId: PLUGIN_ID, projectId: 'p1', action: 'append', input },
+      ACTOR,
+    );
+    await waitFor('the attack', async () => {
+      const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
+      return line === 'ok';
+    });
+    const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
+    const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+    const cancelledAt = performance.now();
+    await operations.cancel(operation.id, ACTOR);
+    const ended = await operations.wait(operation.id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
+    expect(ended.state).toBe('cancelled');
+    expect(performance.now() - cancelledAt).toBeLessThan(GRACE_MS + 3_000);
+    const alive = await survivors([pid!, grandchild!], [], 1_500);
+    killAll(alive);
+    expect(alive).toEqual([]);
+  }, 60_000);
 
   it('kill -9 of the worker while the keeper is stopped takes the plugin and its grandchild', async () => {
     const installation = await suite.install('attack-worker-kill');
