@@ -209,6 +209,26 @@ describe('the stand-in answers as the real Go SDK does (GO-SDK-WIRE.md, one row 
     expect(shape(answers[0])).toEqual([1, false, -32003]);
   });
 
+  it("the fixture's inspect without project.files.read: result AND -32000, in the Go fixture's words", async () => {
+    const init = line(1, 'initialize', { ...INIT_PARAMS, grantedScopes: ['project.metadata.read'] });
+    const { id: projectId, displayName } = PROJECT;
+    const { answers } = await exchange(dir, [
+      init,
+      line(2, 'project.inspect', { project: { id: projectId, displayName } }),
+    ]);
+    expect(shape(answers[1])).toEqual([2, true, -32000]);
+    expect(answers[1]?.error?.message).toBe('fixture inspection requires project.files.read');
+  });
+
+  it("the fixture's unknown action: result AND -32000 `unknown fixture action`", async () => {
+    const { answers } = await exchange(dir, [
+      INIT,
+      line(2, 'project.operate', { project: PROJECT, action: 'go.nothing-such', input: {} }),
+    ]);
+    expect(shape(answers[1])).toEqual([2, true, -32000]);
+    expect(answers[1]?.error?.message).toBe('unknown fixture action');
+  });
+
   it('a request line over 1 MiB: it exits without answering', async () => {
     const { answers, code } = await exchange(dir, [
       `${line(1, 'initialize', { ...INIT_PARAMS, pad: 'x'.repeat(1_048_576) })}`,
