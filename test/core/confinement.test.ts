@@ -20,6 +20,7 @@ import { REPO } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'confined-plugin.mjs');
+const PYTHON_FIXTURE = join(REPO, 'test', 'fixtures', 'python-plugin.py');
 const ACTOR = 'user:test';
 const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
 const state = containment();
@@ -147,6 +148,34 @@ describe.skipIf(!confined)('files: what the review granted, nothing else', () =>
       { write: join(shared, 'data') },
     ]);
     expect(results).toEqual(['ok: shared data\n', 'EACCES']);
+  });
+});
+
+describe.skipIf(!confined)('interpreters and children still run confined', () => {
+  it('a Python plugin (its #! interpreter found on PATH, a pyenv shim here) runs, and cannot read $HOME', async () => {
+    const id = `python-${++serial}`;
+    const dir = await installFixturePackage(join(suite.plugins, id), PYTHON_FIXTURE, {
+      id,
+      name: 'Python plugin',
+      executable: 'python-plugin.py',
+      arguments: [],
+      capabilities: ['project.inspect'],
+      requestedScopes: ['project.metadata.read', 'project.files.read'],
+    });
+    await trustAndEnable(suite.core, id, ['project.metadata.read', 'project.files.read'], ACTOR, {
+      network: 'none',
+    });
+    const results = await inspectAttempts({ id, dir }, [
+      { read: join(projectRoot, 'README') },
+      { read: homeSecret },
+      { read: join(suite.dataDir, 'secret-in-data-dir') },
+    ]);
+    expect(results).toEqual(['ok: project text\n', 'EACCES', 'EACCES']);
+  });
+
+  it('a Node plugin starts a child with piped stdio (a socketpair) and talks to it', async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none' });
+    expect(await operateAttempts(plugin, [{ child: 'ping' }])).toEqual(['ok: ping']);
   });
 });
 
