@@ -12,7 +12,8 @@ import { PackageInvalidError } from '../../src/core/platform/errors.js';
 import { containment } from '../../src/core/supervision/containment.js';
 import { superviseCall } from '../../src/core/supervision/supervisor.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
-import { NATIVE_FIXTURE_DIST, installPackage } from '../support/data-dir.js';
+import { NATIVE_FIXTURE_DIST, REPO, installPackage } from '../support/data-dir.js';
+import { installFixturePackage } from '../support/manifest.js';
 
 const byDescriptor = containment().mechanism === 'subreaper';
 
@@ -69,6 +70,46 @@ describe.skipIf(!byDescriptor)('a swap right after verification runs nothing unv
       closeSync(fd);
     }
     await installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'); // the original back
+  });
+
+  it('a #! script swapped after the host opened it: its interpreter reads the verified script', async () => {
+    const fields = {
+      id: 'script-plugin',
+      name: 'Script plugin',
+      executable: 'confined-plugin.mjs',
+      arguments: [],
+      capabilities: ['project.inspect'],
+      requestedScopes: ['project.metadata.read'],
+    };
+    const dir = await installFixturePackage(
+      join(dataDir, 'plugins', 'script-plugin'),
+      join(REPO, 'test', 'fixtures', 'confined-plugin.mjs'),
+      fields,
+    );
+    const executable = join(dir, 'confined-plugin.mjs');
+    // Node resolves the /dev/fd/<n> it is handed to the file's path: after a
+    // swap, `<path> (deleted)`, a name another writer of the directory can plant.
+    const planted = join(dir, 'planted-ran');
+    await writeFile(`${executable} (deleted)`, `require('node:fs').writeFileSync('${planted}', 'ran');\n`);
+    const fd = openSync(executable, 'r');
+    try {
+      const mark = await swapIn(executable);
+      const outcome = await superviseCall({
+        executablePath: executable,
+        executableFd: fd,
+        arguments: [],
+        packageDir: dir,
+        identity: { ...fields, version: '1.0.0' },
+        grants: ['project.metadata.read'],
+        method: 'plugin.health',
+        params: {},
+      });
+      expect(outcome.result.status).toBe('healthy');
+      expect(await exists(mark)).toBe(false);
+      expect(await exists(planted)).toBe(false);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('swapped between verification and start: refused, nothing started', async () => {

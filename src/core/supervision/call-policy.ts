@@ -118,6 +118,19 @@ export function interpreterPaths(executable: string, fd: number, identity: strin
   return paths;
 }
 
+/**
+ * Whether a verified executable is a `#!` script that Node runs. The kernel
+ * hands a script started from a descriptor to its interpreter as /dev/fd/<n>;
+ * Node resolves that to the file's path, which after a swap names other
+ * bytes (or `<path> (deleted)`, a name anyone who may write the directory can
+ * plant), so such a call gets `--preserve-symlinks-main`: Node then reads the
+ * descriptor, the verified file.
+ */
+export function runByNode(fd: number): boolean {
+  const program = interpreterOf(fd);
+  return program !== undefined && /^(node|nodejs)$/.test(program.slice(program.lastIndexOf('/') + 1));
+}
+
 /** The program a `#!` line starts (env's argument for `#!/usr/bin/env X`), or undefined. */
 function interpreterOf(fd: number): string | undefined {
   const head = Buffer.alloc(256);

@@ -27,6 +27,7 @@ import {
   interpreterPaths,
   kernelPolicyOf,
   scratchAtFileLimit,
+  runByNode,
   scratchDirectory,
   type CallPolicy,
 } from './call-policy.js';
@@ -123,6 +124,8 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
   scratch: string,
 ): Promise<CallOutcome<M>> {
   const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratch };
+  if (spec.executableFd !== undefined && runByNode(spec.executableFd))
+    env.NODE_OPTIONS = '--preserve-symlinks-main';
   let child: CallProcess;
   try {
     child = await startCallProcess({
