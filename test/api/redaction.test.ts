@@ -279,3 +279,111 @@ describe('a plugin returns the admin token in everything it answers', () => {
     }
   }, 120_000);
 });
+
+describe('a rejected package never shows a viewer the secrets in its manifest', () => {
+  it('GET /api/v1/plugins/:id and GET /api/v1/plugins: every piece quoted from it redacted and cut to 120 characters', async () => {
+    const { api, installation } = setup!;
+    const admin = api.adminToken;
+    const body = 'aZ3kQ9xW2mP7'.repeat(4);
+    const openAiKey = `sk-proj-${body}`;
+    const awsKeyId = `${'AKIA'}IOSFODNN7EXAMPLE`;
+    const githubToken = `ghp_${'Qw3rTy7uIo9p'.repeat(3)}`;
+    const long = (char: string) => char.repeat(300);
+    const put = async (id: string, manifest: Record<string, unknown>, files: Record<string, number> = {}) => {
+      const dir = join(installation.dataDir, 'plugins', id);
+      await mkdir(dir, { recursive: true });
+      for (const [name, mode] of Object.entries(files)) {
+        await writeFile(join(dir, name), '#!/bin/sh\n');
+        await chmod(join(dir, name), mode);
+      }
+      await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    };
+    const identity = {
+      schemaVersion: 'switchyard.plugin-manifest/v1',
+      capabilities: ['project.inspect'],
+      requestedScopes: ['project.metadata.read'],
+    };
+    // Rejected by validation: a secret in a field's value, a wrong protocolVersion, unknown field names.
+    await put('rejected-manifest', {
+      ...identity,
+      id: 'rejected-manifest',
+      name: `${long('n')} ${githubToken}`,
+      version: 'db_password=hunter9',
+      protocolVersion: openAiKey,
+      executable: 'run',
+      [`extra_${awsKeyId}`]: 1,
+      [long('u')]: 2,
+    });
+    // A valid manifest whose executable check fails: the error quotes the executable.
+    await put('missing-executable', {
+      ...identity,
+      id: 'missing-executable',
+      name: 'DB_PASSWORD=hunter9-name',
+      version: 'token=hunter9-version',
+      protocolVersion: 'switchyard.plugin/v1',
+      executable: `bin/${openAiKey}/${long('e')}`,
+      arguments: ['--password=hunter9-argument', long('a')],
+    });
+    await put(
+      'writable-executable',
+      {
+        ...identity,
+        id: 'writable-executable',
+        name: `${githubToken} plugin`,
+        version: '1.0.0',
+        protocolVersion: 'switchyard.plugin/v1',
+        executable: `run-${awsKeyId}.sh`,
+      },
+      { [`run-${awsKeyId}.sh`]: 0o777 },
+    );
+
+    const refreshed = await call(api, 'POST', '/api/v1/plugins/refresh', { token: admin, body: {} });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    const viewer = await call<{ token: string }>(api, 'POST', '/api/v1/tokens', {
+      token: admin,
+      body: { name: 'manifest-viewer', role: 'viewer' },
+    });
+    expect(viewer.status, viewer.text).toBe(201);
+
+    const read: Record<string, string> = {};
+    for (const path of [
+      '/api/v1/plugins',
+      '/api/v1/plugins/rejected-manifest',
+      '/api/v1/plugins/missing-executable',
+      '/api/v1/plugins/writable-executable',
+    ]) {
+      const answer = await call(api, 'GET', path, { token: viewer.json.token });
+      expect(answer.status, `${path}: ${answer.text}`).toBe(200);
+      read[path] = answer.text;
+    }
+    const shown = (text: string) =>
+      [
+        body,
+        'IOSFODNN7EXAMPLE',
+        githubToken.slice(4),
+        'hunter9',
+        ...['n', 'u', 'e', 'a'].map((c) => c.repeat(121)),
+      ].filter((piece) => text.includes(piece));
+    expect(
+      Object.entries(read)
+        .filter(([, text]) => shown(text).length > 0)
+        .map(([path, text]) => `${path}: ${shown(text).join(', ')}`),
+    ).toEqual([]);
+
+    // Still reported, with what is not a secret.
+    const rejected = JSON.parse(read['/api/v1/plugins/rejected-manifest']!) as Record<string, unknown>;
+    expect(rejected).toMatchObject({ available: false, version: 'db_password=[REDACTED]' });
+    expect(rejected.error).toMatch(/protocolVersion: the plugin speaks "\[REDACTED\]"/);
+    expect(rejected.error).toMatch(/unknown fields "extra_\[REDACTED\]", "u{119}…"/);
+    const missing = JSON.parse(read['/api/v1/plugins/missing-executable']!) as Record<string, unknown>;
+    expect(missing).toMatchObject({
+      available: false,
+      name: 'DB_PASSWORD=[REDACTED]',
+      version: 'token=[REDACTED]',
+    });
+    expect(missing.error).toMatch(/^executable: bin\/\[REDACTED\]\/e+… does not exist in the package$/);
+    const writable = JSON.parse(read['/api/v1/plugins/writable-executable']!) as Record<string, unknown>;
+    expect(writable).toMatchObject({ available: false, name: '[REDACTED] plugin' });
+    expect(writable.error).toMatch(/^executable: run-\[REDACTED\]\.sh /);
+  }, 60_000);
+});

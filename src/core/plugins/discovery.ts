@@ -91,11 +91,33 @@ export async function readPackage(
   }
   const manifest = parsed.manifest;
   const executable = await checkExecutable(packageDir, manifest.executable);
-  if (!executable.ok) return { ...base, id: manifest.id, manifest, error: executable.error };
+  if (!executable.ok) return { ...base, ...refused(manifest, executable.error) };
   const fingerprint = await hashExecutable(bytes, executable.path);
-  if (typeof fingerprint !== 'string')
-    return { ...base, id: manifest.id, manifest, error: fingerprint.error };
+  if (typeof fingerprint !== 'string') return { ...base, ...refused(manifest, fingerprint.error) };
   return { ...base, id: manifest.id, manifest, fingerprint };
+}
+
+/**
+ * A package whose manifest is valid but whose files are refused: it is listed
+ * with its error, and neither quotes the manifest raw (PROTOCOL §10): its name,
+ * version, executable and arguments, and the executable in the error, are
+ * redacted and cut to 120 characters.
+ */
+function refused(manifest: Manifest, error: string): Pick<DiscoveredPackage, 'id' | 'manifest' | 'error'> {
+  const executable = shown(manifest.executable);
+  return {
+    id: manifest.id,
+    manifest: {
+      ...manifest,
+      name: shown(manifest.name),
+      version: shown(manifest.version),
+      executable,
+      ...(manifest.arguments ? { arguments: manifest.arguments.map(shown) } : {}),
+    },
+    error: quotedSafely(
+      executable === manifest.executable ? error : error.split(manifest.executable).join(executable),
+    ),
+  };
 }
 
 /** Package directories: those with a plugin.json entry of any type (lstat only: nothing is opened). */
@@ -126,7 +148,7 @@ function readHints(bytes: Buffer): {
   }
   if (typeof value !== 'object' || value === null) return {};
   const text = (field: string) =>
-    typeof value[field] === 'string' ? cut(redact(value[field] as string)) : undefined;
+    typeof value[field] === 'string' ? shown(value[field] as string) : undefined;
   const id = text('id');
   return {
     ...(id && PLUGIN_ID_PATTERN.test(id) ? { id } : {}),
@@ -143,10 +165,27 @@ function cut(text: string): string {
   return text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS - 1)}…`;
 }
 
-/** A validation message with every secret redacted and each quoted piece ("…") cut to 120 characters. */
+/** A piece of a package's own text, as a listing or an error may show it: redacted, then cut. */
+function shown(text: string): string {
+  return cut(redact(text));
+}
+
+/**
+ * A message with each quoted piece ("…", JSON as the validation writes it)
+ * redacted on its own (decoded: an escaped control sequence does not hide a
+ * secret) and cut to 120 characters, then the whole message redacted.
+ */
 function quotedSafely(message: string): string {
-  return redact(message).replace(/"(?:[^"\\]|\\.)*"/g, (quoted) =>
-    quoted.length <= MAX_QUOTED_CHARS + 2 ? quoted : `${quoted.slice(0, MAX_QUOTED_CHARS)}…"`,
+  return redact(
+    message.replace(/"(?:[^"\\]|\\.)*"/g, (quoted) => {
+      let text: string;
+      try {
+        text = JSON.parse(quoted) as string;
+      } catch {
+        text = quoted.slice(1, -1);
+      }
+      return JSON.stringify(shown(text));
+    }),
   );
 }
 
