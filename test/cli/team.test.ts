@@ -562,6 +562,17 @@ describe('remote follows and waits, live', () => {
     const { fingerprint } = json<{ fingerprint: string }>(await remote(['--json', 'plugin', 'show', QUEUE]));
     const trusted = await remote(['plugin', 'trust', QUEUE, '--fingerprint', fingerprint, '--yes']);
     expect(trusted.code, trusted.stderr).toBe(0);
+    // The fixture keeps its bookkeeping in its package directory and finds its worker in /proc.
+    const policy = await remote([
+      'plugin',
+      'set',
+      QUEUE,
+      '--allow-write',
+      packageDir,
+      '--allow-read',
+      '/proc',
+    ]);
+    expect(policy.code, policy.stderr).toBe(0);
     const scopes = ALL_SCOPES.flatMap((scope) => ['--scope', scope]);
     const enabled = await remote(['plugin', 'enable', QUEUE, ...scopes, '--yes']);
     expect(enabled.code, enabled.stderr).toBe(0);
