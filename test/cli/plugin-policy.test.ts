@@ -2,7 +2,8 @@
 // §9.5): a package trusted now gets no network, and the audit says so; an
 // admin sets network, extra paths and resource limits, `plugin show` lists
 // them; a record trusted before network confinement keeps its network, and
-// the audit says that too; bad values exit 2 naming what to fix.
+// the audit says that too; bad values exit 2 naming what to fix; trusting
+// again the trusted fingerprint keeps an enabled plugin as it was.
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -148,6 +149,29 @@ describe('plugin set: the policy of a plugin’s calls', () => {
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/no-such-plugin/);
     expect(await policyOf()).toEqual(before);
+  });
+
+  it('trusting again the fingerprint it is trusted at changes nothing: still enabled, grants and policy kept', async () => {
+    const before = onlyJson<{
+      fingerprint: string;
+      enabled: boolean;
+      grantedScopes: string[];
+      policy: Policy;
+    }>(await cli(['--json', 'plugin', 'show', ID]));
+    expect(before.enabled).toBe(true);
+    const trusts = (await auditOf('plugin.trust')).length;
+    const again = await cli(['plugin', 'trust', ID, '--fingerprint', before.fingerprint, '--yes']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(
+      /was already trusted at [0-9a-f]{64}; nothing changed: it stays enabled with project\.metadata\.read/,
+    );
+    const after = onlyJson<typeof before>(await cli(['--json', 'plugin', 'show', ID]));
+    expect({ enabled: after.enabled, grantedScopes: after.grantedScopes, policy: after.policy }).toEqual({
+      enabled: true,
+      grantedScopes: before.grantedScopes,
+      policy: before.policy,
+    });
+    expect(await auditOf('plugin.trust')).toHaveLength(trusts);
   });
 
   it('a record trusted before network confinement keeps its network on refresh, and the audit says so', async () => {

@@ -72,7 +72,11 @@ export function registerPluginCommands(program: Command): void {
         if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
         const view = await backend.plugins.trust(id, options.fingerprint);
         emit(config.json, view, () =>
-          say(`trusted ${id} at ${options.fingerprint}; it stays disabled until you enable it`),
+          say(
+            view.enabled
+              ? `${id} was already trusted at ${options.fingerprint}; nothing changed: it stays enabled with ${view.grantedScopes.join(', ')}`
+              : `trusted ${id} at ${options.fingerprint}; it stays disabled until you enable it`,
+          ),
         );
       }),
     );

@@ -189,7 +189,11 @@ export class PluginService {
 
   // ---- review decisions ---------------------------------------------------------
 
-  /** Records the exact reviewed fingerprint; the plugin stays disabled. */
+  /**
+   * Records the exact reviewed fingerprint; the plugin stays disabled. Trusting
+   * again the fingerprint it is trusted at changes nothing (an enabled plugin
+   * keeps its grants): only a new fingerprint needs a new review and grant.
+   */
   async trust(id: string, fingerprint: string, actor: string): Promise<PluginView> {
     const record = await this.#require(id);
     assertUsablePackage(record);
@@ -209,6 +213,8 @@ export class PluginService {
       if (!current || current.fingerprint !== fingerprint) {
         throw new InvalidInputError(`plugin ${id} changed while it was being trusted; review it again`);
       }
+      if (current.trust === 'trusted' && current.trustedFingerprint === fingerprint)
+        return { value: undefined };
       const next: PluginRecord = {
         ...current,
         trust: 'trusted',
