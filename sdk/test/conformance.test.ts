@@ -46,8 +46,15 @@ async function handwrittenPackage(mode: string | undefined): Promise<string> {
     protocolVersion: PROTOCOL_VERSION,
     executable: 'handwritten-plugin.mjs',
     ...(mode === undefined ? {} : { arguments: [mode] }),
-    capabilities: ['project.inspect'],
-    requestedScopes: ['project.metadata.read', 'project.files.read'],
+    ...(mode?.startsWith('operate')
+      ? {
+          capabilities: ['project.inspect', 'project.operate'],
+          requestedScopes: ['project.metadata.read', 'project.files.read', 'project.operate'],
+        }
+      : {
+          capabilities: ['project.inspect'],
+          requestedScopes: ['project.metadata.read', 'project.files.read'],
+        }),
   };
   await writeFile(join(dir, 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o644 });
   return dir;
@@ -82,6 +89,16 @@ describe('runConformance on a hand-written plugin', () => {
       ),
     ).toEqual([]);
     expect(report.checks.filter((check) => check.status === 'skip')).toHaveLength(3);
+  });
+
+  it('passes a plugin that declares project.operate: the operate checks run and pass', async () => {
+    const report = await runConformance(await handwrittenPackage('operates'));
+    expect(report.ok, describeReport(report)).toBe(true);
+    const operate = report.checks.filter((check) => check.name.startsWith('project.operate'));
+    expect(
+      operate.map((check) => check.status),
+      describeReport(report),
+    ).toEqual(['pass', 'pass', 'pass']);
   });
 
   // [mode, a check that must fail, text its detail must contain, only these checks may fail?]
@@ -119,6 +136,18 @@ describe('runConformance on a hand-written plugin', () => {
       'initialize negotiates the protocol and echoes the exact identity',
       'does not echo',
       false,
+    ],
+    [
+      'operate-ignores-grants',
+      'project.operate without the project.operate grant → -32003',
+      'expected error -32003, got -32000',
+      true,
+    ],
+    [
+      'operate-any-action',
+      'project.operate with an unknown action → -32000',
+      'expected error -32000, got a result',
+      true,
     ],
   ];
 
