@@ -97,6 +97,32 @@ export function integerFrom(name: string, min: number, max: number) {
   return integerIn(min, max, `${name} must be an integer from ${min} to ${max}`);
 }
 
+/** 100 years: the longest look back a filter takes (it is not a timer). */
+const MAX_LOOK_BACK_MS = 100 * 365 * 86_400_000;
+
+/**
+ * `--since`: how far back, as a duration (`30d`, `2h`) or a date or time
+ * (`2026-11-01`, `2026-11-01T09:30`, ISO 8601 with an offset); the number of
+ * milliseconds back from now. A filter, not a timer: no 2^31 ms cap.
+ */
+export function sinceFrom(name: string) {
+  return (value: string): number => {
+    const duration = parseDuration(value);
+    if (duration !== undefined && duration >= 1 && duration <= MAX_LOOK_BACK_MS) return duration;
+    if (/^\d{4}-\d{2}-\d{2}/.test(value.trim())) {
+      const at = Date.parse(value.trim());
+      if (!Number.isNaN(at)) {
+        const back = Date.now() - at;
+        if (back <= 0) throw new InvalidArgumentError(`${name} ${value} is in the future`);
+        return back;
+      }
+    }
+    throw new InvalidArgumentError(
+      `${name} must be a duration (30s, 15m, 2h, 30d) or a date or time (2026-11-01, 2026-11-01T09:30Z)`,
+    );
+  };
+}
+
 /** A duration that a timer can wait: 1 ms to MAX_TIMER_MS (`30s`, `15m`, or ms). */
 export function milliseconds(name: string) {
   return durationIn(

@@ -210,6 +210,23 @@ describe('bad input exits 2 with one clear line on stderr', () => {
   });
 });
 
+describe('audit --since: a filter, not a timer', () => {
+  it('takes 30d and a date; a date in the future or a word exits 2', async () => {
+    const [month, date, future, word] = await Promise.all([
+      cli(['--json', 'audit', '--since', '30d']),
+      cli(['--json', 'audit', '--since', '2020-01-01']),
+      cli(['audit', '--since', '2099-01-01']),
+      cli(['audit', '--since', 'soon']),
+    ]);
+    for (const ok of [month, date]) {
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(onlyJson<{ action: string }[]>(ok).map((entry) => entry.action)).toContain('plugin.trust');
+    }
+    expectUsageError(future, /--since 2099-01-01 is in the future/);
+    expectUsageError(word, /--since must be a duration \(30s, 15m, 2h, 30d\) or a date or time/);
+  });
+});
+
 describe('failed work exits 1', () => {
   it('an inspection batch with a failed inspection', async () => {
     const worker = await startWorker(installation, 2);
@@ -232,6 +249,15 @@ describe('failed work exits 1', () => {
       ]);
       expect(result.stderr).not.toMatch(/^\s{4}at /m);
       expect(result.stderr).toMatch(/1 of 1 inspections failed/);
+      // The same batch watched: the same status, so `inspect --no-wait` + `batch show --watch` works in scripts.
+      const batchId = (batch as unknown as { batchId: string }).batchId;
+      const [watched, shown] = await Promise.all([
+        cli(['batch', 'show', batchId, '--watch']),
+        cli(['batch', 'show', batchId]),
+      ]);
+      expect(watched.code, watched.stderr).toBe(1);
+      expect(watched.stderr).toMatch(/1 of 1 inspections failed/);
+      expect(shown.code, shown.stderr).toBe(0);
     } finally {
       await stopProcess(worker);
     }

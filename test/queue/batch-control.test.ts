@@ -220,7 +220,8 @@ describe('batch control on 200 projects', () => {
     const cancel = await runCli(installation, ['batch', 'cancel', batchId!]);
     expect(cancel.code).toBe(0);
     const watched = await completion(watch);
-    expect(watched.code, watch.output()).toBe(0);
+    // Exit 1 as inspect would: the batch did not succeed (it was cancelled).
+    expect(watched.code, watch.output()).toBe(1);
     expect(JSON.parse(watch.stdout())).toMatchObject({ batchId, state: 'cancelled', total: 20, pending: 0 });
     report.add(
       'Ctrl-C on `inspect` while its 20-project batch runs; then `batch show --watch`, then `batch cancel`',

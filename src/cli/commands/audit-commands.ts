@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, printJson, printTable } from '../output.js';
-import { durationFrom, positiveInt } from '../parse.js';
+import { positiveInt, sinceFrom } from '../parse.js';
 
 export function registerAuditCommand(program: Command): void {
   program
@@ -14,11 +14,14 @@ export function registerAuditCommand(program: Command): void {
     .option('--action <prefix>', 'only actions starting with this (plugin. → every plugin decision)')
     .option('--target <id>', 'only entries about this plugin, project, batch or operation')
     .option(
-      '--since <duration>',
-      'only entries newer than this (30s, 15m, 2h, 7d)',
-      durationFrom('--since', 1),
+      '--since <duration|date>',
+      'only entries newer than this: a duration (30s, 15m, 2h, 30d) or a date or time (2026-11-01, 2026-11-01T09:30Z)',
+      sinceFrom('--since'),
     )
-    .addHelpText('after', '\nExample:\n  switchyard audit --action batch. --since 2h')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard audit --action batch. --since 2h\n  switchyard audit --since 2026-11-01 --json',
+    )
     .action(
       async (
         options: { limit: number; actor?: string; action?: string; target?: string; since?: number },

@@ -8,7 +8,13 @@ import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, printTable } from '../output.js';
 import { oneOf, positiveInt } from '../parse.js';
 import { registerBatchControlCommands } from './batch-commands.js';
-import { batchDocument, finishBatch, followWithProgress, printBatchResults } from './work-output.js';
+import {
+  batchDocument,
+  failUnlessAllSucceeded,
+  finishBatch,
+  followWithProgress,
+  printBatchResults,
+} from './work-output.js';
 
 export function registerInspectCommands(program: Command): void {
   program
@@ -44,7 +50,7 @@ export function registerInspectCommands(program: Command): void {
   batch
     .command('show <batchId>')
     .description('counts so far (pending too) and per-project results, each as soon as its call ended')
-    .option('--watch', 'follow it live until it ends')
+    .option('--watch', 'follow it live until it ends; exit 1 if an inspection failed, as inspect does')
     .addHelpText(
       'after',
       '\nExamples:\n  switchyard batch show batch_1f2e… --json\n  switchyard batch show batch_1f2e… --watch',
@@ -55,6 +61,8 @@ export function registerInspectCommands(program: Command): void {
         if (options.watch && !isBatchOver(view))
           view = await followWithProgress(backend.work, view, config.json);
         emit(config.json, batchDocument(view), () => printBatchResults(view));
+        // A script can `inspect --no-wait`, then `batch show --watch` for the same status.
+        if (options.watch) failUnlessAllSucceeded(view);
       }),
     );
   batch

@@ -171,8 +171,12 @@ export async function finishBatch(
   const final = await followWithProgress(work, batch, json);
   if (json) printJson(batchDocument(final));
   else printBatchResults(final);
-  const notDone = final.failed + final.cancelled;
-  if (notDone > 0)
+  failUnlessAllSucceeded(final);
+}
+
+/** Exit 1 (WorkFailed) for a finished batch with a failed or cancelled inspection, as `inspect` does. */
+export function failUnlessAllSucceeded(final: BatchView): void {
+  if (final.failed + final.cancelled > 0)
     throw new WorkFailed(
       `${final.failed} of ${final.total} inspections failed${final.cancelled ? `, ${final.cancelled} cancelled` : ''}`,
     );
