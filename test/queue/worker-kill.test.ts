@@ -158,6 +158,18 @@ describe('a worker killed with SIGKILL', () => {
     expect(final.errorCode).toBe('OUTCOME_UNKNOWN');
     expect(final.errorMessage).toMatch(/may have acted/);
     expect(lines).toHaveLength(1);
+
+    // The one outcome that needs a person to look is its own, in lists, filters and show.
+    const ids = async (args: string[]) =>
+      (JSON.parse((await runCli(installation, args)).stdout) as { id: string }[]).map((item) => item.id);
+    expect(await ids(['op', 'list', '--state', 'outcome_unknown'])).toEqual([operation.id]);
+    expect(await ids(['op', 'list', '--state', 'failed'])).toContain(operation.id);
+    const table = await runCli(installation, ['op', 'list'], { json: false });
+    expect(table.stdout.split('\n').find((line) => line.startsWith(operation.id))).toMatch(
+      /outcome unknown\s+OUTCOME_UNKNOWN/,
+    );
+    const shown = await runCli(installation, ['op', 'show', operation.id], { json: false });
+    expect(shown.stdout).toMatch(/failed — OUTCOME UNKNOWN: the plugin may have acted/);
   });
 
   it('while the plugin is still in initialize (before dispatch): retried by the other worker, succeeds once', async () => {

@@ -161,8 +161,13 @@ export async function killAllSpawned(): Promise<void> {
 export async function runCli(
   installation: Installation,
   args: string[],
+  options: { json?: boolean } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawnCliProcess([...globalArgs(installation), '--json', ...args]);
+  const proc = spawnCliProcess([
+    ...globalArgs(installation),
+    ...(options.json === false ? [] : ['--json']),
+    ...args,
+  ]);
   const { code } = await completion(proc);
   return { code, stdout: proc.stdout(), stderr: proc.stderr() };
 }

@@ -101,6 +101,8 @@ const TONES = {
   succeeded: 'ok',
   partially_succeeded: 'warn',
   failed: 'bad',
+  // A failed operation whose plugin may have acted: a person must look (warn, not plain failed).
+  outcome_unknown: 'warn',
   cancelled: 'neutral',
   queued: 'info',
   running: 'info',

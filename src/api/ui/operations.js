@@ -63,7 +63,7 @@ export async function operationsView(container, { signal }) {
             h('code', {}, op.action),
             op.pluginId,
             op.projectId,
-            badge(op.state),
+            badge(outcomeOf(op)),
             formatTime(op.requestedAt),
           ]),
           { class: 'data', testid: 'operations-table' },
@@ -217,7 +217,7 @@ export async function operationView(container, { signal, params: [id] }) {
 
   /** @param {Operation} op */
   const show = (op) => {
-    state.replaceChildren(badge(op.state));
+    state.replaceChildren(badge(outcomeOf(op)));
     state.dataset.state = op.state;
     /** @type {[string, string | Node][]} */
     const rows = [
@@ -311,4 +311,12 @@ async function followLogs(path, target, ended, signal) {
     }
     return done;
   });
+}
+
+/**
+ * The state a person reads: `outcome_unknown` for a failed operation whose plugin may have acted.
+ * @param {{ state: string, errorCode?: string }} op
+ */
+function outcomeOf(op) {
+  return op.state === 'failed' && op.errorCode === 'OUTCOME_UNKNOWN' ? 'outcome_unknown' : op.state;
 }

@@ -2,7 +2,11 @@
 // (docs/CLI.md "Work"); op logs is in long-ops.ts.
 import type { Command } from 'commander';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
-import { OPERATION_STATES, type OperationState } from '../../core/work/operations/index.js';
+import {
+  OPERATION_FILTERS,
+  operationOutcome,
+  type OperationFilter,
+} from '../../core/work/operations/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
@@ -65,14 +69,14 @@ export function registerOperationCommands(program: Command): void {
     .option('--plugin <id>', 'only this plugin')
     .option(
       '--state <state>',
-      `only this state: ${OPERATION_STATES.join(', ')}`,
-      oneOf('--state', OPERATION_STATES),
+      `only this state: ${OPERATION_FILTERS.join(', ')} (outcome_unknown: failed, and the plugin may have acted)`,
+      oneOf('--state', OPERATION_FILTERS),
     )
     .option('--limit <n>', 'how many', positiveInt('--limit'), 20)
     .addHelpText('after', '\nExample:\n  switchyard op list --project shop --state failed')
     .action(
       async (
-        options: { project?: string; plugin?: string; state?: OperationState; limit: number },
+        options: { project?: string; plugin?: string; state?: OperationFilter; limit: number },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -90,7 +94,7 @@ export function registerOperationCommands(program: Command): void {
               item.pluginId,
               item.projectId,
               item.action,
-              item.state,
+              operationOutcome(item),
               item.errorCode,
               ago(item.requestedAt),
             ]),

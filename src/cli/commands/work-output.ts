@@ -4,7 +4,7 @@
 import cliProgress from 'cli-progress';
 import ms from 'ms';
 import { withoutResults, type BatchView } from '../../core/work/batches/index.js';
-import { isTerminal, type OperationView } from '../../core/work/operations/index.js';
+import { isTerminal, operationOutcome, type OperationView } from '../../core/work/operations/index.js';
 import { ERROR_CODES, EXIT, exitCodeOf, type ExitCode } from '../../core/platform/index.js';
 import type { Backend } from '../backend.js';
 import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
@@ -238,7 +238,12 @@ export function printOperation(operation: OperationView): void {
     ['plugin', operation.pluginId],
     ['project', operation.projectId],
     ['action', operation.action],
-    ['state', operation.state],
+    [
+      'state',
+      operationOutcome(operation) === 'outcome unknown'
+        ? 'failed — OUTCOME UNKNOWN: the plugin may have acted; check the project before running it again'
+        : operation.state,
+    ],
     ['error', operation.errorCode ? `${operation.errorCode}: ${operation.errorMessage ?? ''}` : undefined],
     ['summary', operation.result?.summary],
     ['output', operation.result ? JSON.stringify(operation.result.output) : undefined],

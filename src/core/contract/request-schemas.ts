@@ -6,7 +6,7 @@ import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import ms from 'ms';
 import { EXPORT_FORMATS, BATCH_STATES } from '../work/batches/index.js';
 import { MAX_LIST_LIMIT } from '../platform/index.js';
-import { OPERATION_STATES } from '../work/operations/index.js';
+import { OPERATION_FILTERS } from '../work/operations/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
 import { LIMIT_BOUNDS, MAX_ALLOW_READ, MAX_LIMIT_MS, type ResourceLimits } from '../plugins/index.js';
@@ -93,7 +93,7 @@ export const queries = {
   operations: pageQuery.extend({
     projectId: id.optional(),
     pluginId: id.optional(),
-    state: z.enum(OPERATION_STATES).optional(),
+    state: z.enum(OPERATION_FILTERS).optional(),
   }),
   audit: pageQuery.extend({
     actor: id.optional(),

@@ -43,10 +43,25 @@ export const TERMINAL_STATES: readonly OperationState[] = [
   'cancelled',
 ];
 
+/**
+ * What `op list --state` selects: a state, or `outcome_unknown` — the failed
+ * operations whose plugin may have acted (OUTCOME_UNKNOWN), the one outcome
+ * that needs a person to look. `failed` still selects every failed one.
+ */
+export const OPERATION_FILTERS = [...OPERATION_STATES, 'outcome_unknown'] as const;
+export type OperationFilter = (typeof OPERATION_FILTERS)[number];
+
+/** The state a person reads: `outcome unknown` for a failed operation whose plugin may have acted. */
+export function operationOutcome(operation: { state: OperationState; errorCode?: string }): string {
+  return operation.state === 'failed' && operation.errorCode === 'OUTCOME_UNKNOWN'
+    ? 'outcome unknown'
+    : operation.state;
+}
+
 export interface OperationQuery extends PageRequest {
   projectId?: string;
   pluginId?: string;
-  state?: OperationState;
+  state?: OperationFilter;
 }
 const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -177,7 +192,9 @@ export class OperationStore {
       (record) =>
         (query.projectId === undefined || record.projectId === query.projectId) &&
         (query.pluginId === undefined || record.pluginId === query.pluginId) &&
-        (query.state === undefined || record.state === query.state),
+        (query.state === undefined ||
+          record.state === query.state ||
+          (query.state === 'outcome_unknown' && operationOutcome(record) === 'outcome unknown')),
     );
   }
 
