@@ -146,11 +146,13 @@ export function nonNegativeInt(name: string, max: number) {
   return integerIn(0, max, `${name} must be an integer from 0 to ${max}`);
 }
 
-export function requireYes(yes: boolean | undefined, command: string): void {
-  if (!yes)
-    throw new InvalidInputError(
-      `this changes what code may run; confirm with --yes: switchyard ${command} --yes`,
-    );
+/** `why`: what the command does that needs a person's yes (trust and enable: what code may run). */
+export function requireYes(
+  yes: boolean | undefined,
+  command: string,
+  why = 'this changes what code may run',
+): void {
+  if (!yes) throw new InvalidInputError(`${why}; confirm with --yes: switchyard ${command} --yes`);
 }
 
 /** `run --input`: one JSON object, `{}` when none is given (as the original host sends it). */

@@ -130,6 +130,12 @@ describe('bad input exits 2 with one clear line on stderr', () => {
       cli(['run', 'fixture-inspector', 'shop', 'fixture.echo', '--input', '{}']),
     ]);
     for (const result of results) expectUsageError(result, /confirm with --yes/);
+    // Each says what the confirmation is for: trust and enable change what code may run, run acts on a project.
+    expect(results[0]!.stderr).toMatch(/this changes what code may run/);
+    expect(results[1]!.stderr).toMatch(/this changes what code may run/);
+    expect(results[2]!.stderr).toMatch(
+      /this runs the action fixture\.echo of fixture-inspector on project shop, which may change it; confirm with --yes/,
+    );
     // Nothing was queued without the confirmation.
     const operations = onlyJson<unknown[]>(await cli(['--json', 'op', 'list']));
     expect(operations).toEqual([]);

@@ -361,6 +361,8 @@ describe('three identities, remotely', () => {
     const refused = await as('viewer', ['plugin', 'trust', PLUGIN_ID, '--fingerprint', fingerprint, '--yes']);
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/needs the admin role; token viewer-person has viewer/);
+    // Refused by role, not shown the trust prompt first.
+    expect(refused.stderr).not.toMatch(/operating-system identity/);
     const refusedJson = await as('viewer', [
       '--json',
       'plugin',

@@ -523,11 +523,13 @@ describe('bounded, redacted stderr and a minimal environment', () => {
     const env = new Map(facts.filter((fact) => fact.id.startsWith('env.')).map((f) => [f.label, f.value]));
     expect(env.size).toBeGreaterThan(0);
     for (const name of env.keys()) {
-      expect(['PATH', 'TMPDIR', 'LANG', 'SWITCHYARD_PLUGIN_PROTOCOL']).toContain(name);
+      expect(['PATH', 'TMPDIR', 'LANG', 'SWITCHYARD_PLUGIN_PROTOCOL', 'NODE_OPTIONS']).toContain(name);
     }
     expect(env.has('HOME')).toBe(false);
     expect(env.get('SWITCHYARD_PLUGIN_PROTOCOL')).toBe('switchyard.plugin/v1');
     expect(env.get('PATH')).toBe(process.env.PATH);
+    // A Node script started from its verified descriptor reads that descriptor (PROTOCOL §9.3).
+    if (env.has('NODE_OPTIONS')) expect(env.get('NODE_OPTIONS')).toBe('--preserve-symlinks-main');
     const everything = JSON.stringify(observed.result);
     for (const value of Object.values(planted)) expect(everything).not.toContain(value);
   });

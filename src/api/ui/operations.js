@@ -315,8 +315,8 @@ async function followLogs(path, target, ended, signal) {
 
 /**
  * The state a person reads: `outcome_unknown` for a failed operation whose plugin may have acted.
- * @param {{ state: string, errorCode?: string }} op
+ * @param {{ state: string, outcomeUnknown?: true }} op
  */
 function outcomeOf(op) {
-  return op.state === 'failed' && op.errorCode === 'OUTCOME_UNKNOWN' ? 'outcome_unknown' : op.state;
+  return op.outcomeUnknown ? 'outcome_unknown' : op.state;
 }

@@ -39,7 +39,11 @@ export function registerOperationCommands(program: Command): void {
       ) =>
         withBackend(command, async ({ config, backend }) => {
           const input = parseJsonInput(options.input);
-          requireYes(options.yes, `run ${pluginId} ${projectId} ${action}`);
+          requireYes(
+            options.yes,
+            `run ${pluginId} ${projectId} ${action}`,
+            `this runs the action ${action} of ${pluginId} on project ${projectId}, which may change it`,
+          );
           const { operation, created } = await backend.work.createOperation({
             pluginId,
             projectId,

@@ -69,8 +69,9 @@ export function registerPluginCommands(program: Command): void {
             '--fingerprint must be the 64 lower-case hex characters that `plugin show` prints',
           );
         }
-        if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
         const view = await backend.plugins.trust(id, options.fingerprint);
+        // After the decision was accepted: someone whose role may not trust sees only the refusal.
+        if (!config.json) process.stderr.write(`${OS_TRUST_BOUNDARY_STATEMENT}\n\n`);
         emit(config.json, view, () =>
           say(
             view.enabled

@@ -198,6 +198,7 @@ export const operationView: z.ZodType<OperationView> = z.object({
   state: z.enum(OPERATION_STATES),
   errorCode: z.string().optional(),
   errorMessage: z.string().optional(),
+  outcomeUnknown: z.literal(true).optional(),
   result: operateResult.optional(),
   requestedAt: time,
   startedAt: time.optional(),

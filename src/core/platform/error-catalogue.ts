@@ -126,7 +126,7 @@ export const ERROR_CATALOGUE = {
   TIMEOUT: {
     status: 502,
     exit: workFailed,
-    means: 'The plugin did not answer within its time limit; its process group was killed.',
+    means: 'The plugin did not answer within its time limit; it and every process it started were killed.',
   },
   CRASHED: {
     status: 502,

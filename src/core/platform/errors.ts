@@ -135,7 +135,7 @@ export class IdempotencyConflictError extends SwitchyardError {
     );
   }
 }
-/** The caller cancelled the call; the plugin's process group was killed. */
+/** The caller cancelled the call; the plugin and its processes were killed. */
 export class CallCancelledError extends SwitchyardError {
   readonly code = ERROR_CODES.CANCELLED;
 }

@@ -36,7 +36,7 @@ export function hostErrorOf(error: unknown, exit: ProcessExit | undefined): Swit
       );
     }
     case 'aborted':
-      return new CallCancelledError('the call was cancelled; its process group was killed');
+      return new CallCancelledError('the call was cancelled; its processes were killed');
     case 'busy':
       // The supervisor sends one request at a time; reaching this is a host bug.
       return new MalformedResponseError(error.message);

@@ -31,7 +31,7 @@ import {
   scratchDirectory,
   type CallPolicy,
 } from './call-policy.js';
-import { startCallProcess, type CallProcess } from './containment.js';
+import { containment, startCallProcess, type CallProcess } from './containment.js';
 import { hostErrorOf } from './exchange-errors.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -316,18 +316,22 @@ function verifyIdentity(
   }
 }
 
+/** What ended a call's processes, as the containment in force does it. */
+function killedText(): string {
+  return containment().mechanism === 'subreaper'
+    ? 'the plugin and every process it started were killed'
+    : 'its process group was killed';
+}
+
 function classify(
   error: unknown,
   reason: 'timeout' | 'cancelled' | undefined,
   limits: SupervisorLimits,
   exit: { code: number | null; signal: string | null } | undefined,
 ): SwitchyardError {
-  if (reason === 'cancelled')
-    return new CallCancelledError('the call was cancelled; its process group was killed');
+  if (reason === 'cancelled') return new CallCancelledError(`the call was cancelled; ${killedText()}`);
   if (reason === 'timeout')
-    return new PluginTimeoutError(
-      `no response within ${limits.callTimeoutMs} ms; the process group was killed`,
-    );
+    return new PluginTimeoutError(`no response within ${limits.callTimeoutMs} ms; ${killedText()}`);
   if (error instanceof SwitchyardError) return error;
   return hostErrorOf(error, exit);
 }

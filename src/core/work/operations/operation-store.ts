@@ -53,7 +53,7 @@ export type OperationFilter = (typeof OPERATION_FILTERS)[number];
 
 /** The state a person reads: `outcome unknown` for a failed operation whose plugin may have acted. */
 export function operationOutcome(operation: { state: OperationState; errorCode?: string }): string {
-  return operation.state === 'failed' && operation.errorCode === 'OUTCOME_UNKNOWN'
+  return operation.state === 'failed' && operation.errorCode === ERROR_CODES.OUTCOME_UNKNOWN
     ? 'outcome unknown'
     : operation.state;
 }
@@ -74,6 +74,8 @@ export interface OperationView {
   state: OperationState;
   errorCode?: string;
   errorMessage?: string;
+  /** Failed, and the plugin may have acted (OUTCOME_UNKNOWN): a person must look before running it again. */
+  outcomeUnknown?: true;
   /** As the plugin returned it, redacted (PROTOCOL §10). */
   result?: Redacted<OperateResult>;
   requestedAt: string;
@@ -220,15 +222,15 @@ export class OperationStore {
     return { outcome, previous };
   }
 
-  /** Marks the operation dispatched, durably, if it still runs, is not cancelled and holds the project lock. */
+  /** Marks the operation dispatched, durably, if it still runs, is not cancelled and holds the project lock (by its projectLockName). */
   async markDispatched(
     id: string,
-    projectId: string,
+    lockName: string,
     lockValue: string,
     worker: string,
   ): Promise<DispatchOutcome> {
     return this.#scripts.operationDispatch(
-      [this.keys.operation(id), this.keys.projectLock(projectId)],
+      [this.keys.operation(id), this.keys.projectLock(lockName)],
       lockValue,
       new Date().toISOString(),
       worker,
@@ -314,6 +316,7 @@ export function toOperationView(record: OperationRecord): OperationView {
     state: record.state,
     ...(record.errorCode ? { errorCode: record.errorCode } : {}),
     ...(record.errorMessage ? { errorMessage: record.errorMessage } : {}),
+    ...(operationOutcome(record) === 'outcome unknown' ? { outcomeUnknown: true as const } : {}),
     ...(record.result ? { result: record.result } : {}),
     requestedAt: record.requestedAt,
     ...(record.startedAt ? { startedAt: record.startedAt } : {}),
