@@ -175,6 +175,13 @@ describe('cursor pagination', () => {
       3,
     );
     expect(alice.items.map((e) => e.detail.index)).toEqual([26, 22, 18, 14, 10, 6, 2]);
+    // A name is matched whole up to a dot: `schedule` is not `scheduler.*`, `plugin` is `plugin.*`.
+    await appendAudit(redis, keys, { actor: 'alice', action: 'schedule.add', target: 's1', detail: {} });
+    const schedule = await readAll<Entry>('/api/v1/audit?action=schedule', 10);
+    expect(schedule.items.map((e) => e.action)).toEqual(['schedule.add']);
+    const plugin = await readAll<Entry>('/api/v1/audit?action=plugin', 10);
+    expect(new Set(plugin.items.map((e) => e.action))).toEqual(new Set(['plugin.trust']));
+    expect((await readAll<Entry>('/api/v1/audit?action=plug', 10)).items).toEqual([]);
     const recent = await readAll<Entry>('/api/v1/audit?since=1', 10);
     expect(recent.items.filter((e) => e.detail.index !== undefined)).toEqual([]);
     const { api } = setup!;

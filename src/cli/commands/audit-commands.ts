@@ -11,7 +11,10 @@ export function registerAuditCommand(program: Command): void {
     .description('newest audit entries: who trusted, enabled, ran or cancelled what')
     .option('--limit <n>', 'how many', positiveInt('--limit'), 50)
     .option('--actor <actor>', 'only this actor (a local user, token:<name>, scheduler:<id>, …)')
-    .option('--action <prefix>', 'only actions starting with this (plugin. → every plugin decision)')
+    .option(
+      '--action <action>',
+      'only this action, or this kind (plugin or plugin. → every plugin decision; schedule is not scheduler)',
+    )
     .option('--target <id>', 'only entries about this plugin, project, batch or operation')
     .option(
       '--since <duration|date>',

@@ -45,13 +45,23 @@ export async function readAudit(redis: Redis, keys: Keys, limit = 50): Promise<A
 
 export interface AuditQuery extends PageRequest {
   actor?: string;
-  /** Entries whose action starts with this (`plugin.` → every plugin decision). */
+  /** Entries of this action or its kind (`plugin.` or `plugin` → every plugin decision; actionMatches). */
   action?: string;
-  /** Leaves out entries whose action starts with this (the web UI hides health checks). */
+  /** Leaves out the entries `action` would select with this (the web UI hides health checks). */
   excludeAction?: string;
   target?: string;
   /** Not older than this many milliseconds. */
   since?: number;
+}
+
+/**
+ * An action filter: `plugin.` (or `plugin`) selects every `plugin.*` action,
+ * `plugin.trust` that one and its own `plugin.trust.*`; a name is matched whole
+ * up to a dot, so `schedule` never selects `scheduler.*`.
+ */
+export function actionMatches(action: string, filter: string): boolean {
+  if (filter.endsWith('.')) return action.startsWith(filter);
+  return action === filter || action.startsWith(`${filter}.`);
 }
 
 /** Health checks write one audit entry per run; the web UI hides them unless asked. */
@@ -71,8 +81,8 @@ export function queryAudit(redis: Redis, keys: Keys, query: AuditQuery = {}): Pr
     parseEntry,
     (entry) =>
       (actor === undefined || entry.actor === actor) &&
-      (action === undefined || entry.action.startsWith(action)) &&
-      (excludeAction === undefined || !entry.action.startsWith(excludeAction)) &&
+      (action === undefined || actionMatches(entry.action, action)) &&
+      (excludeAction === undefined || !actionMatches(entry.action, excludeAction)) &&
       (target === undefined || entry.target === target),
   );
 }
