@@ -16,8 +16,15 @@ import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
-import { addSchedule, removeSchedule } from '../core/work/upkeep/index.js';
-import type { Schedule, ScheduleInput } from '../core/work/upkeep/index.js';
+import {
+  addSchedule,
+  cancelBatches,
+  editSchedule,
+  listSchedules,
+  removeSchedule,
+  setSchedulePaused,
+} from '../core/work/upkeep/index.js';
+import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
@@ -62,6 +69,8 @@ export interface Backend {
       options: { signal?: AbortSignal },
     ): Promise<BatchView>;
     cancelBatch(batchId: string): Promise<BatchView>;
+    /** Every running batch, or (schedule: an id or a name) those the schedule started. */
+    cancelBatches(filter: { schedule?: string }): Promise<{ cancelled: BatchView[] }>;
     retryBatch(batchId: string, options: { failedOnly: boolean }): Promise<BatchView>;
     diffBatches(fromId: string, toId: string): Promise<BatchDiff>;
     /** The export's text as it is produced (remotely: the api's streamed body); an unknown batch fails before any. */
@@ -85,10 +94,13 @@ export interface Backend {
     workersConsuming(queue: QueueName): Promise<number | undefined>;
   };
   audit(query: AuditQuery): Promise<Page<AuditEntry>>;
+  /** Each `idOrName` is a schedule's id or its name. */
   schedules: {
-    list(): Promise<Schedule[]>;
+    list(): Promise<ScheduleView[]>;
     add(input: ScheduleInput): Promise<Schedule>;
-    remove(id: string): Promise<{ id: string; removed: true }>;
+    edit(idOrName: string, changes: ScheduleChanges): Promise<Schedule>;
+    setPaused(idOrName: string, paused: boolean): Promise<Schedule>;
+    remove(idOrName: string): Promise<{ id: string; removed: true }>;
   };
   tokens: {
     list(): Promise<TokenView[]>;
@@ -127,6 +139,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       listBatches: (query) => batches.list(query),
       followBatch: (batchId, onProgress, options) => batches.follow(batchId, onProgress, options),
       cancelBatch: (batchId) => batches.cancel(batchId, actor),
+      cancelBatches: (filter) => cancelBatches(runtime, filter, actor),
       retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
       diffBatches: (fromId, toId) => batches.diff(fromId, toId),
       exportBatch: (batchId, format) => batches.export(batchId, format),
@@ -142,9 +155,11 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
     },
     audit: (query) => queryAudit(core.redis, core.keys, query),
     schedules: {
-      list: () => runtime.schedules.list(),
+      list: () => listSchedules(runtime),
       add: (input) => addSchedule(runtime, input, actor),
-      remove: (id) => removeSchedule(runtime, id, actor),
+      edit: (idOrName, changes) => editSchedule(runtime, idOrName, changes, actor),
+      setPaused: (idOrName, paused) => setSchedulePaused(runtime, idOrName, paused, actor),
+      remove: (idOrName) => removeSchedule(runtime, idOrName, actor),
     },
     tokens: {
       list: () => tokens.list(),

@@ -94,6 +94,7 @@ export function remoteBackend(api: ApiClient): Backend {
         return done ?? backend.work.getBatch(batchId);
       },
       cancelBatch: (batchId) => call(routes.cancelBatch, { ...id(batchId), body: {} }),
+      cancelBatches: (filter) => call(routes.cancelBatches, { body: { state: 'running', ...given(filter) } }),
       retryBatch: (batchId, options) =>
         call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
       diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
@@ -148,8 +149,11 @@ export function remoteBackend(api: ApiClient): Backend {
     audit: (filters) => call(routes.audit, { query: given(filters) }),
     schedules: {
       list: () => call(routes.listSchedules),
-      add: (input) => call(routes.addSchedule, { body: input }),
-      remove: (scheduleId) => call(routes.removeSchedule, id(scheduleId)),
+      add: (input) => call(routes.addSchedule, { body: given(input) }),
+      edit: (idOrName, changes) => call(routes.editSchedule, { ...id(idOrName), body: given(changes) }),
+      setPaused: (idOrName, paused) =>
+        call(paused ? routes.pauseSchedule : routes.resumeSchedule, { ...id(idOrName), body: {} }),
+      remove: (idOrName) => call(routes.removeSchedule, id(idOrName)),
     },
     tokens: {
       list: () => call(routes.listTokens),

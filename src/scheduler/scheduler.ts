@@ -2,7 +2,7 @@
 // plugins, rediscovery, retention clean-up and user-configured recurring
 // inspections. Job scheduler ids are fixed, so starting two schedulers yields
 // one job per interval, not two.
-import { SCHEDULER_BEAT_MS, beatScheduler, upsertRecurring } from '../core/work/upkeep/index.js';
+import { SCHEDULER_BEAT_MS, beatScheduler, recurringId, upsertRecurring } from '../core/work/upkeep/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 
 export interface SchedulerOptions {
@@ -37,10 +37,11 @@ export async function startScheduler(runtime: Runtime, options: SchedulerOptions
     for (const [task, every] of fixed) {
       await queues.maintenance.upsertJobScheduler(task, { every }, { name: task, data: { task } });
     }
-    const known = await schedules.list();
+    // A paused schedule has no job scheduler: only the running ones are kept.
+    const known = (await schedules.list()).filter((schedule) => !schedule.pausedAt);
     for (const schedule of known) await upsertRecurring(queues, schedule);
-    // Drop schedulers whose schedule was removed elsewhere.
-    const ids = new Set(known.map((schedule) => `recurring:${schedule.id}`));
+    // Drop schedulers whose schedule was removed or paused elsewhere.
+    const ids = new Set(known.map((schedule) => recurringId(schedule.id)));
     for (const scheduler of await queues.maintenance.getJobSchedulers(0, -1)) {
       const key = scheduler.key ?? scheduler.id;
       if (key?.startsWith('recurring:') && !ids.has(key)) await queues.maintenance.removeJobScheduler(key);

@@ -187,7 +187,15 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     const schedule = await checked<{ id: string }>('POST', `${P}/schedules`, `${P}/schedules`, {
       body: { pluginId: PLUGIN_ID, projects: 'all', cron: '0 3 * * *' },
     });
+    await checked('POST', `${P}/schedules/{id}`, `${P}/schedules/${schedule.json.id}`, {
+      body: { name: 'openapi-nightly', cron: '0 4 * * *' },
+    });
+    await checked('POST', `${P}/schedules/{id}/pause`, `${P}/schedules/openapi-nightly/pause`, { body: {} });
+    await checked('POST', `${P}/schedules/{id}/resume`, `${P}/schedules/openapi-nightly/resume`, {
+      body: {},
+    });
     await checked('GET', `${P}/schedules`, `${P}/schedules`);
+    await checked('POST', `${P}/batches/cancel`, `${P}/batches/cancel`, { body: { state: 'running' } });
     const removed = await checked('DELETE', `${P}/schedules/{id}`, `${P}/schedules/${schedule.json.id}`);
     expect(removed.json).toEqual({ id: schedule.json.id, removed: true });
     // Gone now: an unknown id is a 404 problem, as for every other kind of id.

@@ -453,6 +453,7 @@ describe('remote and local print the same', () => {
       ['--json', 'op', 'list'],
       ['--json', 'op', 'show', opId],
       ['--json', 'schedule', 'list'],
+      ['schedule', 'list'],
       ['plugin', 'list'],
       ['plugin', 'show', PLUGIN_ID],
       ['project', 'list'],
@@ -486,8 +487,11 @@ describe('remote and local print the same', () => {
       expect(same(a), args.join(' ')).toEqual(same(b));
       expect(a.stderr.replace(/^warning.*\n/, ''), args.join(' ')).toBe(b.stderr);
     }
-    // Writes: the same documents, ids and actors aside.
-    const strip = ({ id: _id, createdAt: _at, createdBy: _by, ...rest }: Record<string, unknown>) => rest;
+    // Writes: the same documents, ids, actors and names aside (a derived name is numbered when taken).
+    const strip = ({ id: _id, name, createdAt: _at, createdBy: _by, ...rest }: Record<string, unknown>) => ({
+      ...rest,
+      name: String(name).replace(/-\d+$/, ''),
+    });
     const add = ['--json', 'schedule', 'add', PLUGIN_ID, 'shop', '--every', '1h'];
     expect(strip(json(await remote(add)))).toEqual(strip(json(await local(add))));
     const disable = ['--json', 'plugin', 'disable', PLUGIN_ID];

@@ -1,10 +1,12 @@
 // @ts-check
-// Schedules (admin): recurring inspections — list, add (an interval or a cron
-// pattern, validated by the api as the CLI's are), remove.
+// Schedules: recurring inspections — every token sees them with their next
+// run and what their last run did (a batch, a skip, a failure); operators add
+// (an interval or a cron pattern, validated by the api as the CLI's are),
+// pause, resume and remove them.
 import { del, get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { busy, errorBox, field, formatDuration, formatTime, h, table } from './dom.js';
-import { adminOnly } from './session.js';
+import { can, currentUser, needsRole } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
 /** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
@@ -31,19 +33,22 @@ export async function schedulesView(container, { signal }) {
       'Recurring inspections: a plugin over projects, on an interval or a cron pattern.',
     ),
   );
-  if (!(await adminOnly(container, signal))) return;
+  const user = await currentUser(signal);
+  const operator = can(user, 'operator');
   /** @type {[AnswerOf<'listSchedules'>, AnswerOf<'listPlugins'>]} */
   const [schedules, plugins] = await Promise.all([get('/schedules', signal), get('/plugins', signal)]);
   const listErrors = errorBox('schedules-error');
   container.append(
-    addForm(plugins.filter((plugin) => plugin.enabled)),
+    operator
+      ? addForm(plugins.filter((plugin) => plugin.enabled))
+      : needsRole(user, 'operator', 'Adding, pausing or removing a schedule', 'schedule-needs-operator'),
     listErrors.el,
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'schedules-list-title' },
       h('h2', { id: 'schedules-list-title' }, `Schedules (${schedules.length})`),
       table(
-        ['Schedule', 'Plugin', 'Projects', 'When', 'Added', 'Action'],
+        ['Schedule', 'Plugin', 'Projects', 'When', 'Next run', 'Last run', 'Added', 'Action'],
         schedules.map((item) => {
           const button = h('button', { type: 'button', testid: `schedule-remove-${item.id}` }, 'Remove');
           button.addEventListener('click', () =>
@@ -53,22 +58,57 @@ export async function schedulesView(container, { signal }) {
               rerender();
             }),
           );
+          const verb = item.pausedAt ? 'resume' : 'pause';
+          const toggle = h(
+            'button',
+            { type: 'button', testid: `schedule-${verb}-${item.id}` },
+            item.pausedAt ? 'Resume' : 'Pause',
+          );
+          toggle.addEventListener('click', () =>
+            busy(toggle, listErrors, async () => {
+              await post(`/schedules/${encodeURIComponent(item.id)}/${verb}`, {});
+              flash(`${item.pausedAt ? 'Resumed' : 'Paused'} schedule ${item.name}.`);
+              rerender();
+            }),
+          );
           return [
-            h('code', {}, item.id),
+            h('span', {}, h('strong', {}, item.name), h('span', { class: 'sub' }, h('code', {}, item.id))),
             item.pluginId,
             item.projects === 'all' ? 'all trusted' : item.projects.join(', '),
             // a schedule has a cron pattern or an interval (the api takes one or the other)
             item.cron
               ? h('code', {}, item.cron)
               : `every ${formatDuration(/** @type {number} */ (item.everyMs))}`,
+            item.pausedAt
+              ? h('span', { class: 'badge' }, 'paused')
+              : item.nextRunAt
+                ? formatTime(item.nextRunAt)
+                : '—',
+            h('span', { testid: `schedule-last-${item.id}` }, lastRunText(item)),
             h('span', {}, formatTime(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
-            button,
+            operator ? h('span', { class: 'actions' }, toggle, button) : '',
           ];
         }),
         { testid: 'schedules-table', class: 'data' },
       ),
     ),
   );
+}
+
+/**
+ * What the last run did, as `schedule list` says it.
+ * @param {AnswerOf<'listSchedules'>[number]} item
+ */
+function lastRunText(item) {
+  const run = item.lastRun;
+  if (!run) return '—';
+  const when = formatTime(run.at);
+  if (run.outcome === 'skipped') return `${when}: skipped: previous batch running (${run.batchId})`;
+  if (run.outcome === 'failed')
+    return `${when}: failed: ${run.error?.code ?? 'ERROR'} ${run.error?.message ?? ''}`;
+  const batch = run.batch;
+  if (!batch) return `${when}: ${run.batchId} (gone)`;
+  return `${when}: ${run.batchId} ${batch.state} (${batch.succeeded} succeeded, ${batch.failed} failed, ${batch.cancelled} cancelled of ${batch.total})`;
 }
 
 /** @param {Plugin[]} plugins the enabled ones */

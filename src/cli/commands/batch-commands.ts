@@ -9,26 +9,65 @@ import {
   type ExportFormat,
   hasDifferences,
   type BatchDiff,
+  type BatchView,
 } from '../../core/work/batches/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
 import { KEEP_PER_PLUGIN, withoutResults } from '../../core/work/batches/index.js';
 import { withBackend } from '../command-context.js';
 import { emit, escapeControlKeepingLines, say } from '../output.js';
+import { oneOf } from '../parse.js';
 import { WorkFailed, finishBatch } from './work-output.js';
+
+function cancelledLine(view: BatchView): string {
+  return `${view.batchId}: ${view.state} (${view.succeeded} succeeded, ${view.failed} failed, ${view.cancelled} cancelled of ${view.total})`;
+}
 
 export function registerBatchControlCommands(batch: Command): void {
   batch
-    .command('cancel <batchId>')
-    .description('cancel: queued inspections never start, running ones are killed; idempotent')
-    .addHelpText('after', '\nExample:\n  switchyard batch cancel batch_1f2e…')
-    .action(async (batchId: string, _options, command: Command) =>
-      withBackend(command, async ({ config, backend }) => {
-        const view = await backend.work.cancelBatch(batchId);
-        emit(config.json, withoutResults(view), () =>
-          say(
-            `${view.batchId}: ${view.state} (${view.succeeded} succeeded, ${view.failed} failed, ${view.cancelled} cancelled of ${view.total})`,
-          ),
-        );
-      }),
+    .command('cancel [batchId]')
+    .description(
+      'cancel: queued inspections never start, running ones are killed; idempotent. Or in bulk: every running batch of a schedule (--schedule), or every running batch (--state running --yes)',
+    )
+    .option('--schedule <idOrName>', 'every running batch this schedule started')
+    .option(
+      '--state <state>',
+      'every batch in this state (only running)',
+      oneOf('--state', ['running'] as const),
+    )
+    .option('--yes', "confirm --state running without --schedule: it cancels everyone's running batches")
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard batch cancel batch_1f2e…\n  switchyard batch cancel --schedule nightly\n  switchyard batch cancel --state running --yes',
+    )
+    .action(
+      async (
+        batchId: string | undefined,
+        options: { schedule?: string; state?: 'running'; yes?: boolean },
+        command: Command,
+      ) =>
+        withBackend(command, async ({ config, backend }) => {
+          const bulk = options.schedule !== undefined || options.state !== undefined;
+          if (bulk === (batchId !== undefined))
+            throw new InvalidInputError(
+              'name one batch, or cancel in bulk with --schedule <id|name> or --state running',
+            );
+          if (!bulk) {
+            const view = await backend.work.cancelBatch(batchId!);
+            emit(config.json, withoutResults(view), () => say(cancelledLine(view)));
+            return;
+          }
+          if (options.schedule === undefined && !options.yes)
+            throw new InvalidInputError(
+              'this cancels every running batch, whoever started it; confirm with --yes: switchyard batch cancel --state running --yes',
+            );
+          const { cancelled } = await backend.work.cancelBatches(
+            options.schedule !== undefined ? { schedule: options.schedule } : {},
+          );
+          emit(config.json, { cancelled: cancelled.map(withoutResults) }, () => {
+            say(`cancelled ${cancelled.length} running batch${cancelled.length === 1 ? '' : 'es'}`);
+            for (const view of cancelled) say(cancelledLine(view));
+          });
+        }),
     );
 
   batch

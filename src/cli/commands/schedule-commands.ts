@@ -1,10 +1,17 @@
 // switchyard schedule …: recurring inspections (a plugin over projects, on an
-// interval or a cron pattern), kept by the scheduler as BullMQ job schedulers.
+// interval or a cron pattern, under a unique name), kept by the scheduler as
+// BullMQ job schedulers; paused, resumed and edited by id or name.
 import type { Command } from 'commander';
 import ms from 'ms';
+import type { ScheduleChanges, ScheduleView } from '../../core/work/upkeep/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printTable, say } from '../output.js';
 import { cronPattern, durationFrom } from '../parse.js';
+
+const EVERY_HELP =
+  'interval: 30s, 15m, 2h (a bare number is milliseconds), at least the host minimum (1m unless SWITCHYARD_SCHEDULE_MIN_INTERVAL says otherwise); the first batch starts at once';
+const CRON_HELP = 'cron pattern, e.g. "0 3 * * *"; it may not run more often than the host minimum';
+const NAME_HELP = 'a unique name, usable wherever an id is (default: <plugin>-<project>, numbered if taken)';
 
 export function registerScheduleCommands(program: Command): void {
   const schedule = program
@@ -12,27 +19,24 @@ export function registerScheduleCommands(program: Command): void {
     .description('recurring inspections')
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule list',
+      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *" --name nightly\n  switchyard schedule list\n  switchyard schedule pause nightly',
     );
   schedule
     .command('add <plugin> [projects...]')
     .description('inspect the named projects (or --all trusted ones) on an interval or a cron pattern')
     .option('--all', 'every trusted project at the time it runs')
-    .option(
-      '--every <duration>',
-      'interval, at least 1s: 30s, 15m, 2h (a bare number is milliseconds); the first batch starts at once',
-      durationFrom('--every', 1_000),
-    )
-    .option('--cron <pattern>', 'cron pattern, e.g. "0 3 * * *"', cronPattern('--cron'))
+    .option('--every <duration>', EVERY_HELP, durationFrom('--every', 1_000))
+    .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
+    .option('--name <name>', NAME_HELP)
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add fixture-inspector shop blog --every 1h',
+      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add fixture-inspector shop blog --every 1h --name shop-hourly',
     )
     .action(
       async (
         pluginId: string,
         projects: string[],
-        options: { all?: boolean; every?: number; cron?: string },
+        options: { all?: boolean; every?: number; cron?: string; name?: string },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -41,40 +45,111 @@ export function registerScheduleCommands(program: Command): void {
             projects: options.all ? 'all' : projects,
             ...(options.every ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
+            ...(options.name ? { name: options.name } : {}),
           });
-          emit(config.json, created, () => say(`schedule ${created.id} added`));
+          emit(config.json, created, () => say(`schedule ${created.id} added (name ${created.name})`));
         }),
     );
   schedule
     .command('list')
-    .description('all recurring inspections')
+    .description('all recurring inspections, with their next run and what their last run did')
     .addHelpText('after', '\nExample:\n  switchyard schedule list')
     .action(async (_options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
         const schedules = await backend.schedules.list();
         emit(config.json, schedules, () =>
           printTable(
-            ['ID', 'PLUGIN', 'PROJECTS', 'WHEN', 'BY', 'CREATED'],
+            ['ID', 'NAME', 'PLUGIN', 'PROJECTS', 'WHEN', 'NEXT RUN', 'LAST RUN', 'BY'],
             schedules.map((item) => [
               item.id,
+              item.name,
               item.pluginId,
               item.projects === 'all' ? 'all' : item.projects.join(','),
-              item.cron ?? `every ${ms(item.everyMs!)}`,
+              `${item.pausedAt ? 'paused: ' : ''}${item.cron ?? `every ${ms(item.everyMs!)}`}`,
+              item.pausedAt ? '-' : (ago(item.nextRunAt) ?? '-'),
+              lastRunText(item),
               item.createdBy,
-              ago(item.createdAt),
             ]),
           ),
         );
       }),
     );
   schedule
-    .command('remove <id>')
+    .command('edit <idOrName> [projects...]')
+    .description('change the projects, the interval or cron pattern, or the name of a schedule')
+    .option('--all', 'every trusted project at the time it runs')
+    .option('--every <duration>', EVERY_HELP, durationFrom('--every', 1_000))
+    .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
+    .option('--name <name>', 'a new unique name')
+    .addHelpText(
+      'after',
+      '\nAn interval replaces a cron pattern and the other way round; what is not given stays.\n\nExample:\n  switchyard schedule edit nightly --cron "0 4 * * *"',
+    )
+    .action(
+      async (
+        idOrName: string,
+        projects: string[],
+        options: { all?: boolean; every?: number; cron?: string; name?: string },
+        command: Command,
+      ) =>
+        withBackend(command, async ({ config, backend }) => {
+          const changes: ScheduleChanges = {
+            ...(options.all ? { projects: 'all' as const } : projects.length > 0 ? { projects } : {}),
+            ...(options.every ? { everyMs: options.every } : {}),
+            ...(options.cron ? { cron: options.cron } : {}),
+            ...(options.name ? { name: options.name } : {}),
+          };
+          const edited = await backend.schedules.edit(idOrName, changes);
+          emit(config.json, edited, () => say(`schedule ${edited.id} (${edited.name}) changed`));
+        }),
+    );
+  for (const [verb, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    schedule
+      .command(`${verb} <idOrName>`)
+      .description(
+        paused
+          ? 'pause a schedule: no run starts until it is resumed (batches already running go on)'
+          : 'resume a paused schedule',
+      )
+      .addHelpText('after', `\nExample:\n  switchyard schedule ${verb} nightly`)
+      .action(async (idOrName: string, _options, command: Command) =>
+        withBackend(command, async ({ config, backend }) => {
+          const changed = await backend.schedules.setPaused(idOrName, paused);
+          emit(config.json, changed, () =>
+            say(`schedule ${changed.id} (${changed.name}) ${paused ? 'paused' : 'resumed'}`),
+          );
+        }),
+      );
+  }
+  schedule
+    .command('remove <idOrName>')
     .description('stop a recurring inspection')
     .addHelpText('after', '\nExample:\n  switchyard schedule remove sched_1a2b3c4d')
-    .action(async (id: string, _options, command: Command) =>
+    .action(async (idOrName: string, _options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        const removed = await backend.schedules.remove(id);
-        emit(config.json, removed, () => say(`removed ${id}`));
+        const removed = await backend.schedules.remove(idOrName);
+        emit(config.json, removed, () => say(`removed ${removed.id}`));
       }),
     );
+}
+
+/** `schedule list`'s LAST RUN: when, then the batch and its counts, the skip, or the error. */
+export function lastRunText(item: ScheduleView): string {
+  const run = item.lastRun;
+  if (!run) return '-';
+  const when = ago(run.at) ?? run.at;
+  switch (run.outcome) {
+    case 'skipped':
+      return `${when}: skipped: previous batch running (${run.batchId})`;
+    case 'failed':
+      return `${when}: failed: ${run.error?.code ?? 'ERROR'} ${run.error?.message ?? ''}`.trimEnd();
+    case 'started': {
+      const batch = run.batch;
+      if (!batch) return `${when}: ${run.batchId} (gone)`;
+      return `${when}: ${run.batchId} ${batch.state} (${batch.succeeded} succeeded, ${batch.failed} failed, ${batch.cancelled} cancelled of ${batch.total})`;
+    }
+  }
 }

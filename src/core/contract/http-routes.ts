@@ -221,6 +221,15 @@ export const routes = {
     body: bodies.empty,
     response: responses.batchSummary,
   }),
+  cancelBatches: define({
+    method: 'POST',
+    path: '/batches/cancel',
+    role: 'operator',
+    summary:
+      'cancel every running batch ({state: "running"}), or those one schedule started ({schedule: id or name})',
+    body: bodies.cancelBatches,
+    response: responses.cancelledBatches,
+  }),
   retryBatch: define({
     method: 'POST',
     path: '/batches/:id/retry',
@@ -304,27 +313,52 @@ export const routes = {
     events: operationEvents,
   }),
 
-  // ---- schedules ----
+  // ---- schedules (`:id` is a schedule's id or its name) ----
   listSchedules: define({
     method: 'GET',
     path: '/schedules',
     role: 'viewer',
-    summary: 'recurring inspections',
-    response: z.array(responses.schedule),
+    summary: 'recurring inspections, each with its next run and its last run',
+    response: z.array(responses.scheduleView),
   }),
   addSchedule: define({
     method: 'POST',
     path: '/schedules',
-    role: 'admin',
-    summary: 'add a recurring inspection (an interval or a cron pattern)',
+    role: 'operator',
+    summary:
+      'add a recurring inspection (an interval or a cron pattern, no more often than the host minimum)',
     body: bodies.addSchedule,
     status: 201,
+    response: responses.schedule,
+  }),
+  editSchedule: define({
+    method: 'POST',
+    path: '/schedules/:id',
+    role: 'operator',
+    summary: 'change the name, projects, interval or cron pattern of a schedule',
+    body: bodies.editSchedule,
+    response: responses.schedule,
+  }),
+  pauseSchedule: define({
+    method: 'POST',
+    path: '/schedules/:id/pause',
+    role: 'operator',
+    summary: 'pause a schedule: its job scheduler is removed, no run starts',
+    body: bodies.empty,
+    response: responses.schedule,
+  }),
+  resumeSchedule: define({
+    method: 'POST',
+    path: '/schedules/:id/resume',
+    role: 'operator',
+    summary: 'resume a paused schedule',
+    body: bodies.empty,
     response: responses.schedule,
   }),
   removeSchedule: define({
     method: 'DELETE',
     path: '/schedules/:id',
-    role: 'admin',
+    role: 'operator',
     summary: 'stop a recurring inspection',
     response: responses.removedSchedule,
   }),

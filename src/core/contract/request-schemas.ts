@@ -62,6 +62,19 @@ export const bodies = {
     projects: projectSelection,
     everyMs: z.number().int().min(1_000).optional(),
     cron: z.string().min(1).optional(),
+    name: z.string().min(1).max(64).optional(),
+  }),
+  // What is given changes; an interval replaces a cron pattern and the other way round.
+  editSchedule: z.strictObject({
+    name: z.string().min(1).max(64).optional(),
+    projects: projectSelection.optional(),
+    everyMs: z.number().int().min(1_000).optional(),
+    cron: z.string().min(1).optional(),
+  }),
+  /** Cancels every running batch, or only those a schedule (id or name) started. */
+  cancelBatches: z.strictObject({
+    state: z.literal('running'),
+    schedule: z.string().min(1).max(200).optional(),
   }),
 };
 

@@ -18,7 +18,7 @@ import { BATCH_STATES } from '../work/batches/index.js';
 import { OPERATION_STATES, type OperationView } from '../work/operations/index.js';
 import type { PluginDetail, PluginView } from '../plugins/index.js';
 import type { Project } from '../projects/index.js';
-import type { Schedule } from '../work/upkeep/index.js';
+import type { Schedule, ScheduleView } from '../work/upkeep/index.js';
 import { ROLES } from '../access/index.js';
 
 const time = z.string().describe('RFC 3339 time');
@@ -152,6 +152,7 @@ const batchShape = {
   cancelledAt: time.optional(),
   cancelledBy: z.string().optional(),
   retryOf: z.string().optional(),
+  scheduleId: z.string().optional().describe('the schedule that started it'),
 };
 export const batchSummary = z.object(batchShape);
 /** One project's outcome in a batch (a `results` item; the `outcomes` event's items). */
@@ -235,15 +236,47 @@ export const me = z.object({
   expiresAt: time.optional(),
 });
 
-export const schedule: z.ZodType<Schedule> = z.object({
+const scheduleShape = {
   id: z.string(),
+  name: z.string(),
   pluginId: z.string(),
   projects: z.union([z.literal('all'), z.array(z.string())]),
   everyMs: z.number().int().optional(),
   cron: z.string().optional(),
+  pausedAt: time.optional().describe('set while paused: no run starts'),
+  pausedBy: z.string().optional(),
   createdBy: z.string(),
   createdAt: time,
+  updatedBy: z.string().optional(),
+  updatedAt: time.optional(),
+};
+export const schedule: z.ZodType<Schedule> = z.object(scheduleShape);
+/** GET /schedules: each schedule with its next run and what its last run did. */
+export const scheduleView: z.ZodType<ScheduleView> = z.object({
+  ...scheduleShape,
+  nextRunAt: time.optional().describe('absent while paused'),
+  lastRun: z
+    .object({
+      at: time,
+      outcome: z.enum(['started', 'skipped', 'failed']),
+      batchId: z.string().optional().describe('started: the new batch; skipped: the batch still running'),
+      batch: z
+        .object({
+          state: z.string(),
+          total: z.number().int(),
+          pending: z.number().int(),
+          succeeded: z.number().int(),
+          failed: z.number().int(),
+          cancelled: z.number().int(),
+        })
+        .optional()
+        .describe('that batch as it is now'),
+      error: z.object({ code: z.string(), message: z.string() }).optional().describe('failed: why'),
+    })
+    .optional(),
 });
+/** POST /batches/cancel: the batches cancelled, as each cancel answers. */
+export const cancelledBatches = z.object({ cancelled: z.array(batchSummary) });
 export const removedSchedule = z.object({ id: z.string(), removed: z.literal(true) });
 
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */

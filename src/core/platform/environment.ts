@@ -93,6 +93,12 @@ export const ENVIRONMENT = {
     default: '24',
     usedBy: ['src/core/redis/queues.ts'],
   },
+  SWITCHYARD_SCHEDULE_MIN_INTERVAL: {
+    meaning:
+      'Host policy: the shortest interval a schedule may have (`--every`, or the gap between two runs of a `--cron` pattern), as a duration (`30s`, `5m`) or milliseconds; read where schedules are added or edited (the api, a local CLI).',
+    default: '`1m`',
+    usedBy: ['src/core/work/upkeep/schedule-store.ts', 'test/cli/schedules.test.ts'],
+  },
   SWITCHYARD_SPAWNER: {
     meaning:
       '`process-group` forces the fallback containment (execa in a process group) instead of the native spawn helper.',

@@ -20,6 +20,10 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     /** When each token was last used (apart from the tokens, so a late write never revives a revoked one). */
     tokensLastUsed: `${prefix}:tokens:last-used`,
     schedules: `${prefix}:schedules`,
+    /** Schedule name → id (unique names, taken with HSETNX). */
+    scheduleNames: `${prefix}:schedule-names`,
+    /** Schedule id → its last run and the last batch it started. */
+    scheduleRuns: `${prefix}:schedule-runs`,
     // operations
     operations: `${prefix}:operations`,
     operation: (id: string) => `${prefix}:operation:${id}`,

@@ -28,7 +28,7 @@ import {
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
-import { BatchStore, isBatchOver, type BatchQuery, type BatchView } from './batch-store.js';
+import { BatchStore, isBatchOver, withoutResults, type BatchQuery, type BatchView } from './batch-store.js';
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
@@ -57,7 +57,7 @@ export class BatchService {
     pluginId: string,
     selection: ProjectSelection,
     actor: string,
-    options: { retryOf?: string } = {},
+    options: { retryOf?: string; scheduleId?: string } = {},
   ): Promise<BatchView> {
     const [, projectIds] = await inOrder(
       this.deps.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
@@ -162,6 +162,20 @@ export class BatchService {
     }
     await this.#auditCancel(actor, batchId, { outcome: first ? 'cancelled' : 'repeated', cancelled });
     return this.get(batchId);
+  }
+
+  /** Cancels every running batch (only the schedule's with `scheduleId`); each as cancel() does. */
+  async cancelRunning(filter: { scheduleId?: string }, actor: string): Promise<BatchView[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.list({ state: 'running', ...filter, ...(cursor ? { cursor } : {}) });
+      ids.push(...page.items.map((batch) => batch.batchId));
+      cursor = page.nextCursor;
+    } while (cursor);
+    const cancelled: BatchView[] = [];
+    for (const id of ids) cancelled.push(withoutResults(await this.cancel(id, actor)));
+    return cancelled;
   }
 
   /** A new batch over the same plugin and projects (only failed and cancelled ones with failedOnly). */

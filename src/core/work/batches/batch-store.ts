@@ -43,6 +43,8 @@ export interface BatchView {
   cancelledBy?: string;
   /** The batch this one retried. */
   retryOf?: string;
+  /** The schedule that started it. */
+  scheduleId?: string;
   results?: ProjectOutcome[];
 }
 
@@ -98,7 +100,7 @@ export class BatchStore {
     projectIds: string[],
     createdBy: string,
     audit?: AuditInput,
-    extra: { retryOf?: string } = {},
+    extra: { retryOf?: string; scheduleId?: string } = {},
   ): Promise<BatchView> {
     const batchId = `batch_${randomUUID()}`;
     const createdAt = new Date().toISOString();
@@ -113,6 +115,7 @@ export class BatchStore {
       createdBy,
       ...(projectIds.length === 0 ? { finishedAt: createdAt } : {}),
       ...(extra.retryOf ? { retryOf: extra.retryOf } : {}),
+      ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
     };
     const multi = this.redis
       .multi()
@@ -239,7 +242,8 @@ export class BatchStore {
       },
       (batch) =>
         (query.state === undefined || batch.state === query.state) &&
-        (query.pluginId === undefined || batch.pluginId === query.pluginId),
+        (query.pluginId === undefined || batch.pluginId === query.pluginId) &&
+        (query.scheduleId === undefined || batch.scheduleId === query.scheduleId),
     );
   }
 
@@ -304,6 +308,8 @@ export const KEEP_PER_PLUGIN = 2;
 export interface BatchQuery extends PageRequest {
   state?: BatchState;
   pluginId?: string;
+  /** Only the batches this schedule started. */
+  scheduleId?: string;
 }
 
 function toView(hash: Record<string, string>): BatchView {
@@ -325,6 +331,7 @@ function toView(hash: Record<string, string>): BatchView {
     ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
     ...(hash.cancelledAt ? { cancelledAt: hash.cancelledAt, cancelledBy: hash.cancelledBy ?? '' } : {}),
     ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
+    ...(hash.scheduleId ? { scheduleId: hash.scheduleId } : {}),
   };
 }
 

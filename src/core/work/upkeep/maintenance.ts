@@ -5,15 +5,17 @@ import { appendAudit } from '../../access/index.js';
 import { errorCode } from '../../platform/index.js';
 import type { MaintenanceJob, RetentionConfig, Keys, Queues } from '../../redis/index.js';
 import { runRetention } from './retention.js';
+import { runSchedule } from './schedule-service.js';
 import type { Redis } from 'ioredis';
 import type { PluginService } from '../../plugins/index.js';
+import type { ProjectService } from '../../projects/index.js';
 import type { BatchService } from '../batches/index.js';
 import type { OperationStore } from '../operations/index.js';
 import type { ScheduleStore } from './schedule-store.js';
 
 /** What maintenance works with (a process's Runtime has all of it). */
 export interface MaintenanceDeps {
-  core: { redis: Redis; keys: Keys; plugins: PluginService };
+  core: { redis: Redis; keys: Keys; plugins: PluginService; projects: ProjectService };
   batches: BatchService;
   operations: { store: OperationStore };
   queues: Queues;
@@ -47,12 +49,8 @@ export class MaintenanceService {
         await queues.health.addBulk(ids.map((pluginId) => ({ name: 'health', data: { pluginId } })));
         return { plugins: ids.length };
       }
-      case 'recurring-inspection': {
-        const schedule = await schedules.get(task.scheduleId);
-        if (!schedule) return { skipped: 'schedule removed' };
-        const batch = await batches.create(schedule.pluginId, schedule.projects, `scheduler:${schedule.id}`);
-        return { batchId: batch.batchId };
-      }
+      case 'recurring-inspection':
+        return runSchedule({ core, queues, schedules, batches }, task.scheduleId, identity);
     }
   }
 

@@ -1,57 +1,214 @@
-// Adding and removing recurring inspections, for every front (CLI, api): the
-// plugin must be allowed to inspect now, the schedule itself is validated by
-// the store (cron patterns included), and both changes are audited with their actor.
+// Recurring inspections for every front (CLI, api) and for the worker that
+// runs them: add, edit, pause, resume and remove (the plugin must be allowed
+// to inspect now, named projects must exist, the timing must respect the
+// host's minimum interval); the list with next and last runs; one run, which
+// skips while the schedule's previous batch still runs; and the bulk cancel
+// of a schedule's batches. Every change is audited with its actor.
 import { appendAudit } from '../../access/index.js';
-import { NotFoundError } from '../../platform/index.js';
+import { errorCode, NotFoundError } from '../../platform/index.js';
 import type { Redis } from 'ioredis';
 import type { PluginService } from '../../plugins/index.js';
+import type { ProjectService } from '../../projects/index.js';
 import type { Keys, Queues } from '../../redis/index.js';
-import type { Schedule, ScheduleStore } from './schedule-store.js';
+import type { BatchService, BatchView } from '../batches/index.js';
+import {
+  scheduleMinIntervalMs,
+  type Schedule,
+  type ScheduleChanges,
+  type ScheduleInput,
+  type ScheduleStore,
+  type ScheduleView,
+} from './schedule-store.js';
 
-export interface ScheduleInput {
-  pluginId: string;
-  projects: string[] | 'all';
-  everyMs?: number;
-  cron?: string;
-}
-
-/** What adding and removing schedules works with (a process's Runtime has all of it). */
+/** What the schedule functions work with (a process's Runtime has all of it). */
 type Stores = {
-  core: { redis: Redis; keys: Keys; plugins: PluginService };
+  core: { redis: Redis; keys: Keys; plugins: PluginService; projects: ProjectService };
   queues: Queues;
   schedules: ScheduleStore;
+  batches: BatchService;
 };
 
-export async function addSchedule(runtime: Stores, input: ScheduleInput, actor: string): Promise<Schedule> {
-  const { core } = runtime;
-  await core.plugins.authorize(input.pluginId, 'project.inspect', 'project.metadata.read');
-  const created = await runtime.schedules.add(input, actor, runtime.queues);
-  await appendAudit(core.redis, core.keys, {
+async function audit(runtime: Stores, actor: string, action: string, target: string, detail: object) {
+  await appendAudit(runtime.core.redis, runtime.core.keys, {
     actor,
-    action: 'schedule.add',
-    target: created.id,
-    detail: {
-      pluginId: created.pluginId,
-      projects: created.projects,
-      ...(created.cron ? { cron: created.cron } : { everyMs: created.everyMs }),
-    },
+    action,
+    target,
+    detail: detail as Record<string, unknown>,
+  });
+}
+
+/** Named projects must exist now (as `inspect` refuses them); `all` is resolved at each run. */
+async function checkProjects(runtime: Stores, projects: string[] | 'all'): Promise<void> {
+  if (projects === 'all') return;
+  const unique = [...new Set(projects)];
+  const found = await runtime.core.projects.getMany(unique);
+  const unknown = unique.filter((_id, index) => found[index] === undefined);
+  if (unknown.length > 0)
+    throw new NotFoundError(
+      `unknown project${unknown.length > 1 ? 's' : ''} ${unknown.map((id) => JSON.stringify(id)).join(', ')} (project list shows the known ones)`,
+    );
+}
+
+const authorize = (runtime: Stores, pluginId: string) =>
+  runtime.core.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
+
+const timingOf = (schedule: Schedule) =>
+  schedule.cron ? { cron: schedule.cron } : { everyMs: schedule.everyMs };
+
+export async function addSchedule(runtime: Stores, input: ScheduleInput, actor: string): Promise<Schedule> {
+  await authorize(runtime, input.pluginId);
+  await checkProjects(runtime, input.projects);
+  const created = await runtime.schedules.add(input, actor, runtime.queues, scheduleMinIntervalMs());
+  await audit(runtime, actor, 'schedule.add', created.id, {
+    name: created.name,
+    pluginId: created.pluginId,
+    projects: created.projects,
+    ...timingOf(created),
   });
   return created;
 }
 
+export async function editSchedule(
+  runtime: Stores,
+  idOrName: string,
+  changes: ScheduleChanges,
+  actor: string,
+): Promise<Schedule> {
+  const schedule = await runtime.schedules.resolve(idOrName);
+  await authorize(runtime, schedule.pluginId);
+  if (changes.projects !== undefined) await checkProjects(runtime, changes.projects);
+  const edited = await runtime.schedules.update(
+    schedule,
+    changes,
+    actor,
+    runtime.queues,
+    scheduleMinIntervalMs(),
+  );
+  await audit(runtime, actor, 'schedule.edit', edited.id, { name: edited.name, changes });
+  return edited;
+}
+
+/** Pauses (no job scheduler, no run) or resumes a schedule; asking again changes nothing (still audited). */
+export async function setSchedulePaused(
+  runtime: Stores,
+  idOrName: string,
+  paused: boolean,
+  actor: string,
+): Promise<Schedule> {
+  const schedule = await runtime.schedules.resolve(idOrName);
+  const action = paused ? 'schedule.pause' : 'schedule.resume';
+  if ((schedule.pausedAt !== undefined) === paused) {
+    await audit(runtime, actor, action, schedule.id, { name: schedule.name, outcome: 'unchanged' });
+    return schedule;
+  }
+  if (!paused) await authorize(runtime, schedule.pluginId);
+  const next = await runtime.schedules.setPaused(schedule, paused, actor, runtime.queues);
+  await audit(runtime, actor, action, schedule.id, { name: schedule.name });
+  return next;
+}
+
 export async function removeSchedule(
   runtime: Stores,
-  id: string,
+  idOrName: string,
   actor: string,
 ): Promise<{ id: string; removed: true }> {
   // An unknown id is an error, as for every other kind of id (CLI exit 2, HTTP 404).
-  if (!(await runtime.schedules.remove(id, runtime.queues)))
-    throw new NotFoundError(`unknown schedule ${JSON.stringify(id)} (schedule list shows the known ones)`);
-  await appendAudit(runtime.core.redis, runtime.core.keys, {
-    actor,
-    action: 'schedule.remove',
-    target: id,
-    detail: {},
+  const schedule = await runtime.schedules.resolve(idOrName);
+  await runtime.schedules.remove(schedule, runtime.queues);
+  await audit(runtime, actor, 'schedule.remove', schedule.id, { name: schedule.name });
+  return { id: schedule.id, removed: true };
+}
+
+/** Every schedule, oldest first, with its next run and its last run (and that batch as it is now). */
+export async function listSchedules(runtime: Stores): Promise<ScheduleView[]> {
+  const { schedules, queues, batches } = runtime;
+  const known = await schedules.list();
+  const lastRuns = await schedules.lastRuns(known.map((schedule) => schedule.id));
+  return Promise.all(
+    known.map(async (schedule, index): Promise<ScheduleView> => {
+      const run = lastRuns[index];
+      const nextRunAt = schedule.pausedAt ? undefined : await schedules.nextRunAt(schedule.id, queues);
+      const batch = run?.batchId ? await batches.store.get(run.batchId, { results: false }) : undefined;
+      return {
+        ...schedule,
+        ...(nextRunAt ? { nextRunAt } : {}),
+        ...(run
+          ? {
+              lastRun: {
+                at: run.at,
+                outcome: run.outcome,
+                ...(run.batchId ? { batchId: run.batchId } : {}),
+                ...(batch ? { batch: countsOf(batch) } : {}),
+                ...(run.error ? { error: run.error } : {}),
+              },
+            }
+          : {}),
+      };
+    }),
+  );
+}
+
+function countsOf(batch: BatchView) {
+  const { state, total, pending, succeeded, failed, cancelled } = batch;
+  return { state, total, pending, succeeded, failed, cancelled };
+}
+
+/**
+ * One run of a schedule (the worker's recurring-inspection job): skipped while
+ * the batch it started last still runs (audited `schedule.skipped`), else a new
+ * batch; a run that cannot start one is recorded and audited `schedule.failed`.
+ */
+export async function runSchedule(
+  runtime: Stores,
+  scheduleId: string,
+  actor: string,
+): Promise<Record<string, unknown>> {
+  const { schedules, batches } = runtime;
+  const schedule = await schedules.get(scheduleId);
+  if (!schedule) return { skipped: 'schedule removed' };
+  if (schedule.pausedAt) return { skipped: 'schedule paused' };
+  const at = new Date().toISOString();
+  const previousId = await schedules.lastBatchId(schedule.id);
+  const previous = previousId ? await batches.store.get(previousId, { results: false }) : undefined;
+  if (previous?.state === 'running') {
+    await schedules.recordRun(schedule.id, { at, outcome: 'skipped', batchId: previous.batchId });
+    await audit(runtime, actor, 'schedule.skipped', schedule.id, {
+      name: schedule.name,
+      reason: 'previous batch running',
+      runningBatchId: previous.batchId,
+    });
+    return { skipped: 'previous batch running', batchId: previous.batchId };
+  }
+  try {
+    const batch = await batches.create(schedule.pluginId, schedule.projects, `scheduler:${schedule.id}`, {
+      scheduleId: schedule.id,
+    });
+    await schedules.recordRun(schedule.id, { at, outcome: 'started', batchId: batch.batchId });
+    return { batchId: batch.batchId };
+  } catch (error) {
+    const failure = { code: errorCode(error), message: (error as Error).message };
+    await schedules.recordRun(schedule.id, { at, outcome: 'failed', error: failure });
+    await audit(runtime, actor, 'schedule.failed', schedule.id, { name: schedule.name, error: failure });
+    return { failed: failure.code };
+  }
+}
+
+/**
+ * `batch cancel --schedule` / `--state running`: cancels every running batch
+ * (of the schedule, by id or name, when one is named); each cancel is audited
+ * as `batch cancel` audits it, and the request once as `batch.cancel-many`.
+ */
+export async function cancelBatches(
+  runtime: Stores,
+  filter: { schedule?: string },
+  actor: string,
+): Promise<{ cancelled: BatchView[] }> {
+  const scheduleId = filter.schedule ? (await runtime.schedules.resolve(filter.schedule)).id : undefined;
+  const cancelled = await runtime.batches.cancelRunning(scheduleId ? { scheduleId } : {}, actor);
+  await audit(runtime, actor, 'batch.cancel-many', scheduleId ?? '*', {
+    state: 'running',
+    ...(scheduleId ? { scheduleId } : {}),
+    batchIds: cancelled.map((batch) => batch.batchId),
   });
-  return { id, removed: true };
+  return { cancelled };
 }
