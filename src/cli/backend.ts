@@ -14,7 +14,7 @@ import type {
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
 import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
-import type { AddOptions, Project } from '../core/projects/index.js';
+import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import {
   addSchedule,
@@ -52,10 +52,13 @@ export interface Backend {
     setPolicy(id: string, settings: PluginSettings): Promise<PluginDetail>;
   };
   projects: {
-    list(): Promise<Project[]>;
+    list(): Promise<ProjectListing[]>;
     add(path: string, options: AddOptions): Promise<Project>;
-    scan(dir: string, options: { trust?: boolean }): Promise<Project[]>;
+    scan(dir: string, options: ScanOptions): Promise<ScanReport>;
     setTrusted(id: string, trusted: boolean): Promise<Project>;
+    addLabels(id: string, labels: string[]): Promise<Project>;
+    /** One label per call: the api's route removes one. */
+    removeLabel(id: string, label: string): Promise<Project>;
     remove(id: string): Promise<Project>;
   };
   work: {
@@ -127,10 +130,12 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       setPolicy: (id, settings) => core.plugins.setPolicy(id, settings, actor),
     },
     projects: {
-      list: () => core.projects.list(),
+      list: () => core.projects.listing(),
       add: (path, options) => core.projects.add(path, options, actor),
       scan: (dir, options) => core.projects.scan(dir, options, actor),
       setTrusted: (id, trusted) => core.projects.setTrusted(id, trusted, actor),
+      addLabels: (id, labels) => core.projects.addLabels(id, labels, actor),
+      removeLabel: (id, label) => core.projects.removeLabels(id, [label], actor),
       remove: (id) => core.projects.remove(id, actor),
     },
     work: {

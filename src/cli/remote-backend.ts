@@ -56,6 +56,8 @@ export function remoteBackend(api: ApiClient): Backend {
       scan: (dir, options) => call(routes.scanProjects, { body: { dir: resolve(dir), ...given(options) } }),
       setTrusted: (projectId, trusted) =>
         call(trusted ? routes.trustProject : routes.untrustProject, { ...id(projectId), body: {} }),
+      addLabels: (projectId, labels) => call(routes.labelProject, { ...id(projectId), body: { labels } }),
+      removeLabel: (projectId, label) => call(routes.unlabelProject, { params: { id: projectId, label } }),
       remove: (projectId) => call(routes.removeProject, id(projectId)),
     },
     work: {

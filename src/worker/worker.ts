@@ -101,12 +101,19 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       .catch((error: Error) => log('publish-failed', { error: error.message }));
   const inspections = new InspectionRunner(core.plugins, batches.store, priority);
   const maintenance = new MaintenanceService(runtime, options.retention);
-  const operations = new OperationRunner(core.redis, keys, core.plugins, operationService.store, {
-    identity,
-    projectLockMs: options.projectLockMs ?? 30_000,
-    onStarted: (operationId) => announce({ kind: 'started', operationId }),
-    onEnded: (operationId) => announce({ kind: 'ended', operationId }),
-  });
+  const operations = new OperationRunner(
+    core.redis,
+    keys,
+    core.plugins,
+    core.projects,
+    operationService.store,
+    {
+      identity,
+      projectLockMs: options.projectLockMs ?? 30_000,
+      onStarted: (operationId) => announce({ kind: 'started', operationId }),
+      onEnded: (operationId) => announce({ kind: 'ended', operationId }),
+    },
+  );
 
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
   const subscriber: Redis = duplicateRedis(core.redis);

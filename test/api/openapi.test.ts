@@ -126,6 +126,10 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('GET', `${P}/projects`, `${P}/projects`);
     await checked('POST', `${P}/projects/{id}/untrust`, `${P}/projects/blog/untrust`);
     await checked('POST', `${P}/projects/{id}/trust`, `${P}/projects/blog/trust`);
+    await checked('POST', `${P}/projects/{id}/labels`, `${P}/projects/blog/labels`, {
+      body: { labels: ['web'] },
+    });
+    await checked('DELETE', `${P}/projects/{id}/labels/{label}`, `${P}/projects/blog/labels/web`);
 
     const batch = await checked<{ batchId: string }>('POST', `${P}/batches`, `${P}/batches`, {
       body: { pluginId: PLUGIN_ID, projects: ['shop', 'blog'] },

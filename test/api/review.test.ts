@@ -188,15 +188,19 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
       displayName: 'Docs',
       root: join(root, 'elsewhere', 'docs'),
       trusted: true,
+      labels: [],
     });
 
-    const scanned = await call<Project[]>(api, 'POST', '/api/v1/projects/scan', {
-      token,
-      body: { dir: join(root, 'projects'), trust: true },
-    });
+    const scanned = await call<{ registered: Project[]; refused: unknown[] }>(
+      api,
+      'POST',
+      '/api/v1/projects/scan',
+      { token, body: { dir: join(root, 'projects'), trust: true } },
+    );
     expect(scanned.status, scanned.text).toBe(201);
-    expect(scanned.json.map((project) => project.id).sort()).toEqual(['blog', 'shop']);
-    expect(scanned.json.every((project) => project.trusted)).toBe(true);
+    expect(scanned.json.refused).toEqual([]);
+    expect(scanned.json.registered.map((project) => project.id).sort()).toEqual(['blog', 'shop']);
+    expect(scanned.json.registered.every((project) => project.trusted)).toBe(true);
 
     const listed = await call<Project[]>(api, 'GET', '/api/v1/projects', { token });
     expect(listed.json.map((project) => project.id).sort()).toEqual(['blog', 'docs', 'shop']);

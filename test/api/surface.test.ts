@@ -32,6 +32,8 @@ const DOCUMENTED: [string, string][] = [
   ['post', '/api/v1/projects/scan'],
   ['post', '/api/v1/projects/{id}/trust'],
   ['post', '/api/v1/projects/{id}/untrust'],
+  ['post', '/api/v1/projects/{id}/labels'],
+  ['delete', '/api/v1/projects/{id}/labels/{label}'],
   ['delete', '/api/v1/projects/{id}'],
   ['post', '/api/v1/batches'],
   ['get', '/api/v1/batches'],

@@ -98,7 +98,12 @@ describe('bad input exits 2 with one clear line on stderr', () => {
     const dir = join(root, 'clashing');
     await mkdir(join(dir, 'A B'), { recursive: true });
     await mkdir(join(dir, 'a-b'), { recursive: true });
-    const line = expectUsageError(await cli(['project', 'scan', dir]), /project id a-b clashes/);
+    // The clash is refused on its own (exit 1, the others registered): its line names the fixes.
+    const scanned = await cli(['project', 'scan', dir]);
+    expect(scanned.code, scanned.stderr).toBe(1);
+    expect(scanned.stderr).toMatch(/1 directory was refused; 1 registered/);
+    const line = scanned.stdout.split('\n').find((text) => /project id a-b clashes/.test(text)) ?? '';
+    expect(line).toContain(`refused ${join(dir, 'a-b')}: `);
     expect(line).toContain('rename one of the directories');
     expect(line).toContain(`\`project add ${join(dir, 'a-b')} --id <other-id>\``);
     expect(line).not.toMatch(/with --id\)/);

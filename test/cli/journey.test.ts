@@ -146,6 +146,8 @@ describe('a new user, from an empty data dir to a finished operation', () => {
       displayName: 'Shop',
       root: join(root, 'projects', 'Shop'),
       trusted: true,
+      labels: [],
+      rootMissing: false,
     });
     expect(projects.every((project) => project.trusted)).toBe(true);
   });

@@ -306,10 +306,11 @@ describe('three identities, remotely', () => {
       '--yes',
     ]);
     expect(enable.code, enable.stderr).toBe(0);
-    const scanned = json<{ id: string }[]>(
+    const scanned = json<{ registered: { id: string }[]; refused: unknown[] }>(
       await as('admin', ['--json', 'project', 'scan', projectsDir, '--trust']),
     );
-    expect(scanned.map((project) => project.id).sort()).toEqual(['blog', 'shop']);
+    expect(scanned.registered.map((project) => project.id).sort()).toEqual(['blog', 'shop']);
+    expect(scanned.refused).toEqual([]);
     const batch = json<{ total: number; succeeded: number; results: unknown[] }>(
       await as('admin', ['--json', 'inspect', PLUGIN_ID, '--all']),
     );

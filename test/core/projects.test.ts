@@ -1,4 +1,4 @@
-// Projects: ids per docs/CLI.md, real paths, clashes refused as a whole, trust kept on re-add.
+// Projects: ids per docs/CLI.md, real paths, a clash refused on its own, trust kept on re-add.
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -25,17 +25,6 @@ describe('projects', () => {
     expect(project).toMatchObject({ id: 'shop', root: join(dataDir, 'real', 'shop'), trusted: false });
   });
 
-  it('refuses a scan whose directories clash on an id, naming both paths, and adds none of them', async () => {
-    const dir = join(dataDir, 'clashing');
-    await mkdir(join(dir, 'A B'), { recursive: true });
-    await mkdir(join(dir, 'a-b'), { recursive: true });
-    await mkdir(join(dir, 'other'), { recursive: true });
-    await expect(core.projects.scan(dir, { trust: true }, 'user:test')).rejects.toThrow(
-      `project id a-b clashes: ${join(dir, 'A B')} and ${join(dir, 'a-b')}`,
-    );
-    expect((await core.projects.list()).map((project) => project.id)).toEqual(['shop']);
-  });
-
   it('re-adding keeps an earlier trust decision, and every change is audited', async () => {
     await core.projects.setTrusted('shop', true, 'user:test');
     const again = await core.projects.add(join(dataDir, 'real', 'shop'), { id: 'shop' }, 'user:test');
@@ -48,5 +37,27 @@ describe('projects', () => {
     await expect(core.projects.add(join(dataDir, 'nowhere'), {}, 'user:test')).rejects.toThrow(
       `project path ${join(dataDir, 'nowhere')} does not exist`,
     );
+  });
+
+  it('refuses the one of a scan whose id clashes, naming both paths, and registers the others', async () => {
+    const dir = join(dataDir, 'clashing');
+    await mkdir(join(dir, 'A B'), { recursive: true });
+    await mkdir(join(dir, 'a-b'), { recursive: true });
+    await mkdir(join(dir, 'other'), { recursive: true });
+    const report = await core.projects.scan(dir, { trust: true }, 'user:test');
+    expect(report.refused).toEqual([
+      {
+        path: join(dir, 'a-b'),
+        reason: expect.stringContaining(
+          `project id a-b clashes: ${join(dir, 'A B')} and ${join(dir, 'a-b')}`,
+        ),
+      },
+    ]);
+    expect(report.registered.map((project) => project.id)).toEqual(['a-b', 'other']);
+    expect((await core.projects.list()).map((project) => [project.id, project.root])).toEqual([
+      ['a-b', join(dir, 'A B')],
+      ['other', join(dir, 'other')],
+      ['shop', join(dataDir, 'real', 'shop')],
+    ]);
   });
 });

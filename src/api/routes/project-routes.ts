@@ -4,12 +4,18 @@ import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
 export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { core } = runtime;
-  route(routes.listProjects, () => core.projects.list());
+  route(routes.listProjects, () => core.projects.listing());
   route(routes.addProject, ({ body, actor }) => core.projects.add(body.path, withoutUndefined(body), actor));
   route(routes.scanProjects, ({ body, actor }) =>
     core.projects.scan(body.dir, withoutUndefined(body), actor),
   );
   route(routes.trustProject, ({ params, actor }) => core.projects.setTrusted(params.id, true, actor));
   route(routes.untrustProject, ({ params, actor }) => core.projects.setTrusted(params.id, false, actor));
+  route(routes.labelProject, ({ params, body, actor }) =>
+    core.projects.addLabels(params.id, body.labels, actor),
+  );
+  route(routes.unlabelProject, ({ params, actor }) =>
+    core.projects.removeLabels(params.id, [params.label], actor),
+  );
   route(routes.removeProject, ({ params, actor }) => core.projects.remove(params.id, actor));
 }

@@ -111,6 +111,7 @@ const TONES = {
   unavailable: 'bad',
   granted: 'ok',
   'not trusted': 'neutral',
+  'root missing': 'bad',
 };
 /** @type {Record<string, string>} */
 const MARKS = { ok: '✓', bad: '✕', warn: '!', info: '…', neutral: '○' };

@@ -1,5 +1,5 @@
 // @ts-check
-// Projects: list, add, trust / untrust.
+// Projects: list (labels, a root gone missing), add, trust / untrust.
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { badge, busy, errorBox, field, h, table } from './dom.js';
@@ -33,7 +33,7 @@ export async function projectsView(container, { signal }) {
   const projects = await get('/projects', signal);
   const search = h('input', {
     type: 'search',
-    placeholder: 'Search by id, name or path',
+    placeholder: 'Search by id, name, label or path',
     testid: 'projects-search',
   });
   const pageInfo = h('span', { class: 'muted', testid: 'projects-page' });
@@ -45,7 +45,9 @@ export async function projectsView(container, { signal }) {
     const needle = search.value.trim().toLowerCase();
     const found = needle
       ? projects.filter((p) =>
-          [p.id, p.displayName, p.root].some((text) => String(text).toLowerCase().includes(needle)),
+          [p.id, p.displayName, p.root, ...p.labels].some((text) =>
+            String(text).toLowerCase().includes(needle),
+          ),
         )
       : projects;
     const pages = Math.max(1, Math.ceil(found.length / PAGE_SIZE));
@@ -91,13 +93,23 @@ const PAGE_SIZE = 50;
  */
 function row(project, listErrors, admin) {
   const trusted = badge(project.trusted ? 'trusted' : 'not trusted');
-  if (!admin)
-    return [
-      h('span', {}, project.displayName, h('span', { class: 'sub' }, project.id)),
-      h('code', {}, project.root),
-      trusted,
-      '',
-    ];
+  const name = h(
+    'span',
+    {},
+    project.displayName,
+    h('span', { class: 'sub' }, project.id),
+    ...(project.labels.length > 0
+      ? [h('span', { class: 'sub', testid: `project-labels-${project.id}` }, project.labels.join(' · '))]
+      : []),
+  );
+  // Nothing is called on a project whose root is gone (PROJECT_ROOT_MISSING): say so where it is listed.
+  const root = h(
+    'span',
+    {},
+    h('code', {}, project.root),
+    ...(project.rootMissing ? [' ', badge('root missing', `project-root-missing-${project.id}`)] : []),
+  );
+  if (!admin) return [name, root, trusted, ''];
   const button = h(
     'button',
     { type: 'button', testid: `project-${project.trusted ? 'untrust' : 'trust'}-${project.id}` },
@@ -111,12 +123,7 @@ function row(project, listErrors, admin) {
       rerender();
     }),
   );
-  return [
-    h('span', {}, project.displayName, h('span', { class: 'sub' }, project.id)),
-    h('code', {}, project.root),
-    trusted,
-    button,
-  ];
+  return [name, root, trusted, button];
 }
 
 function addForm() {

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { BATCH_STATES, isBatchOver, withoutResults, type BatchState } from '../../core/work/batches/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
+import { checkLabels } from '../../core/projects/index.js';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, printTable } from '../output.js';
@@ -19,26 +20,36 @@ import {
 export function registerInspectCommands(program: Command): void {
   program
     .command('inspect <plugin> [projects...]')
-    .description('one batch of inspections: the named projects, or --all trusted projects')
+    .description(
+      'one batch of inspections: the named projects, --all trusted projects, or those with --label',
+    )
     .option('--all', 'every trusted project')
+    .option('--label <label>', 'every project with this label (chosen when the batch is created)')
     .option('--no-wait', 'print the batch at once instead of following it')
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard inspect fixture-inspector --all\n  switchyard inspect fixture-inspector shop blog --json',
+      '\nExamples:\n  switchyard inspect fixture-inspector --all\n  switchyard inspect fixture-inspector shop blog --json\n  switchyard inspect fixture-inspector --label web',
     )
     .action(
       async (
         pluginId: string,
         projects: string[],
-        options: { all?: boolean; wait: boolean },
+        options: { all?: boolean; label?: string; wait: boolean },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
-          if (options.all && projects.length > 0)
-            throw new InvalidInputError('name projects or use --all, not both');
-          if (!options.all && projects.length === 0)
-            throw new InvalidInputError('name at least one project, or use --all');
-          const batch = await backend.work.createBatch(pluginId, options.all ? 'all' : projects);
+          const ways = [projects.length > 0, options.all === true, options.label !== undefined];
+          if (ways.filter(Boolean).length > 1)
+            throw new InvalidInputError('name projects, or use --all or --label: only one of them');
+          if (!ways.some(Boolean))
+            throw new InvalidInputError('name at least one project, or use --all or --label <label>');
+          const selection =
+            options.label !== undefined
+              ? { label: checkLabels([options.label])[0]! }
+              : options.all
+                ? 'all'
+                : projects;
+          const batch = await backend.work.createBatch(pluginId, selection);
           await finishBatch(backend.work, batch, config.json, options.wait);
         }),
     );

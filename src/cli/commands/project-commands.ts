@@ -1,14 +1,19 @@
 // switchyard project …: the projects plugins may look at (docs/CLI.md "Projects").
 import type { Command } from 'commander';
-import type { Project } from '../../core/projects/index.js';
+import { checkLabels, type Project, type ProjectListing } from '../../core/projects/index.js';
 import { withBackend } from '../command-context.js';
 import { emit, printTable, say } from '../output.js';
+import { collect } from '../parse.js';
+import { WorkFailed } from './work-output.js';
 
 export function registerProjectCommands(program: Command): void {
   const project = program
     .command('project')
     .description('register and trust projects')
-    .addHelpText('after', '\nExamples:\n  switchyard project scan ~/src --trust\n  switchyard project list');
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard project scan ~/src --trust --label web\n  switchyard project list',
+    );
 
   project
     .command('add <path>')
@@ -27,19 +32,34 @@ export function registerProjectCommands(program: Command): void {
 
   project
     .command('scan <dir>')
-    .description('register each immediate subdirectory of <dir>')
+    .description(
+      'register each immediate subdirectory of <dir> it can; list each one refused (exit 1 if any)',
+    )
     .option('--trust', 'trust them now')
-    .addHelpText('after', '\nExample:\n  switchyard project scan ~/src --trust')
-    .action(async (dir: string, options: { trust?: boolean }, command: Command) =>
+    .option('--label <label>', 'add this label to each one registered (repeat for several)', collect, [])
+    .addHelpText('after', '\nExample:\n  switchyard project scan ~/src --trust --label web')
+    .action(async (dir: string, options: { trust?: boolean; label: string[] }, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        const added = await backend.projects.scan(dir, options);
-        emit(config.json, added, () => printProjects(added));
+        const labels = checkLabels(options.label);
+        const report = await backend.projects.scan(dir, {
+          ...(options.trust ? { trust: true } : {}),
+          ...(labels.length > 0 ? { labels } : {}),
+        });
+        emit(config.json, report, () => {
+          printProjects(report.registered);
+          // One line each, never cut to the width: the reason names the fix.
+          for (const refusal of report.refused) say(`refused ${refusal.path}: ${refusal.reason}`);
+        });
+        if (report.refused.length > 0)
+          throw new WorkFailed(
+            `${report.refused.length} director${report.refused.length === 1 ? 'y was' : 'ies were'} refused; ${report.registered.length} registered`,
+          );
       }),
     );
 
   project
     .command('list')
-    .description('all registered projects')
+    .description('all registered projects, with their labels and whether their root is missing')
     .addHelpText('after', '\nExample:\n  switchyard project list --json')
     .action(async (_options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
@@ -47,6 +67,36 @@ export function registerProjectCommands(program: Command): void {
         emit(config.json, projects, () => printProjects(projects));
       }),
     );
+
+  const label = project
+    .command('label')
+    .description('labels: name groups of projects (inspect --label picks them)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard project label add shop web prod\n  switchyard project label remove shop prod',
+    );
+  for (const [name, adding] of [
+    ['add', true],
+    ['remove', false],
+  ] as const) {
+    label
+      .command(`${name} <id> <labels...>`)
+      .description(
+        adding
+          ? 'add labels to a project (lower-case a-z 0-9 . _ -, up to 63)'
+          : 'remove labels from a project',
+      )
+      .addHelpText('after', `\nExample:\n  switchyard project label ${name} shop web`)
+      .action(async (id: string, labels: string[], _options, command: Command) =>
+        withBackend(command, async ({ config, backend }) => {
+          const checked = checkLabels(labels); // all checked before any is changed
+          let updated: Project | undefined;
+          if (adding) updated = await backend.projects.addLabels(id, checked);
+          else for (const one of checked) updated = await backend.projects.removeLabel(id, one);
+          emit(config.json, updated, () => printProjects([updated!]));
+        }),
+      );
+  }
 
   for (const [name, trusted] of [
     ['trust', true],
@@ -78,15 +128,16 @@ export function registerProjectCommands(program: Command): void {
     );
 }
 
-function printProjects(projects: Project[]): void {
+function printProjects(projects: (Project | ProjectListing)[]): void {
   if (projects.length === 0) return say('no projects; add one with `switchyard project add <path>`');
   printTable(
-    ['ID', 'NAME', 'TRUSTED', 'ROOT'],
+    ['ID', 'NAME', 'TRUSTED', 'LABELS', 'ROOT'],
     projects.map((project) => [
       project.id,
       project.displayName,
       project.trusted ? 'yes' : 'no',
-      project.root,
+      project.labels.join(' '),
+      'rootMissing' in project && project.rootMissing ? `${project.root} (missing)` : project.root,
     ]),
   );
 }

@@ -15,6 +15,15 @@ const json: z.ZodType<unknown> = z.json();
 // The api's own working directory means nothing to a caller: paths must be absolute.
 const absolutePath = z.string().refine((value) => value.startsWith('/'), 'must be an absolute path');
 const projectSelection = z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]);
+// The same rule as the projects room's LABEL (checked there again).
+const label = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9._-]{0,62}$/,
+    'must be 1–63 lower-case characters: a-z or 0-9 first, then a-z 0-9 . _ -',
+  );
+/** A batch's projects: every trusted one, these ids, or those with a label (resolved at creation). */
+const batchSelection = z.union([projectSelection, z.strictObject({ label })]);
 
 export const bodies = {
   empty: z.strictObject({}),
@@ -30,8 +39,13 @@ export const bodies = {
     name: z.string().min(1).optional(),
     trust: z.boolean().optional(),
   }),
-  scanProjects: z.strictObject({ dir: absolutePath, trust: z.boolean().optional() }),
-  createBatch: z.strictObject({ pluginId: z.string().min(1), projects: projectSelection }),
+  scanProjects: z.strictObject({
+    dir: absolutePath,
+    trust: z.boolean().optional(),
+    labels: z.array(label).max(64).optional(),
+  }),
+  labelProject: z.strictObject({ labels: z.array(label).min(1).max(64) }),
+  createBatch: z.strictObject({ pluginId: z.string().min(1), projects: batchSelection }),
   createOperation: z.strictObject({
     pluginId: z.string().min(1),
     projectId: z.string().min(1),

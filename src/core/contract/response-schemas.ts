@@ -17,7 +17,7 @@ import type { BatchDiff, BatchView } from '../work/batches/index.js';
 import { BATCH_STATES } from '../work/batches/index.js';
 import { OPERATION_STATES, type OperationView } from '../work/operations/index.js';
 import type { PluginDetail, PluginView } from '../plugins/index.js';
-import type { Project } from '../projects/index.js';
+import type { Project, ProjectListing, ScanReport } from '../projects/index.js';
 import type { Schedule, ScheduleView } from '../work/upkeep/index.js';
 import { ROLES } from '../access/index.js';
 
@@ -130,11 +130,23 @@ export const logEntry = z.object({
   operationId: z.string().optional(),
 });
 
-export const project: z.ZodType<Project> = z.object({
+const projectShape = {
   id: z.string(),
   displayName: z.string(),
   root: z.string(),
   trusted: z.boolean(),
+  labels: z.array(z.string()),
+};
+export const project: z.ZodType<Project> = z.object(projectShape);
+/** A `GET /projects` item: whether the api's host finds its root missing. */
+export const projectListing: z.ZodType<ProjectListing> = z.object({
+  ...projectShape,
+  rootMissing: z.boolean(),
+});
+/** What a scan registered and what it refused, with the reason. */
+export const scanReport: z.ZodType<ScanReport> = z.object({
+  registered: z.array(project),
+  refused: z.array(z.object({ path: z.string(), reason: z.string() })),
 });
 
 const batchShape = {

@@ -97,6 +97,11 @@ export const ERROR_CATALOGUE = {
     means: 'The plugin package is invalid (manifest, executable or files); the call was refused.',
   },
   PROJECT_UNTRUSTED: { status: 409, exit: badInput, means: 'The project is not trusted.' },
+  PROJECT_ROOT_MISSING: {
+    status: 409,
+    exit: badInput,
+    means: "The project's root directory is missing (or not a directory); no plugin was started on it.",
+  },
   CANCELLED: {
     status: 409,
     exit: workFailed,

@@ -60,6 +60,22 @@ export class PermissionDeniedError extends SwitchyardError {
 export class ProjectUntrustedError extends SwitchyardError {
   readonly code = ERROR_CODES.PROJECT_UNTRUSTED;
 }
+/** The project's root is gone or not a directory: nothing may be called on it (HTTP 409, exit 2). */
+export class ProjectRootMissingError extends SwitchyardError {
+  readonly code = ERROR_CODES.PROJECT_ROOT_MISSING;
+  constructor(
+    readonly projectId: string,
+    readonly root: string,
+  ) {
+    super(
+      `project ${projectId}'s root ${root} is missing or not a directory; restore it, or forget the project with \`project remove ${projectId}\``,
+    );
+  }
+}
+/** The state of what the request names refuses it (HTTP 409, exit 2); the message names what holds it. */
+export class ConflictError extends SwitchyardError {
+  readonly code = ERROR_CODES.CONFLICT;
+}
 export class ProtocolMismatchError extends SwitchyardError {
   readonly code = ERROR_CODES.PROTOCOL_MISMATCH;
 }

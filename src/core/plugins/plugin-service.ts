@@ -305,6 +305,7 @@ export class PluginService {
       this.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.authorizeProject(projectId),
     );
+    await this.projects.requireRoot(project);
     const params = { project: projectParams(project, record.grantedScopes) };
     return redactInspection((await this.calls.call(record, 'project.inspect', params, options)).result);
   }
@@ -318,6 +319,7 @@ export class PluginService {
   ): Promise<Redacted<OperateResult>> {
     const record = await this.authorize(pluginId, 'project.operate', 'project.operate');
     const project = await this.authorizeProject(projectId);
+    await this.projects.requireRoot(project);
     const params = { project: projectParams(project, record.grantedScopes), action, input };
     return redactOperation((await this.calls.call(record, 'project.operate', params, options)).result);
   }

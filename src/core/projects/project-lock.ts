@@ -4,6 +4,11 @@
 // renewal finds the lock gone, or no renewal succeeded for so long that the
 // lock is about to lapse (Redis unreachable: another worker could take the
 // project), `onLost` fires so the holder stops its call in time.
+// The lock is named after the project's real root, not its id: two ids
+// registered over one directory (older data may hold such twins) can never
+// run operations on it at once.
+import { createHash } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis/index.js';
 import { scriptsOn } from '../redis/index.js';
@@ -23,6 +28,15 @@ export function lapseMarginMs(durationMs: number): number {
   return Math.min(2_000, Math.max(250, Math.floor(durationMs / 5)));
 }
 
+/**
+ * The name of the lock every operation on the directory `root` takes: its
+ * real path (as it is now; the path as registered when it cannot be resolved).
+ */
+export async function projectLockName(root: string): Promise<string> {
+  const real = await realpath(root).catch(() => root);
+  return `root:${createHash('sha256').update(real).digest('hex')}`;
+}
+
 export class ProjectLock {
   #timer: NodeJS.Timeout | undefined;
   #lapse: NodeJS.Timeout | undefined;
@@ -37,15 +51,15 @@ export class ProjectLock {
     private readonly options: ProjectLockOptions,
   ) {}
 
-  /** Takes the project's lock for `operationId` and starts renewing it; undefined when another operation holds it. */
+  /** Takes the lock `name` (projectLockName) for `operationId` and starts renewing it; undefined when another operation holds it. */
   static async acquire(
     redis: Redis,
     keys: Keys,
-    projectId: string,
+    name: string,
     operationId: string,
     options: ProjectLockOptions,
   ): Promise<ProjectLock | undefined> {
-    const key = keys.projectLock(projectId);
+    const key = keys.projectLock(name);
     const sentAt = Date.now();
     const token = await scriptsOn(redis).lockAcquire([key, keys.fencing], operationId, options.ttlMs);
     if (!token) return undefined;
@@ -56,13 +70,8 @@ export class ProjectLock {
   }
 
   /** Releases the lock `operationId` holds whatever its token (one left by a dead worker). */
-  static async releaseHeldBy(
-    redis: Redis,
-    keys: Keys,
-    projectId: string,
-    operationId: string,
-  ): Promise<void> {
-    await scriptsOn(redis).lockReleaseOf([keys.projectLock(projectId)], operationId);
+  static async releaseHeldBy(redis: Redis, keys: Keys, name: string, operationId: string): Promise<void> {
+    await scriptsOn(redis).lockReleaseOf([keys.projectLock(name)], operationId);
   }
 
   /** Stops renewing and releases the lock if it still holds this token. Idempotent. */

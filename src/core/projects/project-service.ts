@@ -1,10 +1,19 @@
-// Projects: id, display name, real root path, trusted. Ids per docs/CLI.md: the
-// directory's name, lower-cased, anything outside [a-z0-9._-] replaced by '-'.
-import { readdir, realpath, stat } from 'node:fs/promises';
+// Projects: id, display name, real root path, trusted, labels. Ids per
+// docs/CLI.md: the directory's name, lower-cased, anything outside
+// [a-z0-9._-] replaced by '-'. One real directory is one project: a second id
+// over a root already registered is refused, naming the first.
+import { access, constants, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { auditInto } from '../access/index.js';
-import { InvalidInputError, ProjectNotFoundError } from '../platform/index.js';
+import {
+  ConflictError,
+  InvalidInputError,
+  ProjectNotFoundError,
+  ProjectRootMissingError,
+  SwitchyardError,
+  messageOf,
+} from '../platform/index.js';
 import type { Keys } from '../redis/index.js';
 
 export interface Project {
@@ -12,9 +21,42 @@ export interface Project {
   displayName: string;
   root: string;
   trusted: boolean;
+  /** Sorted, unique; see LABEL. */
+  labels: string[];
+}
+
+/** A project as `project list` shows it: whether its root is still a directory there. */
+export interface ProjectListing extends Project {
+  rootMissing: boolean;
+}
+
+/** What a scan registered, and each directory it refused with the reason. */
+export interface ScanReport {
+  registered: Project[];
+  refused: { path: string; reason: string }[];
 }
 
 const PROJECT_ID = /^[a-z0-9._-]{1,128}$/;
+/** A label: lower-case, 1–63 characters, starting with a letter or digit. */
+export const LABEL = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+/** The labels, checked (InvalidInputError naming the first bad one), sorted and unique. */
+export function checkLabels(labels: readonly string[]): string[] {
+  for (const label of labels) {
+    if (!LABEL.test(label)) {
+      throw new InvalidInputError(
+        `label ${JSON.stringify(label)} must be 1–63 lower-case characters: a-z or 0-9 first, then a-z 0-9 . _ -`,
+      );
+    }
+  }
+  return [...new Set(labels)].sort();
+}
+
+/** Stored records written before labels existed have none. */
+function parseProject(raw: string): Project {
+  const stored = JSON.parse(raw) as Omit<Project, 'labels'> & { labels?: string[] };
+  return { ...stored, labels: stored.labels ?? [] };
+}
 
 export function projectIdFor(directoryName: string): string {
   return directoryName.toLowerCase().replace(/[^a-z0-9._-]/g, '-');
@@ -26,6 +68,12 @@ export interface AddOptions {
   trust?: boolean;
 }
 
+export interface ScanOptions {
+  trust?: boolean;
+  /** Added to every project the scan registers (kept ones too). */
+  labels?: string[];
+}
+
 export class ProjectService {
   constructor(
     readonly redis: Redis,
@@ -34,19 +82,26 @@ export class ProjectService {
 
   async list(): Promise<Project[]> {
     const raw = await this.redis.hvals(this.keys.projects);
-    return raw.map((value) => JSON.parse(value) as Project).sort((a, b) => a.id.localeCompare(b.id));
+    return raw.map(parseProject).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Every project with whether its root is missing here (`project list`). */
+  async listing(): Promise<ProjectListing[]> {
+    const projects = await this.list();
+    const missing = await mapBounded(projects, async (project) => !(await isDirectory(project.root)));
+    return projects.map((project, index) => ({ ...project, rootMissing: missing[index]! }));
   }
 
   async get(id: string): Promise<Project | undefined> {
     const raw = await this.redis.hget(this.keys.projects, id);
-    return raw ? (JSON.parse(raw) as Project) : undefined;
+    return raw ? parseProject(raw) : undefined;
   }
 
   /** The projects with these ids, in order; undefined for an unknown id. One round trip. */
   async getMany(ids: string[]): Promise<(Project | undefined)[]> {
     if (ids.length === 0) return [];
     const raw = await this.redis.hmget(this.keys.projects, ...ids);
-    return raw.map((value) => (value ? (JSON.parse(value) as Project) : undefined));
+    return raw.map((value) => (value ? parseProject(value) : undefined));
   }
 
   async require(id: string): Promise<Project> {
@@ -55,22 +110,85 @@ export class ProjectService {
     return project;
   }
 
-  async add(path: string, options: AddOptions, actor: string): Promise<Project> {
-    const [project] = await this.#addAll([await this.#describe(path, options)], actor);
-    return project!;
+  /** Refuses (PROJECT_ROOT_MISSING) a project whose root is no longer a directory: nothing may run on it. */
+  async requireRoot(project: Project): Promise<void> {
+    if (!(await isDirectory(project.root))) throw new ProjectRootMissingError(project.id, project.root);
   }
 
-  /** Adds each immediate, non-hidden subdirectory of `dir`; all or nothing. */
-  async scan(dir: string, options: { trust?: boolean }, actor: string): Promise<Project[]> {
+  async add(path: string, options: AddOptions, actor: string): Promise<Project> {
+    const candidate = await this.#describe(path, options);
+    const { registered, refused } = await this.#addAll([candidate], actor, { add: true });
+    if (refused[0]) throw refused[0].error;
+    return registered[0]!;
+  }
+
+  /**
+   * Adds each immediate, non-hidden subdirectory of `dir`: every one it can;
+   * each one it cannot (an id clash, a root registered under another id, an
+   * entry it cannot read) is refused with the reason, the others registered.
+   */
+  async scan(dir: string, options: ScanOptions, actor: string): Promise<ScanReport> {
+    const labels = checkLabels(options.labels ?? []);
     const root = await existingDirectory(dir);
     const entries = await readdir(root, { withFileTypes: true });
-    const candidates = [];
+    const candidates: Project[] = [];
+    const unreadable: ScanReport['refused'] = [];
     for (const entry of entries
       .filter((item) => item.isDirectory() && !item.name.startsWith('.'))
       .sort((a, b) => a.name.localeCompare(b.name))) {
-      candidates.push(await this.#describe(join(root, entry.name), { trust: options.trust }));
+      const path = join(root, entry.name);
+      try {
+        await access(path, constants.R_OK | constants.X_OK);
+        candidates.push({ ...(await this.#describe(path, { trust: options.trust })), labels });
+      } catch (error) {
+        const reason =
+          error instanceof SwitchyardError ? error.message : `cannot be read: ${messageOf(error)}`;
+        unreadable.push({ path, reason });
+      }
     }
-    return this.#addAll(candidates, actor, { skipUnchanged: true, scanning: true });
+    const { registered, refused } = await this.#addAll(candidates, actor, { skipUnchanged: true });
+    return {
+      registered,
+      refused: [...unreadable, ...refused.map(({ path, error }) => ({ path, reason: error.message }))].sort(
+        (a, b) => a.path.localeCompare(b.path),
+      ),
+    };
+  }
+
+  /** Adds labels to a project (those it has already stay); audited when anything changed. */
+  async addLabels(id: string, labels: string[], actor: string): Promise<Project> {
+    const checked = checkLabels(labels);
+    if (checked.length === 0) throw new InvalidInputError('name at least one label');
+    const project = await this.require(id);
+    const added = checked.filter((label) => !project.labels.includes(label));
+    return this.#relabel(project, [...project.labels, ...added].sort(), 'project.label', added, actor);
+  }
+
+  /** Removes labels from a project (one it lacks is no change); audited when anything changed. */
+  async removeLabels(id: string, labels: string[], actor: string): Promise<Project> {
+    const checked = checkLabels(labels);
+    if (checked.length === 0) throw new InvalidInputError('name at least one label');
+    const project = await this.require(id);
+    const removed = checked.filter((label) => project.labels.includes(label));
+    const kept = project.labels.filter((label) => !removed.includes(label));
+    return this.#relabel(project, kept, 'project.unlabel', removed, actor);
+  }
+
+  async #relabel(
+    project: Project,
+    labels: string[],
+    action: string,
+    changed: string[],
+    actor: string,
+  ): Promise<Project> {
+    if (changed.length === 0) return project;
+    const next = { ...project, labels };
+    await auditInto(
+      this.redis.multi().hset(this.keys.projects, project.id, JSON.stringify(next)),
+      this.keys,
+      { actor, action, target: project.id, detail: { labels: changed } },
+    ).exec();
+    return next;
   }
 
   async setTrusted(id: string, trusted: boolean, actor: string): Promise<Project> {
@@ -104,36 +222,70 @@ export class ProjectService {
         `project id ${JSON.stringify(id)} must be 1–128 characters of a-z 0-9 . _ -`,
       );
     }
-    return { id, displayName: options.name ?? basename(root), root, trusted: options.trust === true };
+    return {
+      id,
+      displayName: options.name ?? basename(root),
+      root,
+      trusted: options.trust === true,
+      labels: [],
+    };
   }
 
+  /**
+   * Registers the candidates that clash with nothing, in one write with their
+   * audit entries; the others are refused with the error that says why: an id
+   * taken by another root (earlier in the list or stored), or a real root
+   * registered under another id.
+   */
   async #addAll(
     candidates: Project[],
     actor: string,
-    options: { skipUnchanged?: boolean; scanning?: boolean } = {},
-  ): Promise<Project[]> {
+    options: { skipUnchanged?: boolean; add?: boolean } = {},
+  ): Promise<{ registered: Project[]; refused: { path: string; error: SwitchyardError }[] }> {
     const stored = await this.getMany(candidates.map((candidate) => candidate.id));
+    const byRoot = await this.#idsByRealRoot();
     const seen = new Map<string, Project>();
+    const accepted: { candidate: Project; existing: Project | undefined }[] = [];
+    const refused: { path: string; error: SwitchyardError }[] = [];
     candidates.forEach((candidate, index) => {
       const twin = seen.get(candidate.id) ?? stored[index];
       if (twin && twin.root !== candidate.root) {
         // scan takes no --id: name the fixes that work there.
-        const fix = options.scanning
-          ? `rename one of the directories, or add it alone with \`project add ${candidate.root} --id <other-id>\``
-          : 'give it another id with --id';
-        throw new InvalidInputError(
-          `project id ${candidate.id} clashes: ${twin.root} and ${candidate.root} (${fix})`,
-        );
+        const fix = options.add
+          ? 'give it another id with --id'
+          : `rename one of the directories, or add it alone with \`project add ${candidate.root} --id <other-id>\``;
+        refused.push({
+          path: candidate.root,
+          error: new InvalidInputError(
+            `project id ${candidate.id} clashes: ${twin.root} and ${candidate.root} (${fix})`,
+          ),
+        });
+        return;
+      }
+      const holder = byRoot.get(candidate.root);
+      if (holder !== undefined && holder !== candidate.id) {
+        refused.push({
+          path: candidate.root,
+          error: new ConflictError(
+            `directory ${candidate.root} is already project ${holder}; one directory is one project (\`project remove ${holder}\` first to register it as ${candidate.id})`,
+          ),
+        });
+        return;
       }
       seen.set(candidate.id, candidate);
+      byRoot.set(candidate.root, candidate.id);
+      accepted.push({ candidate, existing: stored[index] });
     });
     const results: Project[] = [];
     let multi = this.redis.multi();
     let changes = 0;
-    candidates.forEach((candidate, index) => {
-      const existing = stored[index];
-      // Re-adding keeps an earlier trust decision unless --trust asks for more.
-      const project = { ...candidate, trusted: candidate.trusted || existing?.trusted === true };
+    accepted.forEach(({ candidate, existing }) => {
+      // Re-adding keeps an earlier trust decision unless --trust asks for more, and every label.
+      const project = {
+        ...candidate,
+        trusted: candidate.trusted || existing?.trusted === true,
+        labels: [...new Set([...(existing?.labels ?? []), ...candidate.labels])].sort(),
+      };
       results.push(project);
       // A re-scan that changes nothing writes nothing (no record, no audit entry).
       if (options.skipUnchanged && existing && sameProject(existing, project)) return;
@@ -143,16 +295,59 @@ export class ProjectService {
         actor,
         action: existing ? 'project.update' : 'project.add',
         target: project.id,
-        detail: { root: project.root, trusted: project.trusted },
+        detail: {
+          root: project.root,
+          trusted: project.trusted,
+          ...(project.labels.length > 0 ? { labels: project.labels } : {}),
+        },
       });
     });
     if (changes > 0) await multi.exec();
-    return results;
+    return { registered: results, refused };
+  }
+
+  /** Each registered root, resolved as it is now (the stored path when it cannot be), → the first id holding it. */
+  async #idsByRealRoot(): Promise<Map<string, string>> {
+    const projects = await this.list();
+    const real = await mapBounded(projects, (project) => realpath(project.root).catch(() => project.root));
+    const byRoot = new Map<string, string>();
+    projects.forEach((project, index) => {
+      for (const root of [project.root, real[index]!]) if (!byRoot.has(root)) byRoot.set(root, project.id);
+    });
+    return byRoot;
   }
 }
 
 function sameProject(a: Project, b: Project): boolean {
-  return a.id === b.id && a.displayName === b.displayName && a.root === b.root && a.trusted === b.trusted;
+  return (
+    a.id === b.id &&
+    a.displayName === b.displayName &&
+    a.root === b.root &&
+    a.trusted === b.trusted &&
+    a.labels.join(',') === b.labels.join(',')
+  );
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** `task` over every item, at most 64 at a time (file system calls over thousands of projects). */
+async function mapBounded<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const runner = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(64, items.length) }, runner));
+  return results;
 }
 
 async function existingDirectory(path: string): Promise<string> {

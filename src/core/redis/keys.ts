@@ -30,7 +30,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     operationsByTime: `${prefix}:operations-by-time`,
     operationLogs: (id: string) => `${prefix}:operation-logs:${id}`,
     idempotency: (key: string) => `${prefix}:idempotency:${key}`,
-    projectLock: (projectId: string) => `${prefix}:project-lock:${projectId}`,
+    /** One directory's operation lock, by projectLockName (its real root), whatever ids name it. */
+    projectLock: (name: string) => `${prefix}:project-lock:${name}`,
     fencing: `${prefix}:fencing`,
     // batches
     batches: `${prefix}:batches`,

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
 import { ERROR_CODES, InvalidInputError, NotFoundError, inOrder } from '../../platform/index.js';
 import type { PluginService } from '../../plugins/index.js';
-import type { ProjectService } from '../../projects/index.js';
+import { checkLabels, type ProjectService } from '../../projects/index.js';
 import {
   INSPECT_ATTEMPTS,
   INSPECT_BACKOFF_MS,
@@ -33,7 +33,8 @@ import { BatchStore, isBatchOver, withoutResults, type BatchQuery, type BatchVie
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
 
-export type ProjectSelection = string[] | 'all';
+/** Every trusted project, these ids, or every project with this label (resolved when the batch is created). */
+export type ProjectSelection = string[] | 'all' | { label: string };
 
 export interface BatchServiceDeps {
   redis: Redis;
@@ -242,6 +243,16 @@ export class BatchService {
     const { projects } = this.deps;
     if (selection === 'all')
       return (await projects.list()).filter((project) => project.trusted).map((project) => project.id);
+    if (!Array.isArray(selection)) {
+      // Untrusted ones too: each fails PROJECT_UNTRUSTED where the owner sees it, none is skipped quietly.
+      const [label] = checkLabels([selection.label]);
+      const labelled = (await projects.list()).filter((project) => project.labels.includes(label!));
+      if (labelled.length === 0)
+        throw new InvalidInputError(
+          `no project has the label ${label} (project list shows the labels; project label add sets one)`,
+        );
+      return labelled.map((project) => project.id);
+    }
     if (selection.length === 0) throw new InvalidInputError('name at least one project, or use --all');
     const unique = [...new Set(selection)];
     const found = await projects.getMany(unique);

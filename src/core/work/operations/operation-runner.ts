@@ -10,7 +10,7 @@ import { ERROR_CODES, SwitchyardError, errorCode, FinalJobError, messageOf } fro
 import { ABORT_REASONS, abortReasonOf, type DispatchOutcome, type Keys } from '../../redis/index.js';
 import { isTerminal, type OperationRecord, type OperationStore } from './operation-store.js';
 import type { PluginService } from '../../plugins/index.js';
-import { ProjectLock } from '../../projects/index.js';
+import { ProjectLock, projectLockName, type ProjectService } from '../../projects/index.js';
 import { boundedMessage } from '../../safety/index.js';
 
 export interface OperationRunnerOptions {
@@ -47,6 +47,7 @@ export class OperationRunner {
     private readonly redis: Redis,
     private readonly keys: Keys,
     private readonly plugins: PluginService,
+    private readonly projects: ProjectService,
     private readonly operations: OperationStore,
     private readonly options: OperationRunnerOptions,
   ) {}
@@ -78,7 +79,8 @@ export class OperationRunner {
     if (operation.state === 'running' && operation.dispatched) return this.#endOutcomeUnknown(operation);
 
     const controller = new AbortController();
-    const lock = await ProjectLock.acquire(this.redis, this.keys, operation.projectId, operation.id, {
+    const lockName = await this.#lockName(operation.projectId);
+    const lock = await ProjectLock.acquire(this.redis, this.keys, lockName, operation.id, {
       ttlMs: this.options.projectLockMs,
       onLost: () => controller.abort(ABORT_REASONS.lockLost),
     });
@@ -93,7 +95,7 @@ export class OperationRunner {
     this.#running.set(operation.id, controller);
     this.options.onStarted?.(operation.id);
     try {
-      return await this.#runLocked(operation, lock, controller, attempt);
+      return await this.#runLocked(operation, lock, lockName, controller, attempt);
     } finally {
       this.#running.delete(operation.id);
       this.options.onEnded?.(operation.id);
@@ -107,7 +109,7 @@ export class OperationRunner {
     const operation = await this.operations.get(operationId);
     if (!operation || isTerminal(operation.state)) return;
     if (operation.dispatched) return void (await this.#endOutcomeUnknown(operation));
-    await ProjectLock.releaseHeldBy(this.redis, this.keys, operation.projectId, operation.id);
+    await this.#releaseHeldBy(operation);
     await this.#endFailed(
       operation,
       ERROR_CODES.WORKER_LOST,
@@ -115,9 +117,21 @@ export class OperationRunner {
     );
   }
 
+  /** The lock of the project's real root (projectLockName); of its id when the project is gone (its call fails then). */
+  async #lockName(projectId: string): Promise<string> {
+    const project = await this.projects.get(projectId);
+    return project ? projectLockName(project.root) : `id:${projectId}`;
+  }
+
+  async #releaseHeldBy(operation: OperationRecord): Promise<void> {
+    const name = await this.#lockName(operation.projectId);
+    await ProjectLock.releaseHeldBy(this.redis, this.keys, name, operation.id);
+  }
+
   async #runLocked(
     operation: OperationRecord,
     lock: ProjectLock,
+    lockName: string,
     controller: AbortController,
     attempt: OperationAttempt,
   ): Promise<{ state: string }> {
@@ -146,12 +160,7 @@ export class OperationRunner {
           operationId: operation.id,
           ...(operation.timeoutMs ? { timeoutMs: operation.timeoutMs } : {}),
           beforeSend: async () => {
-            const marked = await this.operations.markDispatched(
-              operation.id,
-              operation.projectId,
-              lock.token,
-              identity,
-            );
+            const marked = await this.operations.markDispatched(operation.id, lockName, lock.token, identity);
             if (marked !== 'ok') throw new DispatchRefused(marked);
           },
         },
@@ -213,7 +222,7 @@ export class OperationRunner {
 
   async #endOutcomeUnknown(operation: OperationRecord): Promise<{ state: string }> {
     // The dead worker's project lock would block the project until it expires.
-    await ProjectLock.releaseHeldBy(this.redis, this.keys, operation.projectId, operation.id);
+    await this.#releaseHeldBy(operation);
     return this.#endFailed(
       operation,
       ERROR_CODES.OUTCOME_UNKNOWN,
