@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/access/audit.js';
 import type { Core } from '../../src/core/runtime/core-services.js';
 import { projectIdFor } from '../../src/core/projects/project-service.js';
+import { ProjectLock, projectLockName } from '../../src/core/projects/project-lock.js';
 import { useCoreSuite } from '../support/core-suite.js';
 
 const suite = useCoreSuite('projects');
@@ -59,5 +60,26 @@ describe('projects', () => {
       ['other', join(dir, 'other')],
       ['shop', join(dataDir, 'real', 'shop')],
     ]);
+  });
+
+  it('locks operations by the real root: two ids over one directory (older data) never run at once', async () => {
+    const real = join(dataDir, 'real', 'shop');
+    await symlink(real, join(dataDir, 'shop-twin'));
+    const [byRoot, byLink] = await Promise.all([
+      projectLockName(real),
+      projectLockName(join(dataDir, 'shop-twin')),
+    ]);
+    expect(byLink).toBe(byRoot);
+    const first = await ProjectLock.acquire(core.redis, core.keys, byRoot, 'op_first', { ttlMs: 5_000 });
+    expect(first).toBeDefined();
+    expect(await ProjectLock.acquire(core.redis, core.keys, byLink, 'op_second', { ttlMs: 5_000 })).toBe(
+      undefined,
+    );
+    await first!.release();
+    const second = await ProjectLock.acquire(core.redis, core.keys, byLink, 'op_second', { ttlMs: 5_000 });
+    expect(second).toBeDefined();
+    await second!.release();
+    // Another directory is another lock.
+    expect(await projectLockName(join(dataDir, 'clashing', 'other'))).not.toBe(byRoot);
   });
 });
