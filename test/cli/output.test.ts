@@ -88,10 +88,12 @@ describe('terminal-safe output', () => {
   });
 
   it('a project name with ESC sequences is shown escaped in tables', async () => {
+    // A directory of its own: one directory is one project.
+    await mkdir(join(root, 'projects', 'evil'), { recursive: true });
     const added = await cli([
       'project',
       'add',
-      join(root, 'projects', 'shop'),
+      join(root, 'projects', 'evil'),
       '--id',
       'evil',
       '--name',
@@ -102,6 +104,7 @@ describe('terminal-safe output', () => {
     const listed = await cli(['project', 'list']);
     expectEscaped(listed.stdout);
     expect((await cli(['project', 'remove', 'evil'])).code).toBe(0);
+    await rm(join(root, 'projects', 'evil'), { recursive: true });
   });
 
   it('a plugin stderr line with ESC sequences is shown escaped by plugin logs', async () => {

@@ -171,7 +171,9 @@ describe('plugin set: the policy of a plugin’s calls', () => {
       grantedScopes: before.grantedScopes,
       policy: before.policy,
     });
-    expect(await auditOf('plugin.trust')).toHaveLength(trusts);
+    const confirmations = await auditOf('plugin.trust');
+    expect(confirmations).toHaveLength(trusts + 1);
+    expect(confirmations[0]?.detail).toMatchObject({ fingerprint: before.fingerprint, unchanged: true });
   });
 
   it('a record trusted before network confinement keeps its network on refresh, and the audit says so', async () => {

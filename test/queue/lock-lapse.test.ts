@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { OperationView } from '../../src/core/work/operations/operation-store.js';
+import { projectLockName } from '../../src/core/projects/project-lock.js';
 import { isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { PLUGIN_ID, readLines, runCli, startWorker, waitFor } from '../support/workers.js';
@@ -49,7 +50,7 @@ describe('a worker that cannot renew its locks', () => {
     await new Promise((resolve) => setTimeout(resolve, LOCK_MS));
     const [jobTtl, projectTtl] = await Promise.all([
       runtime.core.redis.pttl(`${prefix}:bull:operate:${id}:lock`),
-      runtime.core.redis.pttl(`${prefix}:project-lock:zeta`),
+      runtime.core.redis.pttl(`${prefix}:project-lock:${await projectLockName(root)}`),
     ]);
     expect(jobTtl).toBeGreaterThan(0);
     expect(projectTtl).toBeGreaterThan(0);

@@ -192,7 +192,8 @@ export class PluginService {
   /**
    * Records the exact reviewed fingerprint; the plugin stays disabled. Trusting
    * again the fingerprint it is trusted at changes nothing (an enabled plugin
-   * keeps its grants): only a new fingerprint needs a new review and grant.
+   * keeps its grants; the audit records it as `unchanged`): only a new
+   * fingerprint needs a new review and grant.
    */
   async trust(id: string, fingerprint: string, actor: string): Promise<PluginView> {
     const record = await this.#require(id);
@@ -213,8 +214,12 @@ export class PluginService {
       if (!current || current.fingerprint !== fingerprint) {
         throw new InvalidInputError(`plugin ${id} changed while it was being trusted; review it again`);
       }
+      // The same review again: nothing changes, and the audit records who confirmed it.
       if (current.trust === 'trusted' && current.trustedFingerprint === fingerprint)
-        return { value: undefined };
+        return {
+          audit: [{ actor, action: 'plugin.trust', target: id, detail: { fingerprint, unchanged: true } }],
+          value: undefined,
+        };
       const next: PluginRecord = {
         ...current,
         trust: 'trusted',
