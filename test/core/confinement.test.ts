@@ -13,7 +13,9 @@ import { createServer, type Server } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CONFINEMENT_ENV, containment } from '../../src/core/supervision/containment.js';
+import { existsSync } from 'node:fs';
+import { ConfinementUnavailableError } from '../../src/core/platform/errors.js';
+import { CONFINEMENT_ENV, containment, startCallProcess } from '../../src/core/supervision/containment.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO } from '../support/data-dir.js';
@@ -264,5 +266,19 @@ describe.skipIf(state.mechanism !== 'subreaper')('saying what is enforced', () =
     // Unconfined, the same read succeeds: the defence above is the kernel's, not the fixture's.
     const results = await operateAttempts(plugin, [{ read: homeSecret }]);
     expect(results).toEqual(['ok: home secret\n']);
+    // A call that requires confinement (worker --require-confinement) starts nothing.
+    const mark = join(suite.dataDir, `required-${process.pid}`);
+    const refused = await startCallProcess({
+      file: '/bin/sh',
+      args: ['-c', `touch '${mark}'`],
+      cwd: suite.dataDir,
+      env: {},
+      requireConfinement: true,
+    }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConfinementUnavailableError);
+    expect((refused as Error).message).toMatch(
+      /requires kernel confinement \(--require-confinement\) and cannot provide: kernel confinement \(SWITCHYARD_CONFINEMENT=off\)/,
+    );
+    expect(existsSync(mark)).toBe(false);
   });
 });
