@@ -161,11 +161,14 @@ export function printTable(head: string[], rows: Cell[][]): void {
   process.stdout.write(`${text}\n`);
 }
 
-export function printFields(fields: [string, Cell][]): void {
+/** Name: value lines; a value given as lines prints each under the first, aligned (each line terminal-safe). */
+export function printFields(fields: [string, Cell | readonly string[]][]): void {
   const width = Math.max(...fields.map(([name]) => name.length));
   for (const [name, value] of fields) {
     if (value === undefined || value === '') continue;
-    process.stdout.write(`${name.padEnd(width)}  ${escapeControl(String(value))}\n`);
+    const [first, ...rest] = Array.isArray(value) ? (value as readonly string[]) : [String(value)];
+    process.stdout.write(`${name.padEnd(width)}  ${escapeControl(first ?? '')}\n`);
+    for (const line of rest) process.stdout.write(`${' '.repeat(width)}  ${escapeControl(line)}\n`);
   }
 }
 

@@ -102,6 +102,7 @@ describe('confinement as each worker host reports it', () => {
     const shown = await cli(['plugin', 'show', ID]);
     expect(shown.stdout).toContain(`worker ${report.worker} (--require-confinement):`);
     expect(shown.stdout).toContain('not enforced: nothing');
+    expect(shown.stdout).not.toContain('\\x0a');
     // It runs plugins: a health check through the queue-less path still works, and the worker stays up.
     expect(required.exitCode).toBeNull();
     await stopProcess(required);

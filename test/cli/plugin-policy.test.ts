@@ -114,7 +114,10 @@ describe('plugin set: the policy of a plugin’s calls', () => {
 
     const shown = await cli(['plugin', 'show', ID]);
     expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toContain('network: allow (set by an admin)');
+    expect(shown.stdout).toContain('network: allow — set by an admin');
+    // One line each, not one escaped run (`\x0a`).
+    expect(shown.stdout).not.toContain('\\x0a');
+    expect(shown.stdout).toMatch(/^\s+extra read paths: /m);
     expect(shown.stdout).toContain('extra read paths: /opt/shared-rules, ');
     expect(shown.stdout).toContain(
       'limits per call: memory 512MiB, cpu 1m, file size 64MiB, open files 256, processes 64',

@@ -100,7 +100,7 @@ export function registerLongOpCommands(program: Command): void {
         const detail = await backend.plugins.setPolicy(id, settings);
         emit(config.json, detail, () => {
           say(`${id}: ${limitsText(detail)}`);
-          say(policyText(detail));
+          for (const line of policyText(detail)) say(line);
         });
       }),
     );
@@ -182,15 +182,15 @@ function policySettings(options: PolicyOptions): PluginSettings {
 }
 
 /** The policy lines of `plugin show` and `plugin set`. */
-export function policyText(detail: PluginDetail): string {
+export function policyText(detail: PluginDetail): string[] {
   const { network, networkReason, allowRead, allowWrite, limits } = detail.policy;
   return [
-    `network: ${network} (${networkReason})`,
+    `network: ${network} — ${networkReason}`,
     `extra read paths: ${allowRead.join(', ') || '(none)'}`,
     `extra write paths: ${allowWrite.join(', ') || '(none)'}`,
     `limits per call: memory ${formatSize(limits.memoryBytes)}, cpu ${formatLimit(limits.cpuMs)}, ` +
       `file size ${formatSize(limits.fileSizeBytes)}, open files ${limits.openFiles}, processes ${limits.processes}`,
-  ].join('\n');
+  ];
 }
 
 function formatSize(bytes: number): string {
@@ -205,7 +205,7 @@ function formatSize(bytes: number): string {
   return `${bytes}B`;
 }
 
-export function containmentText(detail: PluginDetail): string {
+export function containmentText(detail: PluginDetail): string[] {
   const { mechanism, detail: text, enforced, missing, workers } = detail.containment;
   const lines = [`${mechanism}: ${text}`, ...mechanismLines(enforced, missing)];
   if (workers.length === 0) lines.push('running workers: none reported (start one: switchyard worker)');
@@ -215,7 +215,7 @@ export function containmentText(detail: PluginDetail): string {
       ...mechanismLines(worker.enforced, worker.missing).map((line) => `  ${line}`),
     );
   }
-  return lines.join('\n');
+  return lines;
 }
 
 function mechanismLines(enforced: readonly string[], missing: readonly string[]): string[] {
