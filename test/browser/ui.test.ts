@@ -247,6 +247,19 @@ describe('review web UI in Chromium', () => {
     await shot(page, '05-trusted');
   });
 
+  it('lists the call policy and what the worker host enforces, and what it does not', async () => {
+    expect(await page.getByTestId('plugin-network').innerText()).toMatch(
+      /^none — the default for a package trusted now/,
+    );
+    expect(await page.getByTestId('plugin-resource-limits').innerText()).toBe(
+      'memory 2 GiB, CPU 30m, file size 1 GiB, open files 1024, processes 256',
+    );
+    const enforcement = await page.getByTestId('plugin-enforcement').innerText();
+    expect(enforcement).toMatch(/worker:\S+:\d+/);
+    expect(enforcement).toMatch(/enforced: .*signal scoping/);
+    expect(enforcement).toMatch(/not enforced: /);
+  });
+
   it('enables with exactly the two scopes checked, none pre-checked', async () => {
     const boxes = page.locator('[data-testid^="enable-scope-"]');
     expect(await boxes.count()).toBe(3);
