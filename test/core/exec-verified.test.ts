@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/runtime/core-services.js';
 import { PackageInvalidError } from '../../src/core/platform/errors.js';
 import { containment } from '../../src/core/supervision/containment.js';
-import { superviseCall } from '../../src/core/supervision/supervisor.js';
+import { superviseCall, type TrustedIdentity } from '../../src/core/supervision/supervisor.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { NATIVE_FIXTURE_DIST, REPO, installPackage } from '../support/data-dir.js';
 import { installFixturePackage } from '../support/manifest.js';
@@ -25,6 +25,30 @@ async function swapIn(target: string): Promise<string> {
   await chmod(impostor, 0o755);
   await rename(impostor, target);
   return mark;
+}
+
+/**
+ * Opens `executable` as the host does, swaps other bytes in by rename, then
+ * runs a health call from the descriptor; the outcome and the impostor's mark.
+ */
+async function healthAfterSwap(executable: string, dir: string, identity: TrustedIdentity) {
+  const fd = openSync(executable, 'r');
+  try {
+    const mark = await swapIn(executable);
+    const outcome = await superviseCall({
+      executablePath: executable,
+      executableFd: fd,
+      arguments: [],
+      packageDir: dir,
+      identity,
+      grants: ['project.metadata.read'],
+      method: 'plugin.health',
+      params: {},
+    });
+    return { outcome, mark };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const exists = (path: string) =>
@@ -50,25 +74,9 @@ describe.skipIf(!byDescriptor)('a swap right after verification runs nothing unv
       capabilities: string[];
       requestedScopes: string[];
     };
-    const executable = join(dir, 'native-fixture');
-    const fd = openSync(executable, 'r');
-    try {
-      const mark = await swapIn(executable);
-      const outcome = await superviseCall({
-        executablePath: executable,
-        executableFd: fd,
-        arguments: [],
-        packageDir: dir,
-        identity: manifest,
-        grants: ['project.metadata.read'],
-        method: 'plugin.health',
-        params: {},
-      });
-      expect(outcome.result.status).toBe('healthy');
-      expect(await exists(mark)).toBe(false);
-    } finally {
-      closeSync(fd);
-    }
+    const { outcome, mark } = await healthAfterSwap(join(dir, 'native-fixture'), dir, manifest);
+    expect(outcome.result.status).toBe('healthy');
+    expect(await exists(mark)).toBe(false);
     await installPackage(dataDir, NATIVE_FIXTURE_DIST, 'native-fixture'); // the original back
   });
 
@@ -91,25 +99,10 @@ describe.skipIf(!byDescriptor)('a swap right after verification runs nothing unv
     // swap, `<path> (deleted)`, a name another writer of the directory can plant.
     const planted = join(dir, 'planted-ran');
     await writeFile(`${executable} (deleted)`, `require('node:fs').writeFileSync('${planted}', 'ran');\n`);
-    const fd = openSync(executable, 'r');
-    try {
-      const mark = await swapIn(executable);
-      const outcome = await superviseCall({
-        executablePath: executable,
-        executableFd: fd,
-        arguments: [],
-        packageDir: dir,
-        identity: { ...fields, version: '1.0.0' },
-        grants: ['project.metadata.read'],
-        method: 'plugin.health',
-        params: {},
-      });
-      expect(outcome.result.status).toBe('healthy');
-      expect(await exists(mark)).toBe(false);
-      expect(await exists(planted)).toBe(false);
-    } finally {
-      closeSync(fd);
-    }
+    const { outcome, mark } = await healthAfterSwap(executable, dir, { ...fields, version: '1.0.0' });
+    expect(outcome.result.status).toBe('healthy');
+    expect(await exists(mark)).toBe(false);
+    expect(await exists(planted)).toBe(false);
   });
 
   it('swapped between verification and start: refused, nothing started', async () => {
