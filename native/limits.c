@@ -554,12 +554,23 @@ static void close_watch(struct limit_watch *watch) {
     if (*fds[i] >= 0) close(*fds[i]), *fds[i] = -1;
 }
 
+/**
+ * The file the plugin's process writes "0" to, to join a slot: v1 `tasks` (this
+ * thread), not `cgroup.procs` (its thread group). For a process of one thread,
+ * as the plugin's is before its exec (clone without CLONE_THREAD), the same
+ * move; but only a whole thread group's takes the kernel's global
+ * cgroup_threadgroup_rwsem for writing, whose percpu_down_write waits a
+ * synchronize_rcu() once the lock has gone idle (ms, in ~1 call of 70 here).
+ * v2 has no such file for a domain cgroup (cgroup.threads is for threaded ones).
+ */
+static const char *join_file(int c) { return cg[c].version == 1 ? "tasks" : "cgroup.procs"; }
+
 int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch) {
   (void)limits;
   *watch = (struct limit_watch){ -1, -1, -1, -1, 0, 0 };
   if (slot >= slot_count || !slots[slot].made) return 0; // no cgroup here: rlimits only
   if (cg[PIDS].version) {
-    watch->pids_procs = open_slot(PIDS, slot, "cgroup.procs", O_WRONLY);
+    watch->pids_procs = open_slot(PIDS, slot, join_file(PIDS), O_WRONLY);
     watch->pids_events = watch->pids_procs < 0 ? -1 : open_slot(PIDS, slot, "pids.events", O_RDONLY);
     if (watch->pids_events < 0) goto failed;
     watch->pids_max_hits = counter_of(watch->pids_events, "max");
@@ -567,7 +578,7 @@ int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch 
   if (cg[MEMORY].version) {
     // v2: one cgroup.procs for both controllers.
     if (!cg[MEMORY].shared) {
-      watch->memory_procs = open_slot(MEMORY, slot, "cgroup.procs", O_WRONLY);
+      watch->memory_procs = open_slot(MEMORY, slot, join_file(MEMORY), O_WRONLY);
       if (watch->memory_procs < 0) goto failed;
     }
     watch->memory_events =
@@ -590,7 +601,7 @@ static int set(int resource, unsigned long long soft, unsigned long long hard) {
 
 static int join_cgroup(int procs) {
   if (procs < 0) return 0;
-  // "0": the writer itself, in v1 and v2 alike (it leads its own thread group: no CLONE_THREAD).
+  // "0": the writer itself, in v1 and v2 alike (it leads its own thread group, of one thread: no CLONE_THREAD).
   ssize_t n;
   do n = write(procs, "0", 1); while (n < 0 && errno == EINTR);
   return n == 1 ? 0 : -1;

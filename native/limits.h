@@ -18,7 +18,7 @@ void limits_print_probe(void);
 /** In the helper, before the keeper's fork: the slot's cgroups exist and carry these limits. 0, or -1 with errno. */
 int limits_prepare(unsigned slot, const struct limits *limits);
 
-/** What the keeper watches for one call: the slot's cgroup.procs descriptors and its counters before the call. */
+/** What the keeper watches for one call: the slot's join files (v1 tasks, v2 cgroup.procs) and its counters before the call. */
 struct limit_watch {
   int memory_procs, pids_procs;       // -1 when not used
   int memory_events, pids_events;     // descriptors of the counter files, -1 when not used
