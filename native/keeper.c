@@ -137,15 +137,23 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   dup2(devnull, 0);
   dup2(devnull, 1);
   dup2(devnull, 2);
-  int keep[] = { 0, 1, 2, in_r, out_w, err_w, status_w, req->ruleset };
-  int kept = req->ruleset >= 0 ? 8 : 7;
+  // The slot's cgroup files, opened by the helper (limits.h): kept, like the call's pipes and ruleset.
+  struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
+  if ((req->flags & SPAWN_LIMITS) && limits_watch(req->slot, &req->limits, &watch) != 0) {
+    report(status_w, 'F', errno);
+    _exit(KEEPER_NOT_STARTED);
+  }
+  int wanted_fds[] = { in_r, out_w, err_w, status_w, req->ruleset,
+                       watch.pids_procs, watch.pids_events, watch.memory_procs, watch.memory_events };
+  int keep[3 + sizeof wanted_fds / sizeof wanted_fds[0]] = { 0, 1, 2 };
+  int kept = 3;
   // Ascending for close_all_but: the helper's descriptors are all above 2, in any order.
-  for (int i = 4; i < kept; i++)
-    for (int j = i; j > 3 && keep[j - 1] > keep[j]; j--) {
-      int t = keep[j];
-      keep[j] = keep[j - 1];
-      keep[j - 1] = t;
-    }
+  for (size_t i = 0; i < sizeof wanted_fds / sizeof wanted_fds[0]; i++) {
+    if (wanted_fds[i] < 0) continue;
+    int j = kept++;
+    for (; j > 3 && keep[j - 1] > wanted_fds[i]; j--) keep[j] = keep[j - 1];
+    keep[j] = wanted_fds[i];
+  }
   close_all_but(keep, kept);
 
   // The leader by clone(CLONE_VM|CLONE_VFORK), as posix_spawn does it (no
@@ -164,11 +172,6 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
       report(status_w, 'F', ruleset < 0 ? req->ruleset_error : ENOSYS);
       _exit(KEEPER_NOT_STARTED);
     }
-  }
-  struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
-  if ((req->flags & SPAWN_LIMITS) && limits_watch(req->slot, &req->limits, &watch) != 0) {
-    report(status_w, 'F', errno);
-    _exit(KEEPER_NOT_STARTED);
   }
   int exec_fd = -1;
   if (req->flags & SPAWN_EXEC_FD) {

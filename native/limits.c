@@ -41,10 +41,14 @@ static int initialized;
 /** The helper whose pool this is (its pid names the pool); a keeper whose parent it no longer is outlived it. */
 static pid_t pool_owner;
 
-/** What each slot's cgroups carry now, so a limit is written only when it changes. */
+/**
+ * What each slot's cgroups carry now, so a limit is written only when it changes; and its files a call
+ * uses, opened once (kernfs opens cost ~10 us each), with the counters read before the call.
+ */
 struct slot_state {
-  unsigned char made, processes_known, memory_known;
+  unsigned char made, processes_known, memory_known, files_open;
   unsigned long long processes, memory;
+  struct limit_watch files;
 };
 static struct slot_state *slots;
 static size_t slot_count;
@@ -489,6 +493,83 @@ static int set_memory_v1(unsigned slot, const char *value) {
   return write_slot(MEMORY, slot, "memory.limit_in_bytes", value);
 }
 
+static int open_slot(int c, unsigned slot, const char *file, int flags) {
+  char path[PATH_MAX];
+  if (slot_path(path, c, slot, file) != 0) return -1;
+  return open(path, flags | O_CLOEXEC);
+}
+
+static void close_files(struct limit_watch *files) {
+  int *fds[] = { &files->memory_procs, &files->pids_procs, &files->memory_events, &files->pids_events };
+  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+    if (*fds[i] >= 0) close(*fds[i]), *fds[i] = -1;
+}
+
+/** Every slot's files closed and its state forgotten (its cgroups are made and written anew). */
+static void forget_slots(void) {
+  for (size_t i = 0; i < slot_count; i++)
+    if (slots[i].files_open) close_files(&slots[i].files);
+  memset(slots, 0, slot_count * sizeof *slots);
+}
+
+/**
+ * The file the plugin's process writes "0" to, to join a slot: v1 `tasks` (this
+ * thread), not `cgroup.procs` (its thread group). For a process of one thread,
+ * as the plugin's is before its exec (clone without CLONE_THREAD), the same
+ * move; but only a whole thread group's takes the kernel's global
+ * cgroup_threadgroup_rwsem for writing, whose percpu_down_write waits a
+ * synchronize_rcu() once the lock has gone idle (ms, in ~1 call of 70 here).
+ * v2 has no such file for a domain cgroup (cgroup.threads is for threaded ones).
+ */
+static const char *join_file(int c) { return cg[c].version == 1 ? "tasks" : "cgroup.procs"; }
+
+/**
+ * The slot's join files and counter files, opened by the helper once and kept
+ * (close-on-exec; a keeper keeps its own slot's, the plugin's process writes
+ * to them before its exec).
+ */
+static int open_files(unsigned slot, struct limit_watch *files) {
+  *files = (struct limit_watch){ -1, -1, -1, -1, 0, 0 };
+  if (cg[PIDS].version) {
+    files->pids_procs = open_slot(PIDS, slot, join_file(PIDS), O_WRONLY);
+    files->pids_events = files->pids_procs < 0 ? -1 : open_slot(PIDS, slot, "pids.events", O_RDONLY);
+    if (files->pids_events < 0) goto failed;
+  }
+  if (cg[MEMORY].version) {
+    // v2: one cgroup.procs for both controllers.
+    if (!cg[MEMORY].shared) {
+      files->memory_procs = open_slot(MEMORY, slot, join_file(MEMORY), O_WRONLY);
+      if (files->memory_procs < 0) goto failed;
+    }
+    files->memory_events =
+        open_slot(MEMORY, slot, cg[MEMORY].version == 1 ? "memory.oom_control" : "memory.events", O_RDONLY);
+    if (files->memory_events < 0) goto failed;
+  }
+  return 0;
+failed:;
+  int error = errno;
+  close_files(files);
+  errno = error;
+  return -1;
+}
+
+/** The counter from an open counter file into *value; -1 when the file cannot be read (its cgroup removed). */
+static int read_counter(int fd, const char *key, unsigned long long *value) {
+  char text[1024];
+  ssize_t n = pread(fd, text, sizeof text - 1, 0);
+  if (n < 0) return -1;
+  text[n] = 0;
+  *value = counter_in(text, key);
+  return 0;
+}
+
+/** The slot's counters now, as the baseline of the call about to start. */
+static int read_counters(struct limit_watch *files) {
+  if (files->pids_events >= 0 && read_counter(files->pids_events, "max", &files->pids_max_hits) != 0) return -1;
+  if (files->memory_events >= 0 && read_counter(files->memory_events, "oom_kill", &files->oom_kills) != 0) return -1;
+  return 0;
+}
+
 static int prepare_slot(unsigned slot, const struct limits *limits) {
   if (make_pools() != 0) return -1;
   if (slot >= slot_count) {
@@ -500,15 +581,22 @@ static int prepare_slot(unsigned slot, const struct limits *limits) {
     slot_count = count;
   }
   struct slot_state *s = &slots[slot];
-  char value[32], path[PATH_MAX];
+  char value[32];
   if (!s->made) {
     if (make_slot(slot) != 0) return -1;
     s->made = 1;
-  } else {
-    // Still there (limits unchanged are not written, so a removed slot would otherwise go unnoticed).
-    for (int c = 0; c < CONTROLLERS; c++)
-      if (cg[c].version && !cg[c].shared && (slot_path(path, c, slot, NULL) != 0 || access(path, F_OK) != 0))
-        return -1;
+  }
+  // The counters before this call, through the slot's open files; a read that fails says the slot's
+  // cgroup was removed (ENODEV), or its files could not be opened (ENOENT): the pool is made anew.
+  if (!s->files_open) {
+    if (open_files(slot, &s->files) != 0) return -1;
+    s->files_open = 1;
+  }
+  if (read_counters(&s->files) != 0) {
+    close_files(&s->files);
+    s->files_open = 0;
+    errno = ENOENT;
+    return -1;
   }
   if (cg[PIDS].version && (!s->processes_known || s->processes != limits->processes)) {
     s->processes_known = 0;
@@ -536,62 +624,18 @@ int limits_prepare(unsigned slot, const struct limits *limits) {
   if (errno != ENOENT) return -1;
   // The pool was removed under us (by hand, or taken for a dead helper's): made again, every slot anew.
   for (int c = 0; c < CONTROLLERS; c++) cg[c].pool_made = 0;
-  memset(slots, 0, slot_count * sizeof *slots);
+  forget_slots();
   return prepare_slot(slot, limits);
 }
 
 // ---- the keeper and the plugin's process ---------------------------------------
 
-static int open_slot(int c, unsigned slot, const char *file, int flags) {
-  char path[PATH_MAX];
-  if (slot_path(path, c, slot, file) != 0) return -1;
-  return open(path, flags | O_CLOEXEC);
-}
-
-static void close_watch(struct limit_watch *watch) {
-  int *fds[] = { &watch->memory_procs, &watch->pids_procs, &watch->memory_events, &watch->pids_events };
-  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
-    if (*fds[i] >= 0) close(*fds[i]), *fds[i] = -1;
-}
-
-/**
- * The file the plugin's process writes "0" to, to join a slot: v1 `tasks` (this
- * thread), not `cgroup.procs` (its thread group). For a process of one thread,
- * as the plugin's is before its exec (clone without CLONE_THREAD), the same
- * move; but only a whole thread group's takes the kernel's global
- * cgroup_threadgroup_rwsem for writing, whose percpu_down_write waits a
- * synchronize_rcu() once the lock has gone idle (ms, in ~1 call of 70 here).
- * v2 has no such file for a domain cgroup (cgroup.threads is for threaded ones).
- */
-static const char *join_file(int c) { return cg[c].version == 1 ? "tasks" : "cgroup.procs"; }
-
 int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch) {
   (void)limits;
+  // The helper's files and counters of this slot (limits_prepare, just before the keeper's fork).
   *watch = (struct limit_watch){ -1, -1, -1, -1, 0, 0 };
-  if (slot >= slot_count || !slots[slot].made) return 0; // no cgroup here: rlimits only
-  if (cg[PIDS].version) {
-    watch->pids_procs = open_slot(PIDS, slot, join_file(PIDS), O_WRONLY);
-    watch->pids_events = watch->pids_procs < 0 ? -1 : open_slot(PIDS, slot, "pids.events", O_RDONLY);
-    if (watch->pids_events < 0) goto failed;
-    watch->pids_max_hits = counter_of(watch->pids_events, "max");
-  }
-  if (cg[MEMORY].version) {
-    // v2: one cgroup.procs for both controllers.
-    if (!cg[MEMORY].shared) {
-      watch->memory_procs = open_slot(MEMORY, slot, join_file(MEMORY), O_WRONLY);
-      if (watch->memory_procs < 0) goto failed;
-    }
-    watch->memory_events =
-        open_slot(MEMORY, slot, cg[MEMORY].version == 1 ? "memory.oom_control" : "memory.events", O_RDONLY);
-    if (watch->memory_events < 0) goto failed;
-    watch->oom_kills = counter_of(watch->memory_events, "oom_kill");
-  }
+  if (slot < slot_count && slots[slot].made && slots[slot].files_open) *watch = slots[slot].files;
   return 0;
-failed:;
-  int error = errno;
-  close_watch(watch);
-  errno = error;
-  return -1;
 }
 
 static int set(int resource, unsigned long long soft, unsigned long long hard) {
@@ -662,6 +706,7 @@ void limits_cleanup(void) {
     remove_cgroup(cg[c].pool);
   }
   for (int c = 0; c < CONTROLLERS; c++) cg[c].pool_made = 0;
+  forget_slots();
   free(slots);
   slots = NULL;
   slot_count = 0;

@@ -15,7 +15,10 @@ void limits_init(void);
 unsigned limits_available(void);
 /** For `sy-spawner --probe`: one line per mechanism, e.g. "limits-memory cgroup-v1", "limits-processes none". */
 void limits_print_probe(void);
-/** In the helper, before the keeper's fork: the slot's cgroups exist and carry these limits. 0, or -1 with errno. */
+/**
+ * In the helper, before the keeper's fork: the slot's cgroups exist and carry these limits, their files are
+ * open and the counters read (the call's baseline). 0, or -1 with errno.
+ */
 int limits_prepare(unsigned slot, const struct limits *limits);
 
 /** What the keeper watches for one call: the slot's join files (v1 tasks, v2 cgroup.procs) and its counters before the call. */
@@ -24,7 +27,10 @@ struct limit_watch {
   int memory_events, pids_events;     // descriptors of the counter files, -1 when not used
   unsigned long long oom_kills, pids_max_hits;
 };
-/** In the keeper, before starting the plugin. 0, or -1 with errno. */
+/**
+ * In the keeper, before it closes the helper's descriptors: the slot's files and counters as limits_prepare
+ * left them (the helper keeps each slot's files open, a keeper keeps these). 0, or -1 with errno.
+ */
 int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch);
 /** In the plugin's process before exec (it shares the keeper's memory: system calls only). 0, or -1 with errno. */
 int limits_apply(const struct limits *limits, const struct limit_watch *watch);
