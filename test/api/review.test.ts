@@ -324,7 +324,22 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
     expect(metricsBefore).not.toMatch(
       /switchyard_plugin_call_seconds_bucket\{plugin="fixture-inspector",method="project\.inspect"/,
     );
-    const text = await metrics();
+    // A worker flushes its call metrics at most 100 ms after a call (call-metrics.ts), so the
+    // histogram may trail the batch's end by that much: read until both batches are in it.
+    const inspections = (body: string) =>
+      Number(
+        /^switchyard_plugin_call_seconds_bucket\{plugin="fixture-inspector",method="project\.inspect",le="\+Inf"\} (\d+)$/m.exec(
+          body,
+        )?.[1] ?? 0,
+      );
+    const text = await waitFor(
+      'both batches in the call histogram',
+      async () => {
+        const body = await metrics();
+        return inspections(body) >= 6 ? body : undefined;
+      },
+      10_000,
+    );
     expect(text).toMatch(/^# HELP switchyard_queue_jobs /m);
     expect(text).toMatch(/^# TYPE switchyard_queue_jobs gauge$/m);
     expect(text).toMatch(/^switchyard_queue_jobs\{queue="[^"]+",state="completed"\} \d+$/m);
