@@ -18,6 +18,17 @@ const subreaper = containment().mechanism === 'subreaper';
 const CALL_TIMEOUT_MS = 3_000;
 const GRACE_MS = 3_000;
 
+/** Once the plugin reports its keeper stopped: the plugin's and its grandchild's pids. */
+async function stoppedKeeperPids(root: string): Promise<[number, number]> {
+  await waitFor('the attack', async () => {
+    const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
+    return line === 'ok';
+  });
+  const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
+  const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+  return [pid!, grandchild!];
+}
+
 describe.skipIf(!subreaper)('a plugin that attacks its keeper, in a worker', () => {
   const suite = useQueueSuite('keeper-attack');
   beforeAll(() => void (process.env[CONFINEMENT_ENV] = 'off'));
@@ -94,18 +105,13 @@ describe.skipIf(!subreaper)('a plugin that attacks its keeper, in a worker', () 
       { pluginId: PLUGIN_ID, projectId: 'p1', action: 'append', input },
       ACTOR,
     );
-    await waitFor('the attack', async () => {
-      const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
-      return line === 'ok';
-    });
-    const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
-    const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+    const [pid, grandchild] = await stoppedKeeperPids(root);
     const cancelledAt = performance.now();
     await operations.cancel(operation.id, ACTOR);
     const ended = await operations.wait(operation.id, { signal: AbortSignal.timeout(30_000), pollMs: 100 });
     expect(ended.state).toBe('cancelled');
     expect(performance.now() - cancelledAt).toBeLessThan(GRACE_MS + 3_000);
-    const alive = await survivors([pid!, grandchild!], [], 1_500);
+    const alive = await survivors([pid, grandchild], [], 1_500);
     killAll(alive);
     expect(alive).toEqual([]);
   }, 60_000);
@@ -129,14 +135,9 @@ describe.skipIf(!subreaper)('a plugin that attacks its keeper, in a worker', () 
       },
       ACTOR,
     );
-    await waitFor('the attack', async () => {
-      const [line] = await readLines(join(root, 'signal.result')).catch(() => []);
-      return line === 'ok';
-    });
-    const [pid] = (await readLines(join(root, 'plugin.pid'))).map(Number);
-    const [grandchild] = (await readLines(join(root, 'grandchild.pid'))).map(Number);
+    const [pid, grandchild] = await stoppedKeeperPids(root);
     await kill9(worker);
-    const alive = await survivors([pid!, grandchild!], [], 1_500);
+    const alive = await survivors([pid, grandchild], [], 1_500);
     killAll(alive);
     expect(alive).toEqual([]);
   }, 60_000);
