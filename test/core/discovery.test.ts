@@ -139,6 +139,31 @@ describe('refresh reconciles the registry', () => {
     const [back] = await core.plugins.refresh('user:test');
     expect(back).toMatchObject({ trust: 'trusted', enabled: false, grantedScopes: [] });
   });
+
+  it("another host's changed bytes stay 'changed' when this host's copy still holds the trusted bytes", async () => {
+    // The test before left native-fixture trusted. What a worker on another machine records when its copy differs (plugin-calls #markChanged).
+    const record = JSON.parse((await core.redis.hget(core.keys.plugins, 'native-fixture'))!);
+    const otherBytes = 'f'.repeat(64);
+    await core.redis.hset(
+      core.keys.plugins,
+      'native-fixture',
+      JSON.stringify({
+        ...record,
+        trust: 'changed',
+        changedOn: 'another-host',
+        enabled: false,
+        grantedScopes: [],
+        fingerprint: otherBytes,
+      }),
+    );
+    const [seenHere] = await core.plugins.refresh('user:test');
+    expect(seenHere).toMatchObject({ trust: 'changed', enabled: false });
+    expect(seenHere!.fingerprint).toBe(record.trustedFingerprint);
+    // A new review of the bytes clears it.
+    await core.plugins.trust('native-fixture', seenHere!.fingerprint!, 'user:test');
+    const [reviewed] = await core.plugins.refresh('user:test');
+    expect(reviewed).toMatchObject({ trust: 'trusted', enabled: false });
+  });
   it('a rejected manifest is never quoted raw: its pieces are redacted and cut to 120 characters', async () => {
     const skKey = `sk-proj-${'aZ3kQ9xW2mP7'.repeat(4)}`;
     const awsId = `${'AKIA'}IOSFODNN7EXAMPLE`;

@@ -2,6 +2,7 @@
 // this machine's disk, run one supervised call, and leave its trace: health
 // and logs through PluginStore, call metrics, and a package found changed or
 // broken marked so everywhere.
+import { hostname } from 'node:os';
 import { closeSync, fstatSync, openSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
@@ -248,7 +249,14 @@ export class PluginCalls {
         return { value: undefined };
       }
       return {
-        next: { ...latest, trust: 'changed', enabled: false, grantedScopes: [], fingerprint: current },
+        next: {
+          ...latest,
+          trust: 'changed',
+          changedOn: hostname(),
+          enabled: false,
+          grantedScopes: [],
+          fingerprint: current,
+        },
         audit: [
           {
             actor: this.options.processActor,

@@ -67,6 +67,7 @@ export function reconcile(
   found: DiscoveredPackage,
   actor: string,
   now: string,
+  host: string,
 ): { next: PluginRecord; audit: AuditInput[] } {
   const manifest = found.manifest;
   const audit: AuditInput[] = [];
@@ -75,6 +76,7 @@ export function reconcile(
   let enabled = current?.enabled ?? false;
   let grantedScopes = current?.grantedScopes ?? [];
   const trusted = current?.trustedFingerprint;
+  let changedOn = current?.changedOn;
   if (trusted && fingerprint && fingerprint !== trusted) {
     if (current?.trust !== 'changed' || current.fingerprint !== fingerprint) {
       audit.push({
@@ -85,11 +87,19 @@ export function reconcile(
       });
     }
     trust = 'changed';
+    changedOn = host;
     enabled = false;
     grantedScopes = [];
-  } else if (trusted && fingerprint === trusted && trust === 'changed') {
-    // The reviewed bytes are back; grants stay revoked until enabled again.
+  } else if (
+    trusted &&
+    fingerprint === trusted &&
+    trust === 'changed' &&
+    (!changedOn || changedOn === host)
+  ) {
+    // The reviewed bytes are back on the host that saw them change; grants stay revoked until enabled
+    // again. Another host's disk may still hold the changed bytes: only a new review clears that.
     trust = 'trusted';
+    changedOn = undefined;
   }
   let confinement = current?.confinement;
   if (trusted && confinement?.network === undefined) {
@@ -130,6 +140,7 @@ export function reconcile(
     ...(found.error === undefined ? {} : { error: found.error }),
     protocolMismatch: found.protocolMismatch,
     trust,
+    ...(trust === 'changed' && changedOn ? { changedOn } : {}),
     ...(trusted
       ? { trustedFingerprint: trusted, trustedBy: current?.trustedBy, trustedAt: current?.trustedAt }
       : {}),

@@ -3,6 +3,7 @@
 // api, worker, scheduler) goes through these; the rules they apply are in
 // plugin-rules.ts, the verify-then-call pipeline in plugin-calls.ts, and
 // every Redis write in plugin-store.ts.
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type {
@@ -95,7 +96,7 @@ export class PluginService {
     const now = new Date().toISOString();
     for (const item of byId.values()) {
       await this.#store.mutate(item.id, (current) => ({
-        ...reconcile(current, item, actor, now),
+        ...reconcile(current, item, actor, now, hostname()),
         value: undefined,
       }));
     }
@@ -226,6 +227,7 @@ export class PluginService {
         trustedFingerprint: fingerprint,
         trustedBy: actor,
         trustedAt: new Date().toISOString(),
+        changedOn: undefined,
         enabled: false,
         grantedScopes: [],
         // No network unless an admin allows it (or it was trusted before network confinement).

@@ -34,6 +34,8 @@ export interface PluginRecord {
   trustedFingerprint?: string;
   trustedBy?: string;
   trustedAt?: string;
+  /** The host whose disk last showed bytes other than the trusted ones (while `trust` is `changed`). */
+  changedOn?: string;
   enabled: boolean;
   grantedScopes: Scope[];
   discoveredAt: string;
