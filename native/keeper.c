@@ -219,7 +219,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
       }
     }
     if (pid < 0 && errno == ECHILD) {
-      if (req->flags & SPAWN_LIMITS) hit |= limits_hit(&watch);
+      if (req->flags & SPAWN_LIMITS) limits_keeper_end(); // the cgroups' counters: the helper's (limits_end)
       if (hit) report(status_w, 'L', (int32_t)hit);
       _exit(KEEPER_DONE);
     }

@@ -9,8 +9,9 @@
 
 /**
  * What a keeper tells the helper on its status pipe: 'P' leader pid, 'F' errno
- * (no start), 'X' wait status, 'L' the limits the call hit (LIMIT_* bits; sent
- * last, once nothing of the call runs).
+ * (no start), 'X' wait status, 'L' the limits the call hit by a wait status (LIMIT_CPU,
+ * LIMIT_FILE_SIZE; sent last, once nothing of the call runs; the helper adds
+ * those its cgroups counted, limits_end).
  */
 struct record {
   char type;

@@ -681,12 +681,17 @@ static void remove_orphaned_pool(void) {
   }
 }
 
-unsigned limits_hit(const struct limit_watch *watch) {
-  unsigned hit = 0;
-  if (watch->pids_events >= 0 && counter_of(watch->pids_events, "max") > watch->pids_max_hits) hit |= LIMIT_PROCESSES;
-  if (watch->memory_events >= 0 && counter_of(watch->memory_events, "oom_kill") > watch->oom_kills)
-    hit |= LIMIT_MEMORY;
+void limits_keeper_end(void) {
   if (getppid() != pool_owner) remove_orphaned_pool();
+}
+
+unsigned limits_end(unsigned slot) {
+  if (slot >= slot_count || !slots[slot].files_open) return 0;
+  const struct limit_watch *files = &slots[slot].files;
+  unsigned hit = 0;
+  if (files->pids_events >= 0 && counter_of(files->pids_events, "max") > files->pids_max_hits) hit |= LIMIT_PROCESSES;
+  if (files->memory_events >= 0 && counter_of(files->memory_events, "oom_kill") > files->oom_kills)
+    hit |= LIMIT_MEMORY;
   return hit;
 }
 

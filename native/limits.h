@@ -34,8 +34,14 @@ struct limit_watch {
 int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch);
 /** In the plugin's process before exec (it shares the keeper's memory: system calls only). 0, or -1 with errno. */
 int limits_apply(const struct limits *limits, const struct limit_watch *watch);
-/** In the keeper once the call has no process left: LIMIT_* bits the call hit (counters grew). */
-unsigned limits_hit(const struct limit_watch *watch);
+/** In the keeper once the call has no process left: a keeper that outlived its helper removes the pool. */
+void limits_keeper_end(void);
+/**
+ * In the helper once nothing of the slot's call runs (its keeper reaped, no orphan left): LIMIT_* bits the
+ * call hit, by the slot's counters against the baseline limits_prepare read (the keeper's critical path
+ * then has no counter to read).
+ */
+unsigned limits_end(unsigned slot);
 /** A reaped process's wait status: SIGXCPU is LIMIT_CPU, SIGXFSZ LIMIT_FILE_SIZE, else 0. */
 unsigned limits_of_status(int status);
 /** At the helper's exit: remove its pool (every slot is empty then). */

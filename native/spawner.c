@@ -107,6 +107,8 @@ struct call {
   int close_stdin;
   int keeper_reaped;
   int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
+  int limits; // SPAWN_LIMITS: the slot's cgroup counters are read at the end (limits_end)
+  unsigned limits_hit; // LIMIT_* bits the keeper reported ('L'), sent with the cgroups' at the end
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
 };
@@ -302,6 +304,7 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
     return fail_spawn(id, fork_error);
   }
   call->keeper = keeper;
+  call->limits = (flags & SPAWN_LIMITS) != 0;
   call->in_w = in[1];
   call->out_r = out[0];
   call->err_r = err[0];
@@ -395,7 +398,7 @@ static void read_status(struct call *call) {
         int sig = WIFSIGNALED(r.value) ? WTERMSIG(r.value) : 0;
         emit_u32s(call->id, S_EXIT, (uint32_t)code, (uint32_t)sig, 2);
       } else if (r.type == 'L') {
-        emit_u32s(call->id, S_LIMIT, (uint32_t)r.value, 0, 1);
+        call->limits_hit |= (unsigned)r.value;
       }
     }
   }
@@ -418,6 +421,8 @@ static void finish_if_done(struct call *call) {
   close_fd(&call->in_w);
   free(call->pending);
   call->pending = NULL;
+  if (call->limits) call->limits_hit |= limits_end((unsigned)(call - calls));
+  if (call->limits_hit) emit_u32s(call->id, S_LIMIT, call->limits_hit, 0, 1);
   emit(call->id, S_DONE, NULL, 0);
   call->active = 0;
 }
