@@ -195,10 +195,18 @@ function toolRoot(file: string): string | undefined {
 class ScratchPool {
   readonly #free: string[] = [];
   readonly #all = new Set<string>();
+  /** Directories scratchAtFileLimit found empty once their call was over: release need not list them again. */
+  readonly #seenEmpty = new Set<string>();
 
   acquire(): { path: string; release: () => void } {
     const path = this.#free.pop() ?? this.#make();
+    this.#seenEmpty.delete(path);
     return { path, release: () => this.#release(path) };
+  }
+
+  /** Said by scratchAtFileLimit, which looks only once nothing of the call runs. */
+  sawEmpty(path: string): void {
+    if (this.#all.has(path)) this.#seenEmpty.add(path);
   }
 
   #make(): string {
@@ -210,10 +218,15 @@ class ScratchPool {
 
   #release(path: string): void {
     try {
-      for (const name of readdirSync(path)) rmSync(join(path, name), { recursive: true, force: true });
+      // Listed already when the call's file-size check found it empty (one readdir, not three, per call).
+      const names = this.#seenEmpty.delete(path) ? [] : readdirSync(path);
+      for (const name of names) rmSync(join(path, name), { recursive: true, force: true });
       chmodSync(path, 0o700);
       const stats = lstatSync(path);
-      const own = stats.isDirectory() && stats.uid === process.getuid?.() && readdirSync(path).length === 0;
+      const own =
+        stats.isDirectory() &&
+        stats.uid === process.getuid?.() &&
+        (names.length === 0 || readdirSync(path).length === 0);
       if (own && this.#free.length < 64) return void this.#free.push(path);
     } catch {
       // not emptied (an immutable file, a vanished directory): not used again
@@ -241,10 +254,13 @@ export function scratchDirectory(): { path: string; release: () => void } {
  * runtime that ignores SIGXFSZ (Node does) only sees EFBIG, and the kernel's
  * signal never tells the keeper; the file left at the limit does. Looks at
  * most at `budget` entries (an empty directory, the usual case, costs one readdir).
+ * Called once nothing of the call runs: a scratch directory it finds empty is
+ * not listed again when it is released.
  */
 export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_000): boolean {
   const pending = [dir];
   let seen = 0;
+  let top = true;
   while (pending.length > 0 && seen < budget) {
     const current = pending.pop()!;
     let entries;
@@ -253,6 +269,8 @@ export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_0
     } catch {
       continue;
     }
+    if (top && entries.length === 0) scratchPool.sawEmpty(dir);
+    top = false;
     for (const entry of entries) {
       if (++seen > budget) break;
       const path = join(current, entry.name);
