@@ -7,10 +7,13 @@
 // descriptor as the worker does.
 // Per mode: calls/s, this process's CPU per call (process.cpuUsage, µs), the
 // spawn helper's own CPU per call and the reaped call trees' (keepers and
-// plugins, /proc cutime) — the last two in 10 ms clock ticks, so over many calls.
+// plugins, /proc cutime) — the last two in 10 ms clock ticks, so over many calls;
+// where this process may make a cgroup v1 cpuacct group (root), the CPU of all of
+// them together to the nanosecond (cpuacct.usage of a group the bench moves into
+// before it starts the helper: keepers and plugins inherit it).
 //
 //   node bench/confinement.mjs [calls per mode=600] [round=50]
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, cp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +28,8 @@ import {
   table,
 } from './lib.mjs';
 
+/** @type {string | undefined} */
+let cpuacctUsage;
 const total = Number(process.argv[2] ?? 600);
 const round = Number(process.argv[3] ?? 50);
 const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-confine-'));
@@ -58,6 +63,8 @@ try {
       closeSync(executableFd);
     }
   };
+  const cpuacct = ownCpuacctGroup();
+  cpuacctUsage = cpuacct;
   await call(); // starts the helper
   const [helper] = await childrenNamed(process.pid, 'sy-spawner');
   if (!helper) throw new Error('no sy-spawner helper: build it first (npm run build)');
@@ -76,6 +83,11 @@ try {
       totals.hostUs += after.hostUs - before.hostUs;
       totals.helperMs += after.helperMs - before.helperMs;
       totals.treesMs += after.treesMs - before.treesMs;
+      totals.allNs += after.allNs - before.allNs;
+      totals.rounds.push({
+        wallMs: (after.wall - before.wall) / round,
+        cpuMs: (after.allNs - before.allNs) / 1e6 / round,
+      });
     }
   }
   delete process.env.SWITCHYARD_CONFINEMENT;
@@ -92,6 +104,7 @@ try {
     (t.hostUs / t.calls / 1000).toFixed(3),
     (t.helperMs / t.calls).toFixed(3),
     (t.treesMs / t.calls).toFixed(3),
+    cpuacct ? (t.allNs / t.calls / 1e6).toFixed(3) : 'n/a',
   ]);
   console.log(
     table(
@@ -102,26 +115,79 @@ try {
         'host process CPU ms/call',
         'helper CPU ms/call',
         'keeper+plugin CPU ms/call',
+        'all CPU ms/call (cpuacct)',
       ],
       rows,
     ),
   );
   const perCall = (/** @type {ReturnType<typeof emptyTotals>} */ t) => ({
     wall: t.wallMs / t.calls,
-    cpu: (t.hostUs / 1000 + t.helperMs + t.treesMs) / t.calls,
+    cpu: cpuacct ? t.allNs / 1e6 / t.calls : (t.hostUs / 1000 + t.helperMs + t.treesMs) / t.calls,
   });
   const [full, off] = [perCall(modes.full), perCall(modes.off)];
   console.log(
     `full confinement costs ${(full.wall - off.wall).toFixed(3)} ms wall and ` +
-      `${(full.cpu - off.cpu).toFixed(3)} ms CPU (host process + helper + keeper and plugin) per call; ` +
+      `${(full.cpu - off.cpu).toFixed(3)} ms CPU (host process + helper + keeper and plugin` +
+      `${cpuacct ? ', cpuacct' : ', ticks'}) per call; ` +
       `calls/s ratio full/off ${(off.wall / full.wall).toFixed(2)}`,
   );
+  if (cpuacct) {
+    // Each full round against the off round next to it: load that shifts between rounds cancels out.
+    const pairs = modes.full.rounds.map((f, index) => ({
+      wall: f.wallMs - modes.off.rounds[index].wallMs,
+      cpu: f.cpuMs - modes.off.rounds[index].cpuMs,
+    }));
+    const median = (/** @type {number[]} */ values) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return sorted[Math.floor(sorted.length / 2)];
+    };
+    const quartiles = (/** @type {number[]} */ values) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return `${sorted[Math.floor(sorted.length / 4)].toFixed(3)}…${sorted[Math.floor((sorted.length * 3) / 4)].toFixed(3)}`;
+    };
+    const cpus = pairs.map((pair) => pair.cpu);
+    const walls = pairs.map((pair) => pair.wall);
+    console.log(
+      `paired rounds (${pairs.length}): median cost of full over off ${median(cpus).toFixed(3)} ms CPU ` +
+        `(quartiles ${quartiles(cpus)}), ${median(walls).toFixed(3)} ms wall (quartiles ${quartiles(walls)}) per call`,
+    );
+  }
 } finally {
   await rm(dir, { recursive: true, force: true });
 }
 
 function emptyTotals() {
-  return { calls: 0, wallMs: 0, hostUs: 0, helperMs: 0, treesMs: 0 };
+  return {
+    calls: 0,
+    wallMs: 0,
+    hostUs: 0,
+    helperMs: 0,
+    treesMs: 0,
+    allNs: 0,
+    /** @type {{ wallMs: number; cpuMs: number }[]} */
+    rounds: [],
+  };
+}
+
+/** A cpuacct group of this process alone (and what it starts), or undefined where it cannot make one. */
+function ownCpuacctGroup() {
+  const root = '/sys/fs/cgroup/cpuacct';
+  const group = join(root, `switchyard-bench-${process.pid}`);
+  try {
+    mkdirSync(group);
+    writeFileSync(join(group, 'cgroup.procs'), String(process.pid));
+  } catch {
+    return undefined;
+  }
+  process.once('exit', () => {
+    try {
+      writeFileSync(join(root, 'cgroup.procs'), String(process.pid));
+      rmdirSync(group);
+    } catch {
+      // the helper may still be in it for a moment; the group is empty and harmless
+    }
+  });
+  return join(group, 'cpuacct.usage');
 }
 
 /** @param {number} helper the spawn helper's pid */
@@ -132,5 +198,6 @@ async function snapshot(helper) {
     hostUs: usage.user + usage.system,
     helperMs: (await processCpuMs(helper)) ?? 0,
     treesMs: (await reapedChildrenCpuMs(helper)) ?? 0,
+    allNs: cpuacctUsage ? Number(readFileSync(cpuacctUsage, 'utf8')) : 0,
   };
 }

@@ -36,4 +36,6 @@ int seccomp_available(void);
  * the seccomp filter (when `seccomp`), then the ruleset (when >= 0). 0 or -1 (errno).
  */
 int confine_self(int ruleset, int seccomp, int no_network);
+/** The seccomp filter alone, on this process and what it starts (the helper's `--filter`). 0 or -1 (errno). */
+int install_seccomp(int no_network);
 #endif

@@ -118,7 +118,7 @@ static int start_plugin(void *arg) {
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
       ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch) != 0) ||
-      ((a->ruleset >= 0 || a->seccomp) &&
+      ((a->req->flags & SPAWN_CONFINE) &&
        confine_self(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0) != 0)) {
     a->error = errno;
     _exit(CHILD_EXEC_FAILED);
@@ -166,8 +166,16 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   int ruleset = -1, seccomp = 0;
   if (req->flags & SPAWN_CONFINE) {
     ruleset = req->ruleset;
-    seccomp = seccomp_available();
-    int lacking = (ruleset < 0 && req->ruleset_error == ENOSYS) || !seccomp;
+    int no_network = (req->flags & SPAWN_NO_NETWORK) != 0;
+    // The helper's own filter already binds this call when it is as strict as the call needs;
+    // a helper filtered for no network cannot start a call that may use it (the host never asks).
+    if (helper_filter == HELPER_FILTER_NO_NETWORK && !no_network) {
+      report(status_w, 'F', EPERM);
+      _exit(KEEPER_NOT_STARTED);
+    }
+    int inherited = helper_filter == HELPER_FILTER_NO_NETWORK || (helper_filter == HELPER_FILTER_ALLOW_NETWORK && !no_network);
+    seccomp = inherited ? 0 : seccomp_available();
+    int lacking = (ruleset < 0 && req->ruleset_error == ENOSYS) || !(seccomp || inherited);
     if ((ruleset < 0 && req->ruleset_error != ENOSYS) || (lacking && (req->flags & SPAWN_REQUIRE_CONFINEMENT))) {
       report(status_w, 'F', ruleset < 0 ? req->ruleset_error : ENOSYS);
       _exit(KEEPER_NOT_STARTED);

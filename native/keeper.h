@@ -61,6 +61,14 @@ enum keeper_exit { KEEPER_DONE = 0, KEEPER_NOT_STARTED = 1 };
 /** The plugin's process when it could not exec (its errno goes to the keeper through shared memory). */
 enum { CHILD_EXEC_FAILED = 127 };
 
+/**
+ * The seccomp filter the helper installed on itself at its start (`--filter none|allow`), which
+ * every keeper and plugin inherits at no cost per call: HELPER_FILTER_NONE when it has none (then
+ * each confined call installs its own, which costs tens of microseconds a call).
+ */
+enum helper_filter { HELPER_FILTER_NONE = 0, HELPER_FILTER_ALLOW_NETWORK = 1, HELPER_FILTER_NO_NETWORK = 2 };
+extern enum helper_filter helper_filter;
+
 /** Runs in the forked keeper; never returns. */
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w,
                  int status_w) __attribute__((noreturn));

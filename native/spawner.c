@@ -119,6 +119,7 @@ static char *out_buf;
 static size_t out_len, out_cap;
 static int devnull;
 static pid_t self_pid;
+enum helper_filter helper_filter = HELPER_FILTER_NONE;
 
 static void out_reserve(size_t extra) {
   if (out_len + extra <= out_cap) return;
@@ -592,6 +593,14 @@ int main(int argc, char **argv) {
   if (signals < 0) die(EXIT_SETUP_FAILED, "no signalfd", errno);
   if (devnull < 0) die(EXIT_SETUP_FAILED, "cannot open /dev/null", errno);
   limits_init();
+  // --filter none|allow: this helper's calls all get the seccomp filter of that network
+  // policy; installed once here, inherited by every keeper and plugin (none per call).
+  if (argc == 3 && strcmp(argv[1], "--filter") == 0 && seccomp_available()) {
+    int no_network = strcmp(argv[2], "none") == 0;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || install_seccomp(no_network) != 0)
+      die(EXIT_SETUP_FAILED, "cannot install the helper's seccomp filter", errno);
+    helper_filter = no_network ? HELPER_FILTER_NO_NETWORK : HELPER_FILTER_ALLOW_NETWORK;
+  }
   char hello[12];
   put_u32(hello, (uint32_t)landlock_abi());
   put_u32(hello + 4, (uint32_t)seccomp_available());

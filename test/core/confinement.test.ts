@@ -11,6 +11,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { homedir } from 'node:os';
+import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
@@ -182,22 +183,33 @@ describe.skipIf(!confined)('interpreters and children still run confined', () =>
 });
 
 describe.skipIf(!confined)('network: none unless an admin allowed it', () => {
-  it("network none: neither the test's Redis (TCP, unix socket) nor a loopback listener", async () => {
+  it("network none: neither the test's Redis (TCP, unix socket) nor a loopback listener, nor UDP", async () => {
     const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none' });
     const port = (listener.address() as { port: number }).port;
+    const received = udpReceiver();
     const results = await operateAttempts(plugin, [
       { tcp: `127.0.0.1:${redisPort()}` },
       { tcp: `127.0.0.1:${port}` },
       { unix: unixPath },
+      { udp: `127.0.0.1:${await received.port}` },
     ]);
-    expect(results).toEqual(['EACCES', 'EACCES', 'EACCES']);
+    expect(results).toEqual(['EACCES', 'EACCES', 'EACCES', 'EACCES']);
+    expect(received.datagrams).toEqual([]);
+    received.close();
   });
 
   it('network allow: the same TCP connect succeeds; a unix socket by path stays refused', async () => {
     const plugin = await confinedPlugin(ALL_SCOPES, { network: 'allow' });
     const port = (listener.address() as { port: number }).port;
-    const results = await operateAttempts(plugin, [{ tcp: `127.0.0.1:${port}` }, { unix: unixPath }]);
-    expect(results).toEqual(['ok: connected', 'EACCES']);
+    const received = udpReceiver();
+    const results = await operateAttempts(plugin, [
+      { tcp: `127.0.0.1:${port}` },
+      { unix: unixPath },
+      { udp: `127.0.0.1:${await received.port}` },
+    ]);
+    expect(results).toEqual(['ok: connected', 'EACCES', 'ok: sent']);
+    await expect.poll(() => received.datagrams).toEqual(['confined-plugin']);
+    received.close();
   });
 });
 
@@ -282,3 +294,14 @@ describe.skipIf(state.mechanism !== 'subreaper')('saying what is enforced', () =
     expect(existsSync(mark)).toBe(false);
   });
 });
+
+/** A UDP socket on loopback that keeps what it receives. */
+function udpReceiver(): { port: Promise<number>; datagrams: string[]; close: () => void } {
+  const socket = createSocket('udp4');
+  const datagrams: string[] = [];
+  socket.on('message', (message) => datagrams.push(message.toString()));
+  const port = new Promise<number>((resolve) =>
+    socket.bind(0, '127.0.0.1', () => resolve(socket.address().port)),
+  );
+  return { port, datagrams, close: () => socket.close() };
+}

@@ -41,7 +41,13 @@ function confinementWanted(): boolean {
   return readEnv(CONFINEMENT_ENV) !== 'off';
 }
 
-let spawner: Spawner | undefined;
+/**
+ * The running helpers, one per kind of call: confined without network, confined with it, and
+ * not confined (SWITCHYARD_CONFINEMENT=off). Each confined one carries its call's seccomp
+ * filter from its start, so no call installs one.
+ */
+type HelperKind = 'no-network' | 'network' | 'unconfined';
+const spawners = new Map<HelperKind, Spawner>();
 /** Why the helper could not be started in this process (then every call falls back). */
 let helperFailure: string | undefined;
 
@@ -183,7 +189,7 @@ function helperUnavailable(): string | undefined {
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if (helperFailure) return helperFailure;
   // A running helper was found and started: no access() on every call.
-  if (spawner) return undefined;
+  if (spawners.size > 0) return undefined;
   try {
     accessSync(HELPER_PATH, fs.X_OK);
   } catch {
@@ -207,17 +213,31 @@ export async function startCallProcess(request: SpawnRequest): Promise<CallProce
       );
   }
   if (helperUnavailable()) return startInProcessGroup(request);
-  const helper = (spawner ??= new Spawner(HELPER_PATH, (gone) => {
-    if (spawner === gone) spawner = undefined;
-  }));
+  const confine = confinementWanted();
+  const kind: HelperKind = !confine
+    ? 'unconfined'
+    : request.policy?.network === 'none'
+      ? 'no-network'
+      : 'network';
+  let helper = spawners.get(kind);
+  if (!helper) {
+    const filter = kind === 'unconfined' ? undefined : kind === 'no-network' ? 'none' : 'allow';
+    helper = new Spawner(
+      HELPER_PATH,
+      (gone) => {
+        if (spawners.get(kind) === gone) spawners.delete(kind);
+      },
+      filter,
+    );
+    spawners.set(kind, helper);
+  }
   try {
     await helper.started;
   } catch (error) {
     helperFailure = `the native helper could not start: ${(error as Error).message}`;
-    spawner = undefined;
+    spawners.delete(kind);
     return startInProcessGroup(request);
   }
-  const confine = confinementWanted();
   return helper.spawn({ ...request, confine, ...(confine ? {} : { policy: undefined }) });
 }
 

@@ -260,9 +260,14 @@ export class Spawner {
   /** Why the helper is gone, once it is (its exit code by name and its last stderr line). */
   exitMessage: string | undefined;
 
-  constructor(path: string, onExit: (spawner: Spawner) => void) {
+  /**
+   * `filter`: the seccomp filter the helper installs on itself once, for every call it starts
+   * (`none`: no network; `allow`: network allowed); without it each confined call installs its
+   * own, a cost of tens of microseconds per call (BENCHMARKS.md).
+   */
+  constructor(path: string, onExit: (spawner: Spawner) => void, filter?: 'none' | 'allow') {
     this.#onExit = onExit;
-    this.#child = spawn(path, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#child = spawn(path, filter ? ['--filter', filter] : [], { stdio: ['pipe', 'pipe', 'pipe'] });
     // Its one-line diagnostic goes on to this process's stderr and into the error of every call it ends.
     let lastLine = '';
     this.#child.stderr!.setEncoding('utf8').on('data', (text: string) => {
