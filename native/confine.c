@@ -39,6 +39,8 @@
 #define FS_WRITE_FILE (1ull << 1)
 #define FS_READ_FILE (1ull << 2)
 #define FS_READ_DIR (1ull << 3)
+#define FS_MAKE_CHAR (1ull << 6)
+#define FS_MAKE_BLOCK (1ull << 11)
 #define FS_ABI1_ALL ((1ull << 13) - 1) // execute … make_sym
 #define FS_REFER (1ull << 13)         // ABI 2
 #define FS_TRUNCATE (1ull << 14)      // ABI 3
@@ -153,8 +155,9 @@ int call_ruleset(const struct spawn_request *req, int abi) {
   for (const char **path = req->read_paths; path && *path; path++)
     if (add_path(ruleset, *path, read, 0) != 0) goto failed;
   // Written paths (the scratch directory, the project in an operate call) must exist.
+  // Writable is not a place for device nodes (a block device there would read the raw disk).
   for (const char **path = req->write_paths; path && *path; path++)
-    if (add_path(ruleset, *path, fs, 1) != 0) goto failed;
+    if (add_path(ruleset, *path, fs & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK), 1) != 0) goto failed;
   return ruleset;
 failed:;
   int error = errno;
@@ -301,11 +304,29 @@ int install_seccomp(int no_network) {
 #endif
 }
 
+/**
+ * No capability, now or after an exec, even as root: a root plugin with capabilities could load a
+ * kernel module, make a device node and read the raw disk, or load BPF programs — none of which
+ * Landlock or the seccomp filter covers. Securebits first (they need CAP_SETPCAP), then capset.
+ * A process that has no capability (a worker not run as root) has nothing to drop.
+ */
+static int drop_capabilities(void) {
+  struct { uint32_t version; int pid; } header = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+  struct { uint32_t effective, permitted, inheritable; } data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+  if (syscall(SYS_capget, &header, data) != 0) return -1;
+  if (!(data[0].permitted | data[1].permitted)) return 0;
+  // SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS_LOCKED, SECBIT_NO_CAP_AMBIENT_RAISE, each locked.
+  const unsigned long bits = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80;
+  if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) return -1;
+  memset(data, 0, sizeof data);
+  return (int)syscall(SYS_capset, &header, data);
+}
+
 int confine_self(int ruleset, int seccomp, int no_network) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
   // Not dumpable: another process of the same user cannot ptrace it or read its memory through /proc.
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) return -1;
   if (seccomp && install_seccomp(no_network) != 0) return -1;
   if (ruleset >= 0 && syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return -1;
-  return 0;
+  return drop_capabilities();
 }

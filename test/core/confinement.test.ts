@@ -141,6 +141,13 @@ describe.skipIf(!confined)('files: what the review granted, nothing else', () =>
     expect(results[6]).toMatch(/^ok: 1 MiB in \/.*sy-call-/);
   });
 
+  it('a plugin run by root has no capability: it cannot give a file away or make a disk device node', async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES);
+    const results = await operateAttempts(plugin, [{ chown: 'given-away' }, { mknod: 'disk' }]);
+    if (process.getuid?.() === 0) expect(results).toEqual(['EPERM', expect.stringMatching(/^EPERM|EACCES$/)]);
+    else expect(results[0]).toBe('EPERM'); // no capability to begin with
+  });
+
   it('an admin’s allowRead path becomes readable, read-only', async () => {
     const shared = join(suite.dataDir, 'shared');
     await mkdir(shared, { recursive: true });

@@ -132,6 +132,9 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
       "seccomp: no new socket without network, never a unix socket by path (the host's Redis), no io_uring, no priority or limit changes of other processes",
     );
   else missing.push('seccomp filter (not available on this kernel or architecture)');
+  enforced.push(
+    'no capabilities: a plugin started as root has none (no kernel modules, device nodes, raw disks or BPF), nor gains any by exec',
+  );
   enforced.push('resource limits: CPU time, file size, open files (rlimits)');
   const memory = probe.limits.memory ?? 'none';
   const why = (problem: string | undefined) => (problem ? `; ${problem}` : '');
