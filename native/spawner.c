@@ -156,6 +156,9 @@ static void emit_u32s(uint32_t id, int type, uint32_t a, uint32_t b, int count) 
   emit(id, type, payload, (size_t)count * 4);
 }
 
+static void shutdown_all(void) __attribute__((noreturn));
+static int shutting_down;
+
 static void flush_out(void) {
   size_t done = 0;
   while (done < out_len) {
@@ -167,7 +170,11 @@ static void flush_out(void) {
         poll(&p, 1, -1);
         continue;
       }
-      _exit(EXIT_HOST_GONE); // its end of the pipe closed
+      // Its end of the pipe closed: the worker is gone. End every call and remove the cgroup pool
+      // (once: what shutting down still says is dropped).
+      out_len = 0;
+      if (shutting_down) return;
+      shutdown_all();
     }
     done += (size_t)n;
   }
@@ -508,6 +515,7 @@ static void reap(void) {
 }
 
 static void shutdown_all(void) {
+  shutting_down = 1;
   for (size_t i = 0; i < call_count; i++)
     if (calls[i].active) calls[i].kills++, kill_call(&calls[i]); // straight to SIGKILL
   // Every process of every call is killed (keepers and orphans by SIGKILL); wait for them
