@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -88,6 +91,8 @@ struct start_args {
   const struct spawn_request *req;
   int in_r, out_w, err_w, ruleset, seccomp, exec_fd;
   const struct limit_watch *watch;
+  /** The keeper is in the slot's cgroups already: the plugin is born there. */
+  int joined;
   /** Set by the child when it cannot exec (the parent reads it once the vfork-style clone returns). */
   volatile int error;
 };
@@ -117,7 +122,7 @@ static int start_plugin(void *arg) {
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
-      ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch) != 0) ||
+      ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch, a->joined) != 0) ||
       ((a->req->flags & SPAWN_CONFINE) &&
        confine_self(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0) != 0)) {
     a->error = errno;
@@ -129,7 +134,8 @@ static int start_plugin(void *arg) {
   _exit(CHILD_EXEC_FAILED);
 }
 
-void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w, int status_w) {
+/** The keeper's process: its name, parent-death signal, subreaper role and /dev/null as 0–2. */
+static void become_keeper(pid_t helper, int devnull) {
   prctl(PR_SET_NAME, "sy-keeper");
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != helper) _exit(KEEPER_NOT_STARTED);
@@ -137,25 +143,32 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   dup2(devnull, 0);
   dup2(devnull, 1);
   dup2(devnull, 2);
-  // The slot's cgroup files, opened by the helper (limits.h): kept, like the call's pipes and ruleset.
-  struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
-  if ((req->flags & SPAWN_LIMITS) && limits_watch(req->slot, &req->limits, &watch) != 0) {
-    report(status_w, 'F', errno);
-    _exit(KEEPER_NOT_STARTED);
-  }
-  int wanted_fds[] = { in_r, out_w, err_w, status_w, req->ruleset,
-                       watch.pids_procs, watch.pids_events, watch.memory_procs, watch.memory_events };
-  int keep[3 + sizeof wanted_fds / sizeof wanted_fds[0]] = { 0, 1, 2 };
+}
+
+/** Closes every descriptor but 0–2 and the wanted ones (-1 entries skipped). */
+static void keep_only(const int *wanted, size_t count) {
+  int keep[3 + 16] = { 0, 1, 2 };
   int kept = 3;
   // Ascending for close_all_but: the helper's descriptors are all above 2, in any order.
-  for (size_t i = 0; i < sizeof wanted_fds / sizeof wanted_fds[0]; i++) {
-    if (wanted_fds[i] < 0) continue;
+  for (size_t i = 0; i < count && kept < (int)(sizeof keep / sizeof keep[0]); i++) {
+    if (wanted[i] < 0) continue;
     int j = kept++;
-    for (; j > 3 && keep[j - 1] > wanted_fds[i]; j--) keep[j] = keep[j - 1];
-    keep[j] = wanted_fds[i];
+    for (; j > 3 && keep[j - 1] > wanted[i]; j--) keep[j] = keep[j - 1];
+    keep[j] = wanted[i];
   }
   close_all_but(keep, kept);
+}
 
+enum call_end { CALL_ENDED = 0, CALL_NOT_STARTED = 1, CALL_ENDED_RETIRE = 2 };
+
+/**
+ * One call, from the plugin's start to the moment nothing of it runs: reports
+ * P (or F), X and L on `status_w`. `ctl` (a serving keeper's line to the helper,
+ * else -1) may say K (kill the call) or close (the helper is gone). SIGTERM,
+ * SIGHUP, SIGINT end the call too — and a serving keeper then retires.
+ */
+static enum call_end run_call(const struct spawn_request *req, const struct limit_watch *watch, int joined, int in_r,
+                              int out_w, int err_w, int status_w, int ctl, int signals) {
   // The leader by clone(CLONE_VM|CLONE_VFORK), as posix_spawn does it (no
   // copy of this process's page tables), but with our own code between the
   // clone and the exec: its own session, every signal at its default and
@@ -171,14 +184,14 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     // a helper filtered for no network cannot start a call that may use it (the host never asks).
     if (helper_filter == HELPER_FILTER_NO_NETWORK && !no_network) {
       report(status_w, 'F', EPERM);
-      _exit(KEEPER_NOT_STARTED);
+      return CALL_NOT_STARTED;
     }
     int inherited = helper_filter == HELPER_FILTER_NO_NETWORK || (helper_filter == HELPER_FILTER_ALLOW_NETWORK && !no_network);
     seccomp = inherited ? 0 : seccomp_available();
     int lacking = (ruleset < 0 && req->ruleset_error == ENOSYS) || !(seccomp || inherited);
     if ((ruleset < 0 && req->ruleset_error != ENOSYS) || (lacking && (req->flags & SPAWN_REQUIRE_CONFINEMENT))) {
       report(status_w, 'F', ruleset < 0 ? req->ruleset_error : ENOSYS);
-      _exit(KEEPER_NOT_STARTED);
+      return CALL_NOT_STARTED;
     }
   }
   int exec_fd = -1;
@@ -186,13 +199,12 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     exec_fd = open_verified(req->path);
     if (exec_fd < 0) {
       report(status_w, 'F', errno);
-      _exit(KEEPER_NOT_STARTED);
+      return CALL_NOT_STARTED;
     }
   }
-  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, &watch, 0 };
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, joined, 0 };
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
-  if (ruleset >= 0) close(ruleset); // the keeper's copy; the helper keeps its cached one
   if (exec_fd >= 0) close(exec_fd);
   close(in_r);
   close(out_w);
@@ -201,19 +213,11 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     // A child that failed before its exec has exited; reap it so the keeper ends with no child.
     if (leader > 0) waitpid(leader, NULL, 0);
     report(status_w, 'F', spawn_error);
-    _exit(KEEPER_NOT_STARTED);
+    return CALL_NOT_STARTED;
   }
   report(status_w, 'P', leader);
 
-  // SIGCHLD, SIGTERM, SIGHUP and SIGINT are blocked (inherited from the helper): wait for them synchronously.
-  sigset_t wanted;
-  sigemptyset(&wanted);
-  sigaddset(&wanted, SIGCHLD);
-  sigaddset(&wanted, SIGTERM);
-  sigaddset(&wanted, SIGHUP);
-  sigaddset(&wanted, SIGINT);
-  sigprocmask(SIG_BLOCK, &wanted, NULL);
-  int killing = 0;
+  int killing = 0, retire = 0;
   unsigned hit = 0;
   for (;;) {
     int status;
@@ -227,16 +231,148 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
       }
     }
     if (pid < 0 && errno == ECHILD) {
-      if (req->flags & SPAWN_LIMITS) limits_keeper_end(); // the cgroups' counters: the helper's (limits_end)
       if (hit) report(status_w, 'L', (int32_t)hit);
-      _exit(KEEPER_DONE);
+      return retire ? CALL_ENDED_RETIRE : CALL_ENDED;
     }
     if (killing) {
       kill(-leader, SIGKILL);
       kill_children();
     }
-    struct timespec tick = { 0, 100 * 1000 * 1000 };
-    int sig = sigtimedwait(&wanted, NULL, killing ? &tick : NULL);
-    if (sig == SIGTERM || sig == SIGHUP || sig == SIGINT) killing = 1;
+    struct pollfd polls[2] = { { signals, POLLIN, 0 }, { ctl, POLLIN, 0 } };
+    int ready = poll(polls, ctl >= 0 ? 2 : 1, killing ? 100 : -1);
+    if (ready > 0 && polls[0].revents) {
+      struct signalfd_siginfo info;
+      while (read(signals, &info, sizeof info) == sizeof info)
+        if (info.ssi_signo != SIGCHLD) killing = 1, retire = 1;
+    }
+    if (ready > 0 && ctl >= 0 && polls[1].revents) {
+      char order[5];
+      ssize_t n = read(ctl, order, sizeof order);
+      // A call the host had to kill takes its keeper along: the next call gets a fresh one.
+      if (n == 5 && order[0] == 'K') killing = 1, retire = 1;
+      else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) killing = 1, retire = 1; // the helper is gone
+    }
+  }
+}
+
+/** SIGCHLD, SIGTERM, SIGHUP and SIGINT (blocked, inherited from the helper) as a descriptor. */
+static int keeper_signals(void) {
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGCHLD);
+  sigaddset(&wanted, SIGTERM);
+  sigaddset(&wanted, SIGHUP);
+  sigaddset(&wanted, SIGINT);
+  sigprocmask(SIG_BLOCK, &wanted, NULL);
+  return signalfd(-1, &wanted, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w, int status_w) {
+  become_keeper(helper, devnull);
+  // The slot's cgroup files, opened by the helper (limits.h): kept, like the call's pipes and ruleset.
+  struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
+  if ((req->flags & SPAWN_LIMITS) && limits_watch(req->slot, &req->limits, &watch) != 0) {
+    report(status_w, 'F', errno);
+    _exit(KEEPER_NOT_STARTED);
+  }
+  int wanted[] = { in_r, out_w, err_w, status_w, req->ruleset,
+                   watch.pids_procs, watch.pids_events, watch.memory_procs, watch.memory_events };
+  keep_only(wanted, sizeof wanted / sizeof wanted[0]);
+  int signals = keeper_signals();
+  if (signals < 0) {
+    report(status_w, 'F', errno);
+    _exit(KEEPER_NOT_STARTED);
+  }
+  enum call_end end = run_call(req, &watch, 0, in_r, out_w, err_w, status_w, -1, signals);
+  if (end == CALL_NOT_STARTED) _exit(KEEPER_NOT_STARTED);
+  if (req->flags & SPAWN_LIMITS) limits_keeper_end(); // the cgroups' counters: the helper's (limits_end)
+  _exit(KEEPER_DONE);
+}
+
+/** Reads exactly `len` bytes (the helper's writes of one request are whole); 0 or -1. */
+static int read_all(int fd, char *at, size_t len) {
+  while (len > 0) {
+    ssize_t n = read(fd, at, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    at += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits) {
+  become_keeper(helper, devnull);
+  // It outlives its calls: a process of the same user (without CAP_SYS_PTRACE) cannot ptrace it to
+  // reach the next call (Landlock's scoping already keeps a confined plugin's hands off it).
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // In its slot's cgroups once (limits.h): its calls' plugins are born there, no migration per call.
+  struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
+  int joined = 0;
+  if (limits) {
+    struct limits none = { 0, 0, 0, 0, 0 };
+    if (limits_watch(slot, &none, &watch) != 0 || limits_join(&watch) != 0) _exit(KEEPER_NOT_STARTED);
+    joined = 1;
+    // The memory cgroup's OOM killer takes the plugin, never its keeper.
+    int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (adj >= 0) {
+      ssize_t n = write(adj, "-1000", 5);
+      (void)n;
+      close(adj);
+    }
+  }
+  int wanted[] = { ctl, watch.pids_procs, watch.pids_events, watch.memory_procs, watch.memory_events };
+  keep_only(wanted, sizeof wanted / sizeof wanted[0]);
+  int signals = keeper_signals();
+  if (signals < 0) _exit(KEEPER_NOT_STARTED);
+  for (;;) {
+    // A request: 'S', u32 length, the SPAWN payload; the call's pipes (and ruleset) ride on it.
+    char head[5];
+    int fds[5] = { -1, -1, -1, -1, -1 };
+    char control[CMSG_SPACE(sizeof fds)];
+    struct iovec iov = { head, sizeof head };
+    struct msghdr msg = { 0 };
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n;
+    do n = recvmsg(ctl, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL); while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof head) _exit(KEEPER_DONE); // the helper is gone (or spoke out of turn)
+    size_t count = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        if (count > 5) count = 5;
+        memcpy(fds, CMSG_DATA(c), count * sizeof(int));
+      }
+    if (head[0] != 'S' || count < 4) _exit(KEEPER_NOT_STARTED);
+    uint32_t len = (uint32_t)(unsigned char)head[1] | ((uint32_t)(unsigned char)head[2] << 8) |
+                   ((uint32_t)(unsigned char)head[3] << 16) | ((uint32_t)(unsigned char)head[4] << 24);
+    char *payload = malloc(len ? len : 1);
+    struct spawn_request req;
+    char **list = NULL;
+    if (!payload || read_all(ctl, payload, len) != 0 || parse_spawn(payload, len, &req, &list) != 0) _exit(KEEPER_NOT_STARTED);
+    // A signal that came while it was idle is not this call's: an outside kill, or its parent's
+    // death (then it goes). The helper itself asks on the line.
+    struct signalfd_siginfo info;
+    while (read(signals, &info, sizeof info) == sizeof info)
+      if (info.ssi_signo != SIGCHLD && getppid() != helper) _exit(KEEPER_DONE);
+    req.slot = slot;
+    req.ruleset = count > 4 ? fds[4] : -1;
+    req.ruleset_error = count > 4 ? 0 : EINVAL;
+    // The pipes' descriptors arrive close-on-exec: the plugin's dup2 onto 0–2 clears it there.
+    enum call_end end = run_call(&req, &watch, joined, fds[0], fds[1], fds[2], fds[3], ctl, signals);
+    if (req.ruleset >= 0) close(req.ruleset);
+    // The status pipe's end: nothing of the call runs any more.
+    close(fds[3]);
+    if (end == CALL_NOT_STARTED) {
+      close(fds[0]);
+      close(fds[1]);
+      close(fds[2]);
+    }
+    free(list);
+    free(payload);
+    if (end == CALL_ENDED_RETIRE) _exit(KEEPER_DONE);
   }
 }

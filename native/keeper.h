@@ -69,7 +69,21 @@ enum { CHILD_EXEC_FAILED = 127 };
 enum helper_filter { HELPER_FILTER_NONE = 0, HELPER_FILTER_ALLOW_NETWORK = 1, HELPER_FILTER_NO_NETWORK = 2 };
 extern enum helper_filter helper_filter;
 
-/** Runs in the forked keeper; never returns. */
+/** Runs in the forked keeper of one call; never returns. */
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w,
                  int status_w) __attribute__((noreturn));
+
+/**
+ * A serving keeper: forked once per slot, in the slot's cgroups when `limits`, it runs the calls the
+ * helper sends on `ctl` one after another ('S', u32 length, the SPAWN payload, with the call's stdin,
+ * stdout, stderr and status pipes and its Landlock ruleset as SCM_RIGHTS), each ended by closing its
+ * status pipe once nothing of it runs. 'K', u32 call id: kill the running call. A call the helper
+ * had to kill, or one ended by a signal (the helper's death, an outside kill), retires the keeper
+ * once nothing of the call runs; so does the helper's end of `ctl` closing.
+ * Never returns.
+ */
+void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits) __attribute__((noreturn));
+
+/** Parses a SPAWN payload (spawner.c) into `req`, its strings pointing into `payload`; `*list` to free. 0 or -1. */
+int parse_spawn(char *payload, size_t len, struct spawn_request *req, char ***list);
 #endif

@@ -651,9 +651,13 @@ static int join_cgroup(int procs) {
   return n == 1 ? 0 : -1;
 }
 
-int limits_apply(const struct limits *l, const struct limit_watch *watch) {
+int limits_join(const struct limit_watch *watch) {
+  return join_cgroup(watch->pids_procs) != 0 || join_cgroup(watch->memory_procs) != 0 ? -1 : 0;
+}
+
+int limits_apply(const struct limits *l, const struct limit_watch *watch, int joined) {
   // System calls only: this runs between the keeper's clone(CLONE_VM|CLONE_VFORK) and the exec.
-  if (join_cgroup(watch->pids_procs) != 0 || join_cgroup(watch->memory_procs) != 0) return -1;
+  if (!joined && limits_join(watch) != 0) return -1;
   if (l->cpu_seconds && set(RLIMIT_CPU, l->cpu_seconds, l->cpu_seconds + 1)) return -1;
   if (l->file_size && set(RLIMIT_FSIZE, l->file_size, l->file_size)) return -1;
   if (l->open_files && set(RLIMIT_NOFILE, l->open_files, l->open_files)) return -1;

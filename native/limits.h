@@ -32,8 +32,13 @@ struct limit_watch {
  * left them (the helper keeps each slot's files open, a keeper keeps these). 0, or -1 with errno.
  */
 int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch);
-/** In the plugin's process before exec (it shares the keeper's memory: system calls only). 0, or -1 with errno. */
-int limits_apply(const struct limits *limits, const struct limit_watch *watch);
+/** Moves the calling process into the slot's cgroups (a serving keeper, once). 0, or -1 with errno. */
+int limits_join(const struct limit_watch *watch);
+/**
+ * In the plugin's process before exec (it shares the keeper's memory: system calls only): joins the slot's
+ * cgroups unless its keeper is in them (`joined`), sets the rlimits. 0, or -1 with errno.
+ */
+int limits_apply(const struct limits *limits, const struct limit_watch *watch, int joined);
 /** In the keeper once the call has no process left: a keeper that outlived its helper removes the pool. */
 void limits_keeper_end(void);
 /**

@@ -12,13 +12,16 @@
 //                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS)
 //   helper → host: HELLO (call id 0: u32 Landlock ABI, u32 seccomp, u32
 //                  LIMIT_* bits enforceable), SPAWNED (u32 pid, u32 keeper
-//                  pid), FAILED (u32 errno + text), STDOUT, STDERR (bytes),
+//                  pid, u32 1 when that keeper serves call after call), FAILED (u32 errno + text), STDOUT, STDERR (bytes),
 //                  STDOUT_EOF, STDERR_EOF, EXIT (i32 code, i32 signal), LIMIT
 //                  (u32 LIMIT_* bits the call hit), DONE (nothing of the
 //                  call runs any more)
 //
-// Per call the helper forks (no exec) a keeper, a child subreaper with a
-// parent-death signal, which starts the plugin in its own session, under
+// Per slot (one call at a time) the helper forks (no exec) a keeper, a child
+// subreaper with a parent-death signal, which serves the slot's calls one
+// after another (keeper_serve; a call the host had to kill retires it, and a
+// request too large for its line gets a keeper of its own, keeper_main). For
+// each call it starts the plugin in its own session, under
 // Landlock signal scoping where the kernel has it (the plugin can then signal
 // nothing outside its call: not its keeper, this helper or the worker).
 // Every orphaned descendant of the plugin (setsid, double fork, outliving its
@@ -46,6 +49,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,7 +109,8 @@ struct call {
   char *pending;
   size_t pending_len;
   int close_stdin;
-  int keeper_reaped;
+  int keeper_reaped; // its keeper is reaped, or (a serving keeper) closed the call's status pipe
+  int served; // by the slot's serving keeper (struct server), not a keeper forked for it
   int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
   int limits; // SPAWN_LIMITS: the slot's cgroup counters are read at the end (limits_end)
   unsigned limits_hit; // LIMIT_* bits the keeper reported ('L'), sent with the cgroups' at the end
@@ -115,6 +120,8 @@ struct call {
 
 static struct call *calls;
 static size_t call_count;
+static int orphans; // children of the helper that are not live keepers, at the last look
+static int orphans_possible; // a keeper died other than by its clean exit (it leaves no child then)
 static char *out_buf;
 static size_t out_len, out_cap;
 static int devnull;
@@ -240,15 +247,15 @@ static int add_policy(struct spawn_request *req, const char *entry) {
   return -1;
 }
 
-static void spawn_call(uint32_t id, char *payload, size_t len) {
-  if (len < 16) return fail_spawn(id, EINVAL);
+int parse_spawn(char *payload, size_t len, struct spawn_request *out, char ***out_list) {
+  if (len < 16) return errno = EINVAL, -1;
   uint32_t argc = get_u32(payload), envc = get_u32(payload + 4), flags = get_u32(payload + 8),
            policyc = get_u32(payload + 12);
   size_t strings = 2 + (size_t)argc + envc + policyc;
-  if (argc == 0 || strings > len) return fail_spawn(id, EINVAL);
+  if (argc == 0 || strings > len) return errno = EINVAL, -1;
   // argv, NULL, env, NULL, then the read paths, NULL, and the write paths, NULL.
   char **list = calloc(strings + 2 + 2 * (size_t)policyc + 2, sizeof *list);
-  if (!list) return fail_spawn(id, ENOMEM);
+  if (!list) return errno = ENOMEM, -1;
   char *at = payload + 16, *end = payload + len;
   size_t fixed = 2 + (size_t)argc + envc;
   struct spawn_request req = { 0 };
@@ -259,7 +266,7 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
     char *nul = memchr(at, 0, (size_t)(end - at));
     if (!nul) {
       free(list);
-      return fail_spawn(id, EINVAL);
+      return errno = EINVAL, -1;
     }
     if (i < fixed) {
       list[i + (i >= 2 + argc ? 1 : 0)] = at; // a NULL after argv, one after env (calloc)
@@ -267,7 +274,7 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
       int kind = add_policy(&req, at);
       if (kind < 0) {
         free(list);
-        return fail_spawn(id, EINVAL);
+        return errno = EINVAL, -1;
       }
       if (kind == POLICY_READ) *reads++ = strchr(at, '=') + 1;
       if (kind == POLICY_WRITE) *writes++ = strchr(at, '=') + 1;
@@ -279,10 +286,106 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
   req.argv = list + 2;
   req.envp = list + 3 + argc;
   req.flags = flags;
+  *out = req;
+  *out_list = list;
+  return 0;
+}
+
+/**
+ * Serving keepers, one per slot (the slot's index in the call table), each
+ * started on its slot's first call and reused call after call: no keeper is
+ * forked per call, and one in its slot's cgroups starts plugins there (no
+ * cgroup migration per call). A keeper that ended a call by a signal retires.
+ */
+struct server {
+  pid_t pid;
+  int ctl; // the helper's end of the keeper's line (non-blocking)
+  int limits; // in the slot's cgroups
+};
+static struct server *servers;
+static size_t server_count;
+
+/** A request bigger than this goes to a keeper forked for it (the line's buffer takes it whole). */
+#define SERVE_MAX (60u << 10)
+
+static void retire_server(struct server *server) {
+  if (server->pid > 0) kill(server->pid, SIGKILL);
+  if (server->ctl >= 0) close(server->ctl);
+  server->pid = 0;
+  server->ctl = -1;
+  orphans_possible = 1;
+}
+
+/** The slot's serving keeper for a call with (or without) limits, started if need be; 0 when none can be. */
+static pid_t server_for(unsigned slot, int limits) {
+  if (slot >= server_count) {
+    struct server *grown = realloc(servers, (slot + 1) * sizeof *servers);
+    if (!grown) return 0;
+    servers = grown;
+    for (size_t i = server_count; i <= slot; i++) servers[i] = (struct server){ 0, -1, 0 };
+    server_count = slot + 1;
+  }
+  struct server *server = &servers[slot];
+  if (server->pid > 0 && server->limits != limits) retire_server(server);
+  if (server->pid > 0) return server->pid;
+  int line[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, line) != 0) return 0;
+  pid_t pid = fork();
+  if (pid == 0) keeper_serve(line[1], self_pid, devnull, slot, limits);
+  close(line[1]);
+  if (pid < 0) {
+    close(line[0]);
+    return 0;
+  }
+  set_nonblocking(line[0]);
+  *server = (struct server){ pid, line[0], limits };
+  return pid;
+}
+
+/** Hands one call to a serving keeper: the whole request in one write, or nothing (then 0). */
+static int serve(struct server *server, const char *payload, size_t len, const int *fds, int fd_count) {
+  char *message = malloc(5 + len);
+  if (!message) return 0;
+  message[0] = 'S';
+  put_u32(message + 1, (uint32_t)len);
+  memcpy(message + 5, payload, len);
+  struct iovec iov = { message, 5 + len };
+  char control[CMSG_SPACE(5 * sizeof(int))];
+  memset(control, 0, sizeof control);
+  struct msghdr msg = { 0 };
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE((size_t)fd_count * sizeof(int));
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN((size_t)fd_count * sizeof(int));
+  memcpy(CMSG_DATA(c), fds, (size_t)fd_count * sizeof(int));
+  ssize_t n;
+  do n = sendmsg(server->ctl, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
+  free(message);
+  if (n == (ssize_t)(5 + len)) return 1;
+  // Not taken whole (a stopped or dead keeper, a full line): that keeper is done with.
+  retire_server(server);
+  return 0;
+}
+
+static void spawn_call(uint32_t id, char *payload, size_t len) {
+  struct spawn_request req;
+  char **list;
+  if (parse_spawn(payload, len, &req, &list) != 0) return fail_spawn(id, errno);
+  unsigned flags = req.flags;
   struct call *call = new_call(id);
   req.slot = (unsigned)(call - calls);
   req.ruleset = (flags & SPAWN_CONFINE) ? cached_ruleset(&req, &req.ruleset_error) : -1;
-  if ((flags & SPAWN_LIMITS) && limits_prepare(req.slot, &req.limits) != 0) {
+  int limits = (flags & SPAWN_LIMITS) != 0;
+  // A ruleset the kernel refused is a forked keeper's to report (it has the error).
+  int servable = len <= SERVE_MAX && !((flags & SPAWN_CONFINE) && req.ruleset < 0 && req.ruleset_error != ENOSYS);
+  // A serving keeper lives in the slot's pids cgroup: one process more than the call's own.
+  struct limits slot_limits = req.limits;
+  if (servable && slot_limits.processes) slot_limits.processes += 1;
+  if (limits && limits_prepare(req.slot, &slot_limits) != 0) {
     int error = errno;
     call->active = 0;
     free(list);
@@ -295,8 +398,20 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
     free(list);
     return fail_spawn(id, error); // descriptors of a failed pipe2 leak only until the helper exits
   }
-  pid_t keeper = fork();
-  if (keeper == 0) keeper_main(&req, self_pid, devnull, in[0], out[1], err[1], status[1]);
+  pid_t keeper = 0;
+  int served = 0;
+  if (servable) {
+    pid_t server = server_for(req.slot, limits);
+    int fds[5] = { in[0], out[1], err[1], status[1], req.ruleset };
+    if (server > 0 && serve(&servers[req.slot], payload, len, fds, req.ruleset >= 0 ? 5 : 4)) {
+      keeper = server;
+      served = 1;
+    }
+  }
+  if (!served) {
+    keeper = fork();
+    if (keeper == 0) keeper_main(&req, self_pid, devnull, in[0], out[1], err[1], status[1]);
+  }
   int fork_error = errno;
   free(list);
   close(in[0]);
@@ -312,7 +427,8 @@ static void spawn_call(uint32_t id, char *payload, size_t len) {
     return fail_spawn(id, fork_error);
   }
   call->keeper = keeper;
-  call->limits = (flags & SPAWN_LIMITS) != 0;
+  call->served = served;
+  call->limits = limits;
   call->in_w = in[1];
   call->out_r = out[0];
   call->err_r = err[0];
@@ -388,6 +504,11 @@ static void read_status(struct call *call) {
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) {
       close_fd(&call->status_r);
+      if (call->served && !call->keeper_reaped) {
+        // A serving keeper closes the status pipe once nothing of the call runs (or it died).
+        call->keeper_reaped = 1;
+        if (call->leader > 0) kill(-call->leader, SIGKILL);
+      }
       return;
     }
     call->status_len += (size_t)n;
@@ -398,7 +519,11 @@ static void read_status(struct call *call) {
       call->status_len -= sizeof r;
       if (r.type == 'P') {
         call->leader = r.value;
-        emit_u32s(call->id, S_SPAWNED, (uint32_t)r.value, (uint32_t)call->keeper, 2);
+        char spawned[12];
+        put_u32(spawned, (uint32_t)r.value);
+        put_u32(spawned + 4, (uint32_t)call->keeper);
+        put_u32(spawned + 8, (uint32_t)call->served); // its keeper lives on, serving the next call
+        emit(call->id, S_SPAWNED, spawned, sizeof spawned);
       } else if (r.type == 'F') {
         fail_spawn(call->id, r.value);
       } else if (r.type == 'X') {
@@ -412,8 +537,6 @@ static void read_status(struct call *call) {
   }
 }
 
-static int orphans; // children of the helper that are not live keepers, at the last look
-static int orphans_possible; // a keeper died other than by its clean exit (it leaves no child then)
 
 /**
  * A call is over once its keeper is reaped and no orphan is left (a keeper that
@@ -443,22 +566,39 @@ static void finish_if_done(struct call *call) {
  * again when the call does not end) SIGKILLs the keeper itself, whose processes
  * are re-parented to the helper, which kills them as orphans.
  */
+static struct server *server_of(pid_t pid) {
+  for (size_t i = 0; i < server_count; i++)
+    if (servers[i].pid > 0 && servers[i].pid == pid) return &servers[i];
+  return NULL;
+}
+
 static void kill_call(struct call *call) {
   if (call->keeper_reaped) return;
   if (call->leader > 0) kill(-call->leader, SIGKILL);
+  struct server *server = call->served ? server_of(call->keeper) : NULL;
   if (call->kills++ == 0) {
-    kill(call->keeper, SIGTERM);
+    if (server) {
+      // Told on its line, not by a signal: a signal would also end the next call it serves.
+      char order[5] = { 'K' };
+      put_u32(order + 1, call->id);
+      ssize_t n;
+      do n = write(server->ctl, order, sizeof order); while (n < 0 && errno == EINTR);
+      if (n != (ssize_t)sizeof order) kill(call->keeper, SIGTERM);
+    } else {
+      kill(call->keeper, SIGTERM);
+    }
     kill(call->keeper, SIGCONT);
     return;
   }
-  kill(call->keeper, SIGKILL);
+  if (server) retire_server(server);
+  else kill(call->keeper, SIGKILL);
   orphans_possible = 1;
 }
 
 static int is_live_keeper(pid_t pid) {
   for (size_t i = 0; i < call_count; i++)
     if (calls[i].active && !calls[i].keeper_reaped && calls[i].keeper == pid) return 1;
-  return 0;
+  return server_of(pid) != NULL;
 }
 
 /** /proc/<pid>/stat says zombie: dead, waiting to be reaped. */
@@ -496,6 +636,12 @@ static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    struct server *server = server_of(pid);
+    if (server) {
+      // A serving keeper died (killed, or its line broke): its slot starts a new one.
+      close_fd(&server->ctl);
+      server->pid = 0;
+    }
     int keeper = 0;
     for (size_t i = 0; i < call_count; i++)
       if (calls[i].active && calls[i].keeper == pid) {
@@ -516,6 +662,8 @@ static void reap(void) {
 
 static void shutdown_all(void) {
   shutting_down = 1;
+  for (size_t i = 0; i < server_count; i++)
+    if (servers[i].pid > 0) retire_server(&servers[i]);
   for (size_t i = 0; i < call_count; i++)
     if (calls[i].active) calls[i].kills++, kill_call(&calls[i]); // straight to SIGKILL
   // Every process of every call is killed (keepers and orphans by SIGKILL); wait for them
@@ -650,7 +798,10 @@ int main(int argc, char **argv) {
       int fd = polls[i].fd;
       if (fd == call->out_r) relay(call, &call->out_r, S_STDOUT, S_STDOUT_EOF);
       else if (fd == call->err_r) relay(call, &call->err_r, S_STDERR, S_STDERR_EOF);
-      else if (fd == call->status_r) read_status(call);
+      else if (fd == call->status_r) {
+        read_status(call);
+        if (call->served && call->keeper_reaped) finish_if_done(call);
+      }
       else if (fd == call->in_w) {
         if (polls[i].revents & (POLLERR | POLLHUP)) call->pending_len = 0, call->close_stdin = 1;
         write_stdin(call);

@@ -139,6 +139,8 @@ class HelperCall implements CallProcess {
   pid = 0;
   /** The call's keeper (native/keeper.c), once started. */
   keeper = 0;
+  /** Its keeper serves call after call (native/keeper.h keeper_serve): alive after the call by design. */
+  servingKeeper = false;
   readonly stdout = new Readable({ read() {} });
   readonly stderr = new Readable({ read() {} });
   readonly stdin: Writable;
@@ -184,7 +186,8 @@ class HelperCall implements CallProcess {
       }
     }
     // Checked, not assumed: the leader and the keeper must be gone before the call counts as over.
-    if ([this.pid, this.keeper].some((pid) => pid > 0 && isRunning(pid))) {
+    // A serving keeper lives on for its slot's next call (native/keeper.h keeper_serve).
+    if ([this.pid, this.servingKeeper ? 0 : this.keeper].some((pid) => pid > 0 && isRunning(pid))) {
       this.helper.killTree(`call ${this.id} reported over while its leader or keeper still runs`);
     }
   }
@@ -194,6 +197,7 @@ class HelperCall implements CallProcess {
       case S.spawned:
         this.pid = payload.readUInt32LE(0);
         if (payload.length >= 8) this.keeper = payload.readUInt32LE(4);
+        this.servingKeeper = payload.length >= 12 && payload.readUInt32LE(8) === 1;
         this.#spawned?.resolve();
         this.#spawned = undefined;
         break;
