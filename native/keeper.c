@@ -364,7 +364,10 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
     // The pipes' descriptors arrive close-on-exec: the plugin's dup2 onto 0–2 clears it there.
     enum call_end end = run_call(&req, &watch, joined, fds[0], fds[1], fds[2], fds[3], ctl, signals);
     if (req.ruleset >= 0) close(req.ruleset);
-    // The status pipe's end: nothing of the call runs any more.
+    // Nothing of the call runs any more: said before the pipe closes (a keeper that dies closes it too,
+    // and then only its reaping tells the helper that its orphans are its to kill).
+    if (end == CALL_ENDED_RETIRE) report(fds[3], 'R', 0);
+    report(fds[3], 'E', 0);
     close(fds[3]);
     if (end == CALL_NOT_STARTED) {
       close(fds[0]);

@@ -10,8 +10,9 @@
 /**
  * What a keeper tells the helper on its status pipe: 'P' leader pid, 'F' errno
  * (no start), 'X' wait status, 'L' the limits the call hit by a wait status (LIMIT_CPU,
- * LIMIT_FILE_SIZE; sent last, once nothing of the call runs; the helper adds
- * those its cgroups counted, limits_end).
+ * LIMIT_FILE_SIZE; sent once nothing of the call runs; the helper adds those its
+ * cgroups counted, limits_end); a serving keeper then 'R' when it retires, and 'E':
+ * the call is over, nothing of it runs.
  */
 struct record {
   char type;

@@ -305,6 +305,12 @@ struct server {
 static struct server *servers;
 static size_t server_count;
 
+static struct server *server_of(pid_t pid) {
+  for (size_t i = 0; i < server_count; i++)
+    if (servers[i].pid > 0 && servers[i].pid == pid) return &servers[i];
+  return NULL;
+}
+
 /** A request bigger than this goes to a keeper forked for it (the line's buffer takes it whole). */
 #define SERVE_MAX (60u << 10)
 
@@ -503,12 +509,8 @@ static void read_status(struct call *call) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) {
+      // A serving keeper said 'E' first; one that died without it is over once reaped (reap()).
       close_fd(&call->status_r);
-      if (call->served && !call->keeper_reaped) {
-        // A serving keeper closes the status pipe once nothing of the call runs (or it died).
-        call->keeper_reaped = 1;
-        if (call->leader > 0) kill(-call->leader, SIGKILL);
-      }
       return;
     }
     call->status_len += (size_t)n;
@@ -532,6 +534,12 @@ static void read_status(struct call *call) {
         emit_u32s(call->id, S_EXIT, (uint32_t)code, (uint32_t)sig, 2);
       } else if (r.type == 'L') {
         call->limits_hit |= (unsigned)r.value;
+      } else if (r.type == 'R' && call->served) {
+        struct server *server = server_of(call->keeper);
+        if (server) retire_server(server); // exiting by itself; no next call goes to it
+      } else if (r.type == 'E' && call->served) {
+        call->keeper_reaped = 1; // nothing of the call runs: its keeper reaped it all
+        if (call->leader > 0) kill(-call->leader, SIGKILL);
       }
     }
   }
@@ -566,11 +574,6 @@ static void finish_if_done(struct call *call) {
  * again when the call does not end) SIGKILLs the keeper itself, whose processes
  * are re-parented to the helper, which kills them as orphans.
  */
-static struct server *server_of(pid_t pid) {
-  for (size_t i = 0; i < server_count; i++)
-    if (servers[i].pid > 0 && servers[i].pid == pid) return &servers[i];
-  return NULL;
-}
 
 static void kill_call(struct call *call) {
   if (call->keeper_reaped) return;
