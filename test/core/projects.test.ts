@@ -3,7 +3,7 @@ import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readAudit } from '../../src/core/access/audit.js';
-import type { Core } from '../../src/core/runtime/core-services.js';
+import { createCore, type Core } from '../../src/core/runtime/core-services.js';
 import { projectIdFor } from '../../src/core/projects/project-service.js';
 import { ProjectLock, projectLockName } from '../../src/core/projects/project-lock.js';
 import { useCoreSuite } from '../support/core-suite.js';
@@ -81,5 +81,29 @@ describe('projects', () => {
     await second!.release();
     // Another directory is another lock.
     expect(await projectLockName(join(dataDir, 'clashing', 'other'))).not.toBe(byRoot);
+  });
+});
+
+describe('two processes changing one project at once', () => {
+  it('an untrust and a label added at the same moment both land (no lost update)', async () => {
+    // A second process's view: its own services and connections to the same Redis.
+    const other = await createCore({ dataDir, redisUrl: suite.redis.url, prefix: core.keys.prefix });
+    try {
+      await mkdir(join(dataDir, 'raced'), { recursive: true });
+      await core.projects.add(join(dataDir, 'raced'), { id: 'raced' }, 'user:test');
+      const lost: number[] = [];
+      for (let round = 0; round < 20; round++) {
+        await core.projects.setTrusted('raced', true, 'user:test');
+        await Promise.all([
+          core.projects.setTrusted('raced', false, 'user:a'),
+          other.projects.addLabels('raced', [`round-${round}`], 'user:b'),
+        ]);
+        const after = await core.projects.require('raced');
+        if (after.trusted || !after.labels.includes(`round-${round}`)) lost.push(round);
+      }
+      expect(lost, 'rounds in which one of the two changes was lost').toEqual([]);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from '../access/index.js';
 import type { Keys } from '../redis/index.js';
-import { closeRedis, duplicateRedis } from '../redis/index.js';
+import { WatchedKey } from '../redis/index.js';
 import type { TimeLimitSettings } from './time-limits.js';
 import type { ConfinementSettings } from './confinement-settings.js';
 
@@ -78,19 +78,18 @@ export type PluginChange<T> = (current: PluginRecord | undefined) => {
 };
 
 export class PluginStore {
-  /** WATCH state belongs to a connection: transactions get their own, one at a time. */
-  #txRedis: Redis | undefined;
-  #txQueue: Promise<unknown> = Promise.resolve();
+  readonly #records: WatchedKey;
   readonly #healthSeen = new Map<string, { record: HealthRecord; until: number }>();
 
   constructor(
     readonly redis: Redis,
     readonly keys: Keys,
-  ) {}
+  ) {
+    this.#records = new WatchedKey(redis, keys.plugins, 'the plugin registry');
+  }
 
   async close(): Promise<void> {
-    if (this.#txRedis) await closeRedis(this.#txRedis);
-    this.#txRedis = undefined;
+    await this.#records.close();
   }
 
   async get(id: string): Promise<PluginRecord | undefined> {
@@ -210,32 +209,18 @@ export class PluginStore {
    * `change` returns the new record (or undefined to leave it) and the audit
    * entries; it may run more than once when another writer raced us.
    */
-  async mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
-    const run = this.#txQueue.then(() => this.#mutate(id, change));
-    this.#txQueue = run.catch(() => {});
-    return run;
-  }
-
-  async #mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
-    this.#txRedis ??= duplicateRedis(this.redis);
-    const tx = this.#txRedis;
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      await tx.watch(this.keys.plugins);
+  mutate<T>(id: string, change: PluginChange<T>): Promise<T> {
+    return this.#records.transact(async (tx) => {
       const raw = await tx.hget(this.keys.plugins, id);
       const current = raw ? (JSON.parse(raw) as PluginRecord) : undefined;
       const { next, audit = [], value } = change(current);
-      if (next === undefined && audit.length === 0) {
-        await tx.unwatch();
-        return value;
-      }
+      if (next === undefined && audit.length === 0) return { value };
       let multi = tx.multi();
       if (next === null) multi = multi.hdel(this.keys.plugins, id);
       else if (next !== undefined) multi = multi.hset(this.keys.plugins, id, JSON.stringify(next));
       for (const entry of audit) multi = auditInto(multi, this.keys, entry);
-      const result = await multi.exec();
-      if (result !== null) return value;
-    }
-    throw new Error(`could not update plugin ${id}: too many concurrent writers`);
+      return { multi, value };
+    });
   }
 }
 

@@ -5,7 +5,7 @@
 import { access, constants, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { auditInto } from '../access/index.js';
+import { auditInto, type AuditInput } from '../access/index.js';
 import {
   ConflictError,
   InvalidInputError,
@@ -14,7 +14,7 @@ import {
   SwitchyardError,
   messageOf,
 } from '../platform/index.js';
-import type { Keys } from '../redis/index.js';
+import { WatchedKey, type Keys, type Transaction } from '../redis/index.js';
 
 export interface Project {
   id: string;
@@ -75,13 +75,22 @@ export interface ScanOptions {
 }
 
 export class ProjectService {
+  /** Every change reads and writes under WATCH: two writers never lose each other's change. */
+  readonly #records: WatchedKey;
+
   constructor(
     readonly redis: Redis,
     readonly keys: Keys,
-  ) {}
+  ) {
+    this.#records = new WatchedKey(redis, keys.projects, 'the project registry');
+  }
 
-  async list(): Promise<Project[]> {
-    const raw = await this.redis.hvals(this.keys.projects);
+  async close(): Promise<void> {
+    await this.#records.close();
+  }
+
+  async list(reader: Redis = this.redis): Promise<Project[]> {
+    const raw = await reader.hvals(this.keys.projects);
     return raw.map(parseProject).sort((a, b) => a.id.localeCompare(b.id));
   }
 
@@ -92,20 +101,20 @@ export class ProjectService {
     return projects.map((project, index) => ({ ...project, rootMissing: missing[index]! }));
   }
 
-  async get(id: string): Promise<Project | undefined> {
-    const raw = await this.redis.hget(this.keys.projects, id);
+  async get(id: string, reader: Redis = this.redis): Promise<Project | undefined> {
+    const raw = await reader.hget(this.keys.projects, id);
     return raw ? parseProject(raw) : undefined;
   }
 
   /** The projects with these ids, in order; undefined for an unknown id. One round trip. */
-  async getMany(ids: string[]): Promise<(Project | undefined)[]> {
+  async getMany(ids: string[], reader: Redis = this.redis): Promise<(Project | undefined)[]> {
     if (ids.length === 0) return [];
-    const raw = await this.redis.hmget(this.keys.projects, ...ids);
+    const raw = await reader.hmget(this.keys.projects, ...ids);
     return raw.map((value) => (value ? parseProject(value) : undefined));
   }
 
-  async require(id: string): Promise<Project> {
-    const project = await this.get(id);
+  async require(id: string, reader: Redis = this.redis): Promise<Project> {
+    const project = await this.get(id, reader);
     if (!project) throw new ProjectNotFoundError(id);
     return project;
   }
@@ -159,59 +168,67 @@ export class ProjectService {
   async addLabels(id: string, labels: string[], actor: string): Promise<Project> {
     const checked = checkLabels(labels);
     if (checked.length === 0) throw new InvalidInputError('name at least one label');
-    const project = await this.require(id);
-    const added = checked.filter((label) => !project.labels.includes(label));
-    return this.#relabel(project, [...project.labels, ...added].sort(), 'project.label', added, actor);
+    return this.#change(id, (project) => {
+      const added = checked.filter((label) => !project.labels.includes(label));
+      if (added.length === 0) return undefined;
+      return {
+        next: { ...project, labels: [...project.labels, ...added].sort() },
+        audit: { actor, action: 'project.label', target: id, detail: { labels: added } },
+      };
+    });
   }
 
   /** Removes labels from a project (one it lacks is no change); audited when anything changed. */
   async removeLabels(id: string, labels: string[], actor: string): Promise<Project> {
     const checked = checkLabels(labels);
     if (checked.length === 0) throw new InvalidInputError('name at least one label');
-    const project = await this.require(id);
-    const removed = checked.filter((label) => project.labels.includes(label));
-    const kept = project.labels.filter((label) => !removed.includes(label));
-    return this.#relabel(project, kept, 'project.unlabel', removed, actor);
+    return this.#change(id, (project) => {
+      const removed = checked.filter((label) => project.labels.includes(label));
+      if (removed.length === 0) return undefined;
+      return {
+        next: { ...project, labels: project.labels.filter((label) => !removed.includes(label)) },
+        audit: { actor, action: 'project.unlabel', target: id, detail: { labels: removed } },
+      };
+    });
   }
 
-  async #relabel(
-    project: Project,
-    labels: string[],
-    action: string,
-    changed: string[],
-    actor: string,
+  setTrusted(id: string, trusted: boolean, actor: string): Promise<Project> {
+    return this.#change(id, (project) => ({
+      next: { ...project, trusted },
+      audit: {
+        actor,
+        action: trusted ? 'project.trust' : 'project.untrust',
+        target: id,
+        detail: { root: project.root },
+      },
+    }));
+  }
+
+  remove(id: string, actor: string): Promise<Project> {
+    return this.#change(id, (project) => ({
+      next: null,
+      audit: { actor, action: 'project.remove', target: id, detail: { root: project.root } },
+    }));
+  }
+
+  /**
+   * One project read and written under WATCH with its audit entry: `change` returns the new record
+   * (null: removed) or undefined for no change. Resolves to the record as written (the removed one).
+   */
+  #change(
+    id: string,
+    change: (project: Project) => { next: Project | null; audit: AuditInput } | undefined,
   ): Promise<Project> {
-    if (changed.length === 0) return project;
-    const next = { ...project, labels };
-    await auditInto(
-      this.redis.multi().hset(this.keys.projects, project.id, JSON.stringify(next)),
-      this.keys,
-      { actor, action, target: project.id, detail: { labels: changed } },
-    ).exec();
-    return next;
-  }
-
-  async setTrusted(id: string, trusted: boolean, actor: string): Promise<Project> {
-    const project = await this.require(id);
-    const next = { ...project, trusted };
-    await auditInto(this.redis.multi().hset(this.keys.projects, id, JSON.stringify(next)), this.keys, {
-      actor,
-      action: trusted ? 'project.trust' : 'project.untrust',
-      target: id,
-      detail: { root: project.root },
-    }).exec();
-    return next;
-  }
-
-  async remove(id: string, actor: string): Promise<Project> {
-    const project = await this.require(id);
-    await auditInto(this.redis.multi().hdel(this.keys.projects, id), this.keys, {
-      actor,
-      action: 'project.remove',
-      target: id,
-      detail: { root: project.root },
-    }).exec();
-    return project;
+    return this.#records.transact(async (tx) => {
+      const project = await this.require(id, tx);
+      const outcome = change(project);
+      if (!outcome) return { value: project };
+      const multi =
+        outcome.next === null
+          ? tx.multi().hdel(this.keys.projects, id)
+          : tx.multi().hset(this.keys.projects, id, JSON.stringify(outcome.next));
+      return { multi: auditInto(multi, this.keys, outcome.audit), value: outcome.next ?? project };
+    });
   }
 
   async #describe(path: string, options: AddOptions): Promise<Project> {
@@ -242,8 +259,21 @@ export class ProjectService {
     actor: string,
     options: { skipUnchanged?: boolean; add?: boolean } = {},
   ): Promise<{ registered: Project[]; refused: { path: string; error: SwitchyardError }[] }> {
-    const stored = await this.getMany(candidates.map((candidate) => candidate.id));
-    const byRoot = await this.#idsByRealRoot();
+    // Under WATCH: a root or an id registered meanwhile by another writer is seen (the checks run again).
+    return this.#records.transact((tx) => this.#addAllIn(tx, candidates, actor, options));
+  }
+
+  async #addAllIn(
+    tx: Redis,
+    candidates: Project[],
+    actor: string,
+    options: { skipUnchanged?: boolean; add?: boolean },
+  ): Promise<Transaction<{ registered: Project[]; refused: { path: string; error: SwitchyardError }[] }>> {
+    const stored = await this.getMany(
+      candidates.map((candidate) => candidate.id),
+      tx,
+    );
+    const byRoot = await this.#idsByRealRoot(tx);
     const seen = new Map<string, Project>();
     const accepted: { candidate: Project; existing: Project | undefined }[] = [];
     const refused: { path: string; error: SwitchyardError }[] = [];
@@ -277,7 +307,7 @@ export class ProjectService {
       accepted.push({ candidate, existing: stored[index] });
     });
     const results: Project[] = [];
-    let multi = this.redis.multi();
+    let multi = tx.multi();
     let changes = 0;
     accepted.forEach(({ candidate, existing }) => {
       // Re-adding keeps an earlier trust decision unless --trust asks for more, and every label.
@@ -302,13 +332,13 @@ export class ProjectService {
         },
       });
     });
-    if (changes > 0) await multi.exec();
-    return { registered: results, refused };
+    const value = { registered: results, refused };
+    return changes > 0 ? { multi, value } : { value };
   }
 
   /** Each registered root, resolved as it is now (the stored path when it cannot be), → the first id holding it. */
-  async #idsByRealRoot(): Promise<Map<string, string>> {
-    const projects = await this.list();
+  async #idsByRealRoot(reader: Redis): Promise<Map<string, string>> {
+    const projects = await this.list(reader);
     const real = await mapBounded(projects, (project) => realpath(project.root).catch(() => project.root));
     const byRoot = new Map<string, string>();
     projects.forEach((project, index) => {

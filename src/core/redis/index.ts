@@ -8,3 +8,4 @@ export * from './queues.js';
 export * from './redis-server.js';
 export * from './replica-ack.js';
 export * from './scripts.js';
+export * from './watched-key.js';

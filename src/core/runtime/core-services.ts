@@ -51,6 +51,7 @@ export async function createCore(config: CoreConfig): Promise<Core> {
     plugins,
     async close() {
       await plugins.close();
+      await projects.close();
       await flushCallMetrics(redis);
       await closeRedis(redis);
     },
