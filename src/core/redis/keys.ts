@@ -24,6 +24,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     scheduleNames: `${prefix}:schedule-names`,
     /** Schedule id → its last run and the last batch it started. */
     scheduleRuns: `${prefix}:schedule-runs`,
+    /** Held while one run of a schedule decides (skip or start): two runs at once never both start a batch. */
+    scheduleRunGuard: (id: string) => `${prefix}:schedule-run-guard:${id}`,
     // operations
     operations: `${prefix}:operations`,
     operation: (id: string) => `${prefix}:operation:${id}`,

@@ -4,12 +4,13 @@
 // host's minimum interval); the list with next and last runs; one run, which
 // skips while the schedule's previous batch still runs; and the bulk cancel
 // of a schedule's batches. Every change is audited with its actor.
+import { randomUUID } from 'node:crypto';
 import { appendAudit } from '../../access/index.js';
 import { errorCode, NotFoundError } from '../../platform/index.js';
 import type { Redis } from 'ioredis';
 import type { PluginService } from '../../plugins/index.js';
 import type { ProjectService } from '../../projects/index.js';
-import type { Keys, Queues } from '../../redis/index.js';
+import { scriptsOn, type Keys, type Queues } from '../../redis/index.js';
 import type { BatchService, BatchView } from '../batches/index.js';
 import {
   scheduleMinIntervalMs,
@@ -159,6 +160,29 @@ function countsOf(batch: BatchView) {
  * batch; a run that cannot start one is recorded and audited `schedule.failed`.
  */
 export async function runSchedule(
+  runtime: Stores,
+  scheduleId: string,
+  actor: string,
+): Promise<Record<string, unknown>> {
+  const { redis, keys } = runtime.core;
+  // The check of the previous batch and the start of the next are one step: a second run at the same
+  // time (a manual run beside the timer, a scheduler restarted) sees the guard and skips.
+  const guard = keys.scheduleRunGuard(scheduleId);
+  const token = `${actor}:${randomUUID()}`;
+  if ((await redis.set(guard, token, 'PX', RUN_GUARD_MS, 'NX')) !== 'OK') {
+    return { skipped: 'another run of this schedule is starting' };
+  }
+  try {
+    return await runScheduleGuarded(runtime, scheduleId, actor);
+  } finally {
+    await scriptsOn(redis).lockRelease([guard], token);
+  }
+}
+
+/** Longer than a batch's creation takes; a guard left by a killed process lapses by itself. */
+const RUN_GUARD_MS = 60_000;
+
+async function runScheduleGuarded(
   runtime: Stores,
   scheduleId: string,
   actor: string,
