@@ -21,8 +21,11 @@ export function pathOf<R extends HttpRoute>(route: R, input: CallInput<R> = {}):
   const params = (input.params ?? {}) as Record<string, string>;
   const path = route.path.replace(/:(\w+)/g, (_match, name: string) => encodeURIComponent(params[name]!));
   const search = new URLSearchParams();
-  for (const [key, value] of Object.entries((input.query ?? {}) as Record<string, unknown>))
-    if (value !== undefined) search.set(key, String(value));
+  for (const [key, value] of Object.entries((input.query ?? {}) as Record<string, unknown>)) {
+    // A list is the field repeated (`?where=a&where=b`).
+    if (Array.isArray(value)) for (const item of value) search.append(key, String(item));
+    else if (value !== undefined) search.set(key, String(value));
+  }
   const text = search.toString();
   return text ? `${path}?${text}` : path;
 }

@@ -6,6 +6,8 @@
 import { queryAudit, type AuditEntry, type AuditQuery, type TokenView } from '../core/access/index.js';
 import type {
   BatchDiff,
+  FleetQuery,
+  FleetRow,
   ExportFormat,
   BatchQuery,
   BatchView,
@@ -76,6 +78,8 @@ export interface Backend {
     cancelBatches(filter: { schedule?: string }): Promise<{ cancelled: BatchView[] }>;
     retryBatch(batchId: string, options: { failedOnly: boolean }): Promise<BatchView>;
     diffBatches(fromId: string, toId: string): Promise<BatchDiff>;
+    /** The plugin's fleet: each project's latest successful result, filtered (fleet-facts.ts), by project id. */
+    fleet(pluginId: string, query: FleetQuery): Promise<FleetRow[]>;
     /** The export's text as it is produced (remotely: the api's streamed body); an unknown batch fails before any. */
     exportBatch(batchId: string, format: ExportFormat): Promise<AsyncIterable<string>>;
     createOperation(
@@ -147,6 +151,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       cancelBatches: (filter) => cancelBatches(runtime, filter, actor),
       retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
       diffBatches: (fromId, toId) => batches.diff(fromId, toId),
+      fleet: (pluginId, query) => batches.fleet(pluginId, query),
       exportBatch: (batchId, format) => batches.export(batchId, format),
       createOperation: (request) => operations.create(request, actor),
       getOperation: (id) => operations.get(id),

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
+import { MAX_PAGE_LIMIT } from '../core/redis/index.js';
 import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
 import { MalformedAnswerError } from './cli-errors.js';
@@ -100,6 +101,19 @@ export function remoteBackend(api: ApiClient): Backend {
       retryBatch: (batchId, options) =>
         call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
       diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
+      fleet: async (pluginId, query) => {
+        const rows = [];
+        let cursor: string | undefined;
+        do {
+          const page = await call(routes.pluginFacts, {
+            ...id(pluginId),
+            query: given({ where: query.where, label: query.labels, limit: MAX_PAGE_LIMIT, cursor }),
+          });
+          rows.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return rows;
+      },
       // Streamed as the api writes it: the same bytes local mode prints, however big the batch.
       exportBatch: (batchId, format) =>
         api.stream(pathOf(routes.exportBatch, { ...id(batchId), query: { format } }), {

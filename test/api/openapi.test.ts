@@ -156,6 +156,14 @@ describe('every route answers what /api/v1/openapi.json says', () => {
       `${P}/batches/${retry.json.batchId}/diff?from=${batch.json.batchId}`,
     );
     await checked('GET', `${P}/batches/{id}/diff`, `${P}/batches/${retry.json.batchId}/diff`); // 400 problem
+    const fleet = await checked<{ items: { projectId: string }[] }>(
+      'GET',
+      `${P}/plugins/{id}/facts`,
+      `${P}/plugins/${PLUGIN_ID}/facts?limit=1`,
+    );
+    expect(fleet.json.items).toHaveLength(1);
+    await checked('GET', `${P}/plugins/{id}/facts`, `${P}/plugins/${PLUGIN_ID}/facts?where=x~(`); // 400 problem
+    await checked('GET', `${P}/plugins/{id}/facts/counts`, `${P}/plugins/${PLUGIN_ID}/facts/counts?fact=x`);
     await checked('POST', `${P}/batches/{id}/cancel`, `${P}/batches/${retry.json.batchId}/cancel`, {
       body: {},
     });

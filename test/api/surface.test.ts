@@ -27,6 +27,8 @@ const DOCUMENTED: [string, string][] = [
   ['post', '/api/v1/plugins/{id}/disable'],
   ['post', '/api/v1/plugins/{id}/health'],
   ['get', '/api/v1/plugins/{id}/logs'],
+  ['get', '/api/v1/plugins/{id}/facts'],
+  ['get', '/api/v1/plugins/{id}/facts/counts'],
   ['get', '/api/v1/projects'],
   ['post', '/api/v1/projects'],
   ['post', '/api/v1/projects/scan'],

@@ -37,6 +37,7 @@ const DOCUMENTED = [
   'op cancel',
   'op wait',
   'audit',
+  'facts',
 ];
 
 /** Runs `switchyard <words> --help` for each, at most `LIMIT` at once. */

@@ -1,6 +1,7 @@
 // /api/v1/plugins: review, trust, grants, health, call policy and logs.
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
 import { routes } from '../../core/contract/index.js';
+import { countFactValues } from '../../core/work/batches/index.js';
 import { redactDeep } from '../../core/safety/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
@@ -27,4 +28,25 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
   route(routes.pluginLogs, async ({ params, query }) =>
     redactDeep(await core.plugins.logs(params.id, query.limit ?? 100)),
   );
+  // The fleet: stored redacted as recorded, redacted again as read (patterns added since).
+  route(routes.pluginFacts, async ({ params, query }) => {
+    const rows = await runtime.batches.fleet(params.id, fleetFilters(query));
+    const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;
+    const start = after === undefined ? 0 : rows.findIndex((row) => row.projectId > after);
+    const limit = query.limit ?? 100;
+    const items = start < 0 ? [] : rows.slice(start, start + limit);
+    const more = start >= 0 && start + limit < rows.length;
+    return {
+      items: redactDeep(items),
+      ...(more ? { nextCursor: Buffer.from(items.at(-1)!.projectId).toString('base64url') } : {}),
+    };
+  });
+  route(routes.pluginFactCounts, async ({ params, query }) => {
+    const rows = await runtime.batches.fleet(params.id, fleetFilters(query));
+    return { fact: query.fact, total: rows.length, counts: redactDeep(countFactValues(rows, query.fact)) };
+  });
+}
+
+function fleetFilters(query: { where?: string[]; label?: string[] }) {
+  return { ...(query.where ? { where: query.where } : {}), ...(query.label ? { labels: query.label } : {}) };
 }

@@ -1,5 +1,6 @@
 // The queued-work commands (docs/CLI.md "Work"), in the order help lists them:
 // inspect and batch, run and op, audit.
+import { registerFactsCommand } from './facts-command.js';
 import type { Command } from 'commander';
 import { registerAuditCommand } from './audit-commands.js';
 import { registerInspectCommands } from './inspect-batches.js';
@@ -9,4 +10,5 @@ export function registerWorkCommands(program: Command): void {
   registerInspectCommands(program);
   registerOperationCommands(program);
   registerAuditCommand(program);
+  registerFactsCommand(program);
 }

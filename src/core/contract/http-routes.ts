@@ -126,6 +126,23 @@ export const routes = {
     query: queries.limit,
     response: z.array(responses.logEntry),
   }),
+  pluginFacts: define({
+    method: 'GET',
+    path: '/plugins/:id/facts',
+    role: 'viewer',
+    summary:
+      "the plugin's fleet: each project's latest successful result, filtered (where NAME=VALUE, !=, ~REGEX, <, <=, >, >= version-aware; label), by project id, paginated",
+    query: queries.fleet,
+    response: responses.page(responses.fleetRow),
+  }),
+  pluginFactCounts: define({
+    method: 'GET',
+    path: '/plugins/:id/facts/counts',
+    role: 'viewer',
+    summary: "how many of the plugin's projects have each value of one fact (same filters)",
+    query: queries.fleetCounts,
+    response: responses.fleetCounts,
+  }),
 
   // ---- projects ----
   listProjects: define({

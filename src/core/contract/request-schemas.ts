@@ -95,6 +95,13 @@ export const bodies = {
 const limit = (max: number) => z.coerce.number().int().min(1).max(max).optional();
 export const limitQuery = z.strictObject({ limit: limit(MAX_LIST_LIMIT) });
 
+/** A query field given once or repeated (`?where=a&where=b`): always a list once parsed. */
+function oneOrMany<T extends z.ZodType<string>>(item: T) {
+  return z
+    .union([item, z.array(item).max(20)])
+    .transform((value) => (Array.isArray(value) ? value : [value]));
+}
+
 // ---- lists that scale: filters and cursor pagination (pages.ts) ----
 const pageQuery = z.strictObject({
   limit: limit(MAX_PAGE_LIMIT),
@@ -129,6 +136,16 @@ export const queries = {
     target: id.optional(),
     /** Not older than this (the core's AuditQuery.since, in milliseconds once parsed). */
     since: duration.optional(),
+  }),
+  /** GET /plugins/:id/facts: each `where` NAME<op>VALUE (fleet-facts.ts), each `label` carried. */
+  fleet: pageQuery.extend({
+    where: oneOrMany(z.string().min(1).max(500)).optional(),
+    label: oneOrMany(label).optional(),
+  }),
+  fleetCounts: z.strictObject({
+    fact: z.string().min(1).max(128),
+    where: oneOrMany(z.string().min(1).max(500)).optional(),
+    label: oneOrMany(label).optional(),
   }),
   diff: z.strictObject({ from: id }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),

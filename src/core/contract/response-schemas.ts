@@ -291,6 +291,20 @@ export const scheduleView: z.ZodType<ScheduleView> = z.object({
 export const cancelledBatches = z.object({ cancelled: z.array(batchSummary) });
 export const removedSchedule = z.object({ id: z.string(), removed: z.literal(true) });
 
+/** One project's latest successful result of a plugin (GET /plugins/:id/facts). */
+export const fleetRow = z.object({
+  projectId: z.string(),
+  batchId: z.string().describe('the batch that produced it'),
+  at: z.string(),
+  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().optional() })),
+});
+/** GET /plugins/:id/facts/counts: value → projects, most common first; `null`: projects without the fact. */
+export const fleetCounts = z.object({
+  fact: z.string(),
+  total: z.number().int(),
+  counts: z.array(z.object({ value: z.string().nullable(), count: z.number().int() })),
+});
+
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */
 export function page<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), nextCursor: z.string().optional() });

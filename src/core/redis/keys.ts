@@ -41,6 +41,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     batchResults: (id: string) => `${prefix}:batch-results:${id}`,
     batchProjects: (id: string) => `${prefix}:batch-projects:${id}`,
     latestInspection: `${prefix}:latest-inspection`,
+    /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */
+    fleetFacts: (pluginId: string) => `${prefix}:fleet-facts:${pluginId}`,
     // liveness
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
     /** Per worker process: the confinement its calls get (confinement-report.ts). */

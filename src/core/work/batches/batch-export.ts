@@ -6,6 +6,7 @@
 // are escaped, since fact values come from third-party plugins. `redacted` is
 // `true` on the rows of a result in which the host replaced a secret.
 import { stringify } from 'csv-stringify/sync';
+import type { FleetRow } from './fleet-facts.js';
 import type { ProjectOutcome } from './batch-store.js';
 
 export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
@@ -64,6 +65,19 @@ function csvRows(batchId: string, outcome: ExportRow): string[][] {
     fact.warning ?? '',
     ...error,
     redacted,
+  ]);
+}
+
+/** `facts --format csv`: one row per project, one column per fact (its value; empty when it has none). */
+export function fleetCsv(rows: readonly FleetRow[], factIds: readonly string[]): string {
+  return csv([
+    ['project', 'batch', 'at', ...factIds],
+    ...rows.map((row) => [
+      row.projectId,
+      row.batchId,
+      row.at,
+      ...factIds.map((id) => row.facts[id]?.value ?? ''),
+    ]),
   ]);
 }
 

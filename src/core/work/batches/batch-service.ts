@@ -28,7 +28,14 @@ import {
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
+import { filterFleet, parseWhere, type FleetRow } from './fleet-facts.js';
 import { BatchStore, isBatchOver, withoutResults, type BatchQuery, type BatchView } from './batch-store.js';
+
+/** `facts`: filters (`NAME<op>VALUE`, fleet-facts.ts) and labels every project must carry. */
+export interface FleetQuery {
+  where?: string[];
+  labels?: string[];
+}
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
@@ -206,6 +213,22 @@ export class BatchService {
   async diff(fromId: string, toId: string): Promise<BatchDiff> {
     const [from, to] = await Promise.all([this.#side(fromId), this.#side(toId)]);
     return diffBatches(from, to);
+  }
+
+  /**
+   * The plugin's fleet (fleet-facts.ts): each registered project's latest successful result, those
+   * every `where` filter matches and (with labels) that carry every label, by project id.
+   */
+  async fleet(pluginId: string, query: FleetQuery = {}): Promise<FleetRow[]> {
+    await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty fleet
+    const filters = (query.where ?? []).map(parseWhere);
+    const labels = query.labels?.length ? checkLabels(query.labels) : [];
+    const registered = new Set(
+      (await this.deps.projects.list())
+        .filter((project) => labels.every((label) => project.labels.includes(label)))
+        .map((project) => project.id),
+    );
+    return filterFleet(await this.store.fleet(pluginId), filters, registered);
   }
 
   /** The newest batch of the same plugin created before this one (undefined: none is kept). */

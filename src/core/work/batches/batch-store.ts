@@ -4,6 +4,7 @@
 // its worker died can never count twice.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { FleetRow } from './fleet-facts.js';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import type { Redacted } from '../../plugins/index.js';
 import { auditInto, type AuditInput } from '../../access/index.js';
@@ -166,7 +167,7 @@ export class BatchStore {
   async record(batchId: string, pluginId: string, outcome: ProjectOutcome): Promise<boolean> {
     const now = new Date().toISOString();
     const recorded = await this.#scripts.batchRecord(
-      [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection],
+      this.#recordKeys(batchId, pluginId),
       ...this.#recordArgs(batchId, pluginId, outcome, now),
     );
     return recorded === 1;
@@ -181,7 +182,7 @@ export class BatchStore {
     if (outcomes.length === 0) return 0;
     if (outcomes.length === 1) return (await this.record(batchId, pluginId, outcomes[0]!)) ? 1 : 0;
     const now = new Date().toISOString();
-    const keys = [this.keys.batch(batchId), this.keys.batchResults(batchId), this.keys.latestInspection];
+    const keys = this.#recordKeys(batchId, pluginId);
     const pipeline = this.redis.pipeline();
     for (const outcome of outcomes) {
       queueScript(pipeline, 'batchRecord', keys, ...this.#recordArgs(batchId, pluginId, outcome, now));
@@ -194,6 +195,15 @@ export class BatchStore {
     return recorded;
   }
 
+  #recordKeys(batchId: string, pluginId: string): string[] {
+    return [
+      this.keys.batch(batchId),
+      this.keys.batchResults(batchId),
+      this.keys.latestInspection,
+      this.keys.fleetFacts(pluginId),
+    ];
+  }
+
   #recordArgs(batchId: string, pluginId: string, outcome: ProjectOutcome, now: string): string[] {
     return [
       outcome.projectId,
@@ -203,7 +213,23 @@ export class BatchStore {
       JSON.stringify({ batchId, at: now, ...outcome }),
       this.eventsChannel(batchId),
       now,
+      outcome.status === 'succeeded' ? JSON.stringify(fleetEntry(batchId, now, outcome)) : '',
     ];
+  }
+
+  /** The plugin's fleet: each project's latest successful result (fleet-facts.ts), read in slices. */
+  async fleet(pluginId: string): Promise<FleetRow[]> {
+    const rows: FleetRow[] = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(this.keys.fleetFacts(pluginId), cursor, 'COUNT', 1_000);
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const entry = JSON.parse(flat[i + 1]!) as Omit<FleetRow, 'projectId'>;
+        rows.push({ projectId: flat[i]!, ...entry });
+      }
+      cursor = next;
+    } while (cursor !== '0');
+    return rows;
   }
 
   /** The projects among `projectIds` without a recorded outcome yet. One round trip. */
@@ -339,4 +365,12 @@ function stateOf(hash: Record<string, string>, failed: number): BatchState {
   if (!hash.finishedAt) return 'running';
   if (hash.cancelledAt) return 'cancelled';
   return failed > 0 ? 'failed' : 'succeeded';
+}
+
+function fleetEntry(batchId: string, at: string, outcome: ProjectOutcome): Omit<FleetRow, 'projectId'> {
+  const facts: FleetRow['facts'] = {};
+  for (const fact of outcome.result?.facts ?? [])
+    facts[fact.id] =
+      fact.warning === undefined ? { value: fact.value } : { value: fact.value, warning: fact.warning };
+  return { batchId, at, facts };
 }

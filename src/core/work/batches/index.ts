@@ -5,4 +5,5 @@ export * from './batch-export.js';
 export * from './batch-follow.js';
 export * from './batch-service.js';
 export * from './batch-store.js';
+export * from './fleet-facts.js';
 export * from './inspection-runner.js';

@@ -1,0 +1,120 @@
+// Fleet facts: for a plugin, the latest successful inspection of every
+// project (kept by the batch-record script as batches record), asked as a
+// fleet owner asks — "which projects are on Go < 1.20?", "how many on each
+// version?". Filters: NAME=VALUE, NAME!=VALUE, NAME~REGEX, and NAME<VALUE,
+// <=, >, >= compared as versions where both sides look like versions
+// (1.9 < 1.10, v1.2.3 = 1.2.3), as numbers where both are numbers, else as
+// text. A project without the fact never matches a filter on it.
+import { InvalidInputError } from '../../platform/index.js';
+
+/** One project's latest successful result of a plugin: its facts by id. */
+export interface FleetRow {
+  projectId: string;
+  batchId: string;
+  at: string;
+  facts: Record<string, { value: string; warning?: string }>;
+}
+
+export const FACT_OPERATORS = ['<=', '>=', '!=', '=', '~', '<', '>'] as const;
+export type FactOperator = (typeof FACT_OPERATORS)[number];
+
+export interface FactFilter {
+  fact: string;
+  operator: FactOperator;
+  value: string;
+  /** For `~`: the compiled expression. */
+  pattern?: RegExp;
+}
+
+const FACT_ID = /^[A-Za-z0-9._:/-]{1,128}$/;
+
+/** `NAME<op>VALUE` → a filter; InvalidInputError naming what is wrong. */
+export function parseWhere(text: string): FactFilter {
+  const match = /^\s*([^=!~<>\s]+)\s*(<=|>=|!=|=|~|<|>)\s*(.*?)\s*$/.exec(text);
+  if (!match) {
+    throw new InvalidInputError(
+      `--where ${JSON.stringify(text)} must be NAME=VALUE, NAME!=VALUE, NAME~REGEX or NAME<VERSION (also <=, >, >=)`,
+    );
+  }
+  const [, fact, operator, value] = match as unknown as [string, string, FactOperator, string];
+  if (!FACT_ID.test(fact)) throw new InvalidInputError(`--where: ${JSON.stringify(fact)} is not a fact id`);
+  if (operator !== '~') return { fact, operator, value };
+  try {
+    return { fact, operator, value, pattern: new RegExp(value) };
+  } catch (error) {
+    throw new InvalidInputError(`--where ${JSON.stringify(text)}: ${(error as Error).message}`);
+  }
+}
+
+const VERSION = /^v?(\d+(?:\.\d+)*)(?:[-+].*)?$/;
+const NUMBER = /^-?\d+(?:\.\d+)?$/;
+
+/** Negative, zero or positive as `a` sorts before, with or after `b` (versions, numbers, then text). */
+export function compareFactValues(a: string, b: string): number {
+  const va = VERSION.exec(a);
+  const vb = VERSION.exec(b);
+  if (va && vb && (a.includes('.') || b.includes('.') || a.startsWith('v') || b.startsWith('v'))) {
+    const pa = va[1]!.split('.').map(Number);
+    const pb = vb[1]!.split('.').map(Number);
+    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+      const diff = (pa[i] ?? 0) - (pb[i] ?? 0);
+      if (diff !== 0) return diff;
+    }
+    return 0;
+  }
+  if (NUMBER.test(a) && NUMBER.test(b)) return Number(a) - Number(b);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function matchesFilter(filter: FactFilter, value: string | undefined): boolean {
+  if (value === undefined) return false;
+  switch (filter.operator) {
+    case '=':
+      return compareFactValues(value, filter.value) === 0;
+    case '!=':
+      return compareFactValues(value, filter.value) !== 0;
+    case '~':
+      return filter.pattern!.test(value);
+    case '<':
+      return compareFactValues(value, filter.value) < 0;
+    case '<=':
+      return compareFactValues(value, filter.value) <= 0;
+    case '>':
+      return compareFactValues(value, filter.value) > 0;
+    case '>=':
+      return compareFactValues(value, filter.value) >= 0;
+  }
+}
+
+/** The rows every filter matches (and, when given, whose project is among `projects`), by project id. */
+export function filterFleet(
+  rows: Iterable<FleetRow>,
+  filters: readonly FactFilter[],
+  projects?: ReadonlySet<string>,
+): FleetRow[] {
+  const kept: FleetRow[] = [];
+  for (const row of rows) {
+    if (projects && !projects.has(row.projectId)) continue;
+    if (filters.every((filter) => matchesFilter(filter, row.facts[filter.fact]?.value))) kept.push(row);
+  }
+  return kept.sort((a, b) => a.projectId.localeCompare(b.projectId));
+}
+
+/** Value → how many of the rows have it (a row without the fact counts under `null`), most common first. */
+export function countFactValues(
+  rows: readonly FleetRow[],
+  fact: string,
+): { value: string | null; count: number }[] {
+  const counts = new Map<string | null, number>();
+  for (const row of rows) {
+    const value = row.facts[fact]?.value ?? null;
+    counts.set(value, (counts.get(value) ?? 0) + 1);
+  }
+  return [...counts]
+    .map(([value, count]) => ({ value, count }))
+    .sort(
+      (a, b) =>
+        b.count - a.count ||
+        (a.value === null ? 1 : b.value === null ? -1 : compareFactValues(a.value, b.value)),
+    );
+}

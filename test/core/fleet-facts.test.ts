@@ -1,0 +1,62 @@
+// The fleet view's filters: version-aware comparison, each operator, and the
+// errors a bad --where gets.
+import { describe, expect, it } from 'vitest';
+import {
+  compareFactValues,
+  countFactValues,
+  filterFleet,
+  parseWhere,
+  type FleetRow,
+} from '../../src/core/work/batches/fleet-facts.js';
+
+const row = (projectId: string, facts: Record<string, string>): FleetRow => ({
+  projectId,
+  batchId: 'b',
+  at: '2026-12-05T00:00:00Z',
+  facts: Object.fromEntries(Object.entries(facts).map(([id, value]) => [id, { value }])),
+});
+
+describe('fleet facts', () => {
+  it('compares versions as versions, numbers as numbers, the rest as text', () => {
+    expect(compareFactValues('1.9', '1.10')).toBeLessThan(0);
+    expect(compareFactValues('v1.2', '1.2.0')).toBe(0);
+    expect(compareFactValues('1.21.3', '1.21')).toBeGreaterThan(0);
+    expect(compareFactValues('1.2.3-rc1', '1.2.3')).toBe(0);
+    expect(compareFactValues('9', '10')).toBeLessThan(0);
+    expect(compareFactValues('bookworm', 'bullseye')).toBeLessThan(0);
+  });
+
+  it('filters with every operator; a project without the fact never matches', () => {
+    const rows = [row('a', { v: '1.9' }), row('b', { v: '1.20' }), row('c', { v: '1.21.1' }), row('d', {})];
+    const ids = (where: string) => filterFleet(rows, [parseWhere(where)]).map((kept) => kept.projectId);
+    expect(ids('v<1.20')).toEqual(['a']);
+    expect(ids('v<=1.20')).toEqual(['a', 'b']);
+    expect(ids('v>1.20')).toEqual(['c']);
+    expect(ids('v>=1.20.0')).toEqual(['b', 'c']);
+    expect(ids('v=1.20.0')).toEqual(['b']);
+    expect(ids('v!=1.20')).toEqual(['a', 'c']);
+    expect(ids('v~^1\\.2')).toEqual(['b', 'c']);
+    expect(filterFleet(rows, [], new Set(['c', 'a'])).map((kept) => kept.projectId)).toEqual(['a', 'c']);
+  });
+
+  it('counts values, most common first, projects without the fact as null', () => {
+    const rows = [row('a', { v: '1' }), row('b', { v: '2' }), row('c', { v: '2' }), row('d', {})];
+    expect(countFactValues(rows, 'v')).toEqual([
+      { value: '2', count: 2 },
+      { value: '1', count: 1 },
+      { value: null, count: 1 },
+    ]);
+  });
+
+  it('a bad --where names what is wrong', () => {
+    expect(() => parseWhere('go.version')).toThrow(
+      /must be NAME=VALUE, NAME!=VALUE, NAME~REGEX or NAME<VERSION/,
+    );
+    expect(() => parseWhere('go.version~(')).toThrow(/--where "go\.version~\(": Invalid regular expression/);
+    expect(parseWhere(' go.version >= 1.20 ')).toMatchObject({
+      fact: 'go.version',
+      operator: '>=',
+      value: '1.20',
+    });
+  });
+});
