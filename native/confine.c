@@ -310,16 +310,36 @@ int install_seccomp(int no_network) {
  * Landlock or the seccomp filter covers. Securebits first (they need CAP_SETPCAP), then capset.
  * A process that has no capability (a worker not run as root) has nothing to drop.
  */
+struct cap_header {
+  uint32_t version;
+  int pid;
+};
+struct cap_data {
+  uint32_t effective, permitted, inheritable;
+};
+#define CAP_VERSION_3 0x20080522
+// SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS_LOCKED, SECBIT_NO_CAP_AMBIENT_RAISE, each locked.
+#define NO_ROOT_BITS (0x01ul | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80)
+
 static int drop_capabilities(void) {
-  struct { uint32_t version; int pid; } header = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
-  struct { uint32_t effective, permitted, inheritable; } data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+  struct cap_header header = { CAP_VERSION_3, 0 };
+  struct cap_data data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
   if (syscall(SYS_capget, &header, data) != 0) return -1;
   if (!(data[0].permitted | data[1].permitted)) return 0;
-  // SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS_LOCKED, SECBIT_NO_CAP_AMBIENT_RAISE, each locked.
-  const unsigned long bits = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80;
-  if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) return -1;
+  // Without CAP_SETPCAP (a hardened container) the bits cannot be set: the capabilities are still
+  // dropped, but an exec as root would get them back — `capabilities_droppable` says so to the host.
+  if (prctl(PR_SET_SECUREBITS, NO_ROOT_BITS, 0, 0, 0) != 0 && errno != EPERM) return -1;
   memset(data, 0, sizeof data);
   return (int)syscall(SYS_capset, &header, data);
+}
+
+int capabilities_droppable(void) {
+  struct cap_header header = { CAP_VERSION_3, 0 };
+  struct cap_data data[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+  if (syscall(SYS_capget, &header, data) != 0) return 0;
+  if (!(data[0].permitted | data[1].permitted)) return 1; // none to drop
+  // CAP_SETPCAP (8) lets the keeper lock the securebits.
+  return (data[0].permitted & (1u << 8)) != 0;
 }
 
 int confine_self(int ruleset, int seccomp, int no_network) {

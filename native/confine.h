@@ -36,6 +36,8 @@ int seccomp_available(void);
  * the seccomp filter (when `seccomp`), then the ruleset (when >= 0). 0 or -1 (errno).
  */
 int confine_self(int ruleset, int seccomp, int no_network);
+/** Whether a plugin started here can be left with no capability for good (none to drop, or CAP_SETPCAP). */
+int capabilities_droppable(void);
 /** The seccomp filter alone, on this process and what it starts (the helper's `--filter`). 0 or -1 (errno). */
 int install_seccomp(int no_network);
 #endif

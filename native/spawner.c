@@ -728,7 +728,8 @@ int main(int argc, char **argv) {
   // --probe: what this kernel offers the helper, for `plugin show` on a host with no call running.
   if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
     limits_init();
-    printf("landlock-abi %d\nseccomp %d\n", landlock_abi(), seccomp_available());
+    printf("landlock-abi %d\nseccomp %d\ncapabilities-droppable %d\n", landlock_abi(), seccomp_available(),
+           capabilities_droppable());
     limits_print_probe();
     limits_cleanup();
     return 0;

@@ -312,3 +312,37 @@ function udpReceiver(): { port: Promise<number>; datagrams: string[]; close: () 
   );
   return { port, datagrams, close: () => socket.close() };
 }
+
+describe.skipIf(!confined || process.getuid?.() !== 0 || !existsSync('/usr/bin/setpriv'))(
+  'a root worker without CAP_SETPCAP (a hardened container)',
+  () => {
+    it('says a root plugin gets its capabilities back on exec, and still runs its calls', async () => {
+      // A worker process started without CAP_SETPCAP in its bounding set: what it reports, and one call.
+      const script = `
+        const { containment } = await import(${JSON.stringify(join(REPO, 'dist/core/supervision/index.js'))});
+        const { startCallProcess } = await import(${JSON.stringify(join(REPO, 'dist/core/supervision/containment.js'))});
+        const call = await startCallProcess({ file: '/bin/sh', args: ['-c', 'echo ran'], cwd: '/', env: {} });
+        let out = '';
+        call.stdout.on('data', (chunk) => (out += chunk));
+        await call.started;
+        await call.exited;
+        await call.end();
+        console.log(JSON.stringify({ missing: containment().missing, out }));`;
+      const { execFile } = await import('node:child_process');
+      const said = await new Promise<string>((resolve, reject) =>
+        execFile(
+          '/usr/bin/setpriv',
+          ['--bounding-set', '-setpcap', '--', process.execPath, '--input-type=module', '-e', script],
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+      const { missing, out } = JSON.parse(said.trim().split('\n').pop()!) as {
+        missing: string[];
+        out: string;
+      };
+      expect(missing.join('\n')).toMatch(/no capabilities for good: the worker lacks CAP_SETPCAP/);
+      expect(out).toBe('ran\n');
+    });
+  },
+);

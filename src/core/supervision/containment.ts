@@ -90,6 +90,7 @@ export function containment(): Containment {
 interface Probe {
   landlockAbi: number;
   seccomp: boolean;
+  capabilitiesDroppable: boolean;
   limits: { memory?: string; processes?: string };
   /** Why the helper could not use a cgroup controller (`limits-cgroup-<name> unavailable: …`). */
   cgroupProblems: { memory?: string; pids?: string };
@@ -132,9 +133,14 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
       "seccomp: no new socket without network, never a unix socket by path (the host's Redis), no io_uring, no priority or limit changes of other processes",
     );
   else missing.push('seccomp filter (not available on this kernel or architecture)');
-  enforced.push(
-    'no capabilities: a plugin started as root has none (no kernel modules, device nodes, raw disks or BPF), nor gains any by exec',
-  );
+  if (probe.capabilitiesDroppable)
+    enforced.push(
+      'no capabilities: a plugin started as root has none (no kernel modules, device nodes, raw disks or BPF), nor gains any by exec',
+    );
+  else
+    missing.push(
+      'no capabilities for good: the worker lacks CAP_SETPCAP, so a plugin started as root drops its capabilities but an exec gives them back',
+    );
   enforced.push('resource limits: CPU time, file size, open files (rlimits)');
   const memory = probe.limits.memory ?? 'none';
   const why = (problem: string | undefined) => (problem ? `; ${problem}` : '');
@@ -174,6 +180,8 @@ function probeHelper(): Probe | undefined {
     probed = {
       landlockAbi: Number(abi),
       seccomp: value('seccomp') === '1',
+      // An older helper build says nothing: it drops what it can.
+      capabilitiesDroppable: value('capabilities-droppable') !== '0',
       limits: { ...(memory ? { memory } : {}), ...(processes ? { processes } : {}) },
       cgroupProblems: {
         ...(memoryProblem ? { memory: memoryProblem } : {}),
