@@ -143,6 +143,8 @@ const ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/plugins/fixture-inspector/disable', {}],
   ['POST', '/api/v1/plugins/fixture-inspector/health', {}],
   ['GET', '/api/v1/plugins/fixture-inspector/logs'],
+  ['GET', '/api/v1/plugins/fixture-inspector/facts'],
+  ['GET', '/api/v1/plugins/fixture-inspector/facts/counts?fact=x'],
   ['POST', '/api/v1/plugins/fixture-inspector/limits', { operateMs: 60_000 }],
   ['GET', '/api/v1/projects'],
   ['POST', '/api/v1/projects', { path: '/tmp' }],

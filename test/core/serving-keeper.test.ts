@@ -12,10 +12,13 @@ const built = containment().mechanism === 'subreaper';
 
 type Call = Awaited<ReturnType<Spawner['spawn']>> & { keeper: number; servingKeeper: boolean };
 
-async function run(spawner: Spawner, script: string): Promise<Call> {
+async function run(spawner: Spawner, script: string): Promise<Call & { out: () => string }> {
   const call = (await spawner.spawn({ file: '/bin/sh', args: ['-c', script], cwd: '/', env: {} })) as Call;
+  // Read from the start, as the supervisor does: what arrives with the start is not missed.
+  let out = '';
+  call.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await call.started;
-  return call;
+  return Object.assign(call, { out: () => out });
 }
 
 async function finish(call: Call): Promise<void> {
@@ -45,10 +48,8 @@ describe.skipIf(!built)('a keeper serves its slot call after call', () => {
   it("what a call left behind (a setsid child) is gone before the slot's next call starts", async () => {
     const spawner = new Spawner(HELPER_PATH, () => {});
     const first = await run(spawner, 'setsid sleep 60 & echo $! ; exit 0');
-    let out = '';
-    first.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     await finish(first);
-    const left = Number(out.trim());
+    const left = Number(first.out().trim());
     expect(left).toBeGreaterThan(0);
     expect(await running(left)).toBe(false);
     const second = await run(spawner, 'exit 0');
@@ -73,10 +74,8 @@ describe.skipIf(!built)('a keeper serves its slot call after call', () => {
     process.kill(first.keeper, 'SIGKILL');
     await expect.poll(() => running(first.keeper)).toBe(false);
     const next = await run(spawner, 'echo ran');
-    let out = '';
-    next.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     await finish(next);
-    expect(out).toBe('ran\n');
+    expect(next.out()).toBe('ran\n');
     expect(next.keeper).not.toBe(first.keeper);
   });
 });
