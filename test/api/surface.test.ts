@@ -37,6 +37,7 @@ const DOCUMENTED: [string, string][] = [
   ['post', '/api/v1/projects/{id}/labels'],
   ['delete', '/api/v1/projects/{id}/labels/{label}'],
   ['delete', '/api/v1/projects/{id}'],
+  ['get', '/api/v1/projects/{id}/history'],
   ['post', '/api/v1/batches'],
   ['get', '/api/v1/batches'],
   ['post', '/api/v1/batches/cancel'],

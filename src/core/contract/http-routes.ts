@@ -208,6 +208,14 @@ export const routes = {
     summary: 'forget a project',
     response: responses.project,
   }),
+  projectHistory: define({
+    method: 'GET',
+    path: '/projects/:id/history',
+    role: 'viewer',
+    summary: "the project's result in each of the plugin's kept batches, newest first",
+    query: queries.history,
+    response: z.array(responses.historyEntry),
+  }),
 
   // ---- batches: inspections, their progress, control, diff and export ----
   createBatch: define({

@@ -147,6 +147,8 @@ export const queries = {
     where: oneOrMany(z.string().min(1).max(500)).optional(),
     label: oneOrMany(label).optional(),
   }),
+  /** GET /projects/:id/history: the plugin's batches, at most `limit` of them. */
+  history: z.strictObject({ plugin: id, limit: limit(MAX_PAGE_LIMIT) }),
   diff: z.strictObject({ from: id }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),
 };

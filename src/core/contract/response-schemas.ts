@@ -305,6 +305,16 @@ export const fleetCounts = z.object({
   counts: z.array(z.object({ value: z.string().nullable(), count: z.number().int() })),
 });
 
+/** One batch's result for one project (GET /projects/:id/history). */
+export const historyEntry = z.object({
+  batchId: z.string(),
+  at: z.string().describe('when the batch was created'),
+  status: z.enum(['succeeded', 'failed', 'cancelled', 'pending']),
+  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().optional() })),
+  warnings: z.array(z.string()),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */
 export function page<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), nextCursor: z.string().optional() });

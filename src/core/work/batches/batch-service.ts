@@ -11,7 +11,13 @@
 // project without an outcome is recorded `cancelled` (once, like any outcome).
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
-import { ERROR_CODES, InvalidInputError, NotFoundError, inOrder } from '../../platform/index.js';
+import {
+  ERROR_CODES,
+  InvalidInputError,
+  NotFoundError,
+  ProjectNotFoundError,
+  inOrder,
+} from '../../platform/index.js';
 import type { PluginService } from '../../plugins/index.js';
 import { checkLabels, type ProjectService } from '../../projects/index.js';
 import {
@@ -29,13 +35,23 @@ import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
 import { filterFleet, parseWhere, type FleetRow } from './fleet-facts.js';
-import { BatchStore, isBatchOver, withoutResults, type BatchQuery, type BatchView } from './batch-store.js';
+import {
+  BatchStore,
+  isBatchOver,
+  withoutResults,
+  type BatchQuery,
+  type BatchView,
+  type HistoryEntry,
+} from './batch-store.js';
 
 /** `facts`: filters (`NAME<op>VALUE`, fleet-facts.ts) and labels every project must carry. */
 export interface FleetQuery {
   where?: string[];
   labels?: string[];
 }
+
+/** `project history` looks at this many of the plugin's batches unless asked for fewer or more. */
+export const HISTORY_LIMIT = 50;
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
@@ -229,6 +245,16 @@ export class BatchService {
         .map((project) => project.id),
     );
     return filterFleet(await this.store.fleet(pluginId), filters, registered);
+  }
+
+  /**
+   * `project history`: the project's result in each of the plugin's kept batches, newest first,
+   * at most `limit` batches (default HISTORY_LIMIT).
+   */
+  async history(projectId: string, pluginId: string, limit = HISTORY_LIMIT): Promise<HistoryEntry[]> {
+    await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty history
+    if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
+    return this.store.history(pluginId, projectId, limit);
   }
 
   /** The newest batch of the same plugin created before this one (undefined: none is kept). */

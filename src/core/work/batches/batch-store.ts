@@ -273,6 +273,37 @@ export class BatchStore {
     );
   }
 
+  /**
+   * One project's results of a plugin across the kept batches, newest first:
+   * at most `limit` of the plugin's batches, each with the project's outcome
+   * (`pending` while the batch has none; batches without the project left out).
+   * Read from the batches themselves: retention bounds it, no extra write.
+   */
+  async history(pluginId: string, projectId: string, limit: number): Promise<HistoryEntry[]> {
+    const ids = await this.redis.zrevrange(this.keys.batches, 0, -1);
+    const heads = this.redis.pipeline();
+    for (const id of ids) heads.hmget(this.keys.batch(id), 'pluginId', 'createdAt');
+    const mine = ((await heads.exec()) ?? [])
+      .map(([, fields], index) => ({ batchId: ids[index]!, fields: fields as (string | null)[] }))
+      .filter(({ fields }) => fields[0] === pluginId)
+      .slice(0, limit);
+    const reads = this.redis.pipeline();
+    for (const { batchId } of mine) {
+      reads.hget(this.keys.batchResults(batchId), projectId);
+      reads.lpos(this.keys.batchProjects(batchId), projectId);
+    }
+    const answers = (await reads.exec()) ?? [];
+    return mine.flatMap(({ batchId, fields }, index) => {
+      const raw = answers[index * 2]?.[1] as string | null;
+      const position = answers[index * 2 + 1]?.[1] as number | null;
+      const at = fields[1] ?? '';
+      if (raw) return [historyEntry(batchId, at, JSON.parse(raw) as ProjectOutcome)];
+      return position !== null && position !== undefined
+        ? [{ batchId, at, status: 'pending' as const, facts: {}, warnings: [] }]
+        : [];
+    });
+  }
+
   /** The newest batch of the same plugin created before this one (what "compare with the previous" means). */
   async previous(batch: BatchView): Promise<BatchView | undefined> {
     let cursor: string | undefined;
@@ -373,4 +404,26 @@ function fleetEntry(batchId: string, at: string, outcome: ProjectOutcome): Omit<
     facts[fact.id] =
       fact.warning === undefined ? { value: fact.value } : { value: fact.value, warning: fact.warning };
   return { batchId, at, facts };
+}
+
+/** One batch's result for one project (`project history`). */
+export interface HistoryEntry {
+  batchId: string;
+  /** When the batch was created. */
+  at: string;
+  status: ProjectOutcome['status'] | 'pending';
+  facts: FleetRow['facts'];
+  warnings: string[];
+  error?: { code: string; message: string };
+}
+
+function historyEntry(batchId: string, at: string, outcome: ProjectOutcome): HistoryEntry {
+  return {
+    batchId,
+    at,
+    status: outcome.status,
+    facts: fleetEntry(batchId, at, outcome).facts,
+    warnings: outcome.result?.warnings ?? [],
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
 }
