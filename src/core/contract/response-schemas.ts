@@ -90,6 +90,16 @@ const pluginDetailShape = {
       processes: z.number().int(),
     }),
   }),
+  retention: z
+    .object({
+      batches: z.number().int().describe('the newest finished batches kept however old'),
+      days: z
+        .number()
+        .int()
+        .optional()
+        .describe("finished batches younger than this are kept (unset: the host's)"),
+    })
+    .describe('plugin set --retention-batches/--retention-days'),
   containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),

@@ -325,14 +325,18 @@ export class BatchStore {
   }
 
   /**
-   * Deletes finished batches older than the cut-off, except the newest
-   * `keepPerPlugin` finished batches of each plugin (so `batch diff` and the
-   * web UI's "compare with the previous batch" always have something to
-   * compare with); returns how many.
+   * Deletes each plugin's finished batches that its policy no longer keeps: a
+   * batch stays while it is one of the plugin's newest `keep` finished ones
+   * (at least KEEP_PER_PLUGIN, so `batch diff` and the web UI always have a
+   * previous batch) or was created after `cutoffMs`. Running batches stay.
+   * The fleet view (`facts`) is kept apart and never expires with them.
+   * Returns how many were deleted, by plugin.
    */
-  async deleteFinishedBefore(cutoffMs: number, keepPerPlugin = KEEP_PER_PLUGIN): Promise<number> {
+  async deleteUnkept(
+    policyOf: (pluginId: string) => { keep: number; cutoffMs: number },
+  ): Promise<Map<string, number>> {
     const kept = new Map<string, number>();
-    let deleted = 0;
+    const deleted = new Map<string, number>();
     // Newest first, so the first finished batches seen of each plugin are the ones kept.
     for (const id of await this.redis.zrevrange(this.keys.batches, 0, -1)) {
       const [pluginId, finishedAt, createdAt] = await this.redis.hmget(
@@ -342,20 +346,28 @@ export class BatchStore {
         'createdAt',
       );
       if (!finishedAt) continue;
-      const seen = kept.get(pluginId ?? '') ?? 0;
-      if (seen < keepPerPlugin) {
-        kept.set(pluginId ?? '', seen + 1);
+      const plugin = pluginId ?? '';
+      const policy = policyOf(plugin);
+      const seen = kept.get(plugin) ?? 0;
+      if (seen < Math.max(KEEP_PER_PLUGIN, policy.keep)) {
+        kept.set(plugin, seen + 1);
         continue;
       }
-      if (Date.parse(createdAt ?? '') > cutoffMs) continue;
+      if (Date.parse(createdAt ?? '') > policy.cutoffMs) continue;
       await this.redis
         .multi()
         .del(this.keys.batch(id), this.keys.batchResults(id), this.keys.batchProjects(id))
         .zrem(this.keys.batches, id)
         .exec();
-      deleted += 1;
+      deleted.set(plugin, (deleted.get(plugin) ?? 0) + 1);
     }
     return deleted;
+  }
+
+  /** deleteUnkept with one cut-off and count for every plugin. */
+  async deleteFinishedBefore(cutoffMs: number, keepPerPlugin = KEEP_PER_PLUGIN): Promise<number> {
+    const deleted = await this.deleteUnkept(() => ({ keep: keepPerPlugin, cutoffMs }));
+    return [...deleted.values()].reduce((sum, count) => sum + count, 0);
   }
 }
 
