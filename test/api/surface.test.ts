@@ -29,6 +29,7 @@ const DOCUMENTED: [string, string][] = [
   ['get', '/api/v1/plugins/{id}/logs'],
   ['get', '/api/v1/plugins/{id}/facts'],
   ['get', '/api/v1/plugins/{id}/facts/counts'],
+  ['get', '/api/v1/plugins/{id}/trend'],
   ['get', '/api/v1/projects'],
   ['post', '/api/v1/projects'],
   ['post', '/api/v1/projects/scan'],

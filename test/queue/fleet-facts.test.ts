@@ -138,6 +138,18 @@ describe('fleet facts', () => {
     expect(nobody.code).toBe(2);
     expect(nobody.stderr).toMatch(/unknown project "no-such-project"/);
 
+    // The trend over both batches: counts, the one new failure, and go.version's distribution.
+    const trend = await runtime.batches.trend(PLUGIN_ID, 5, 'go.version');
+    expect(trend.map((point) => [point.batchId, point.succeeded, point.failed, point.newFailures])).toEqual([
+      [first.batchId, FLEET, 0, 0],
+      [second.batchId, FLEET - 1, 1, 1],
+    ]);
+    expect(trend[1]!.distribution).toContainEqual({ value: '1.22', count: 10 });
+    expect(trend[0]!.distribution).not.toContainEqual(expect.objectContaining({ value: '1.22' }));
+    expect(
+      (await runtime.batches.trend(PLUGIN_ID, 1)).map((point) => [point.batchId, point.newFailures]),
+    ).toEqual([[second.batchId, 1]]);
+
     // Regex and label filters, the table and CSV for people.
     const regex = await runCli(installation, [
       'facts',

@@ -135,6 +135,15 @@ export const routes = {
     query: queries.fleet,
     response: responses.page(responses.fleetRow),
   }),
+  pluginTrend: define({
+    method: 'GET',
+    path: '/plugins/:id/trend',
+    role: 'viewer',
+    summary:
+      "the plugin's newest kept batches, oldest first: counts, new failures and (with fact) that fact's distribution",
+    query: queries.trend,
+    response: z.array(responses.trendPoint),
+  }),
   pluginFactCounts: define({
     method: 'GET',
     path: '/plugins/:id/facts/counts',

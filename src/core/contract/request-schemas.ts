@@ -159,6 +159,11 @@ export const queries = {
   }),
   /** GET /projects/:id/history: the plugin's batches, at most `limit` of them. */
   history: z.strictObject({ plugin: id, limit: limit(MAX_PAGE_LIMIT) }),
+  /** GET /plugins/:id/trend: the newest `batches` kept batches (default 10), one fact's distribution. */
+  trend: z.strictObject({
+    batches: z.coerce.number().int().min(1).max(100).optional(),
+    fact: z.string().min(1).max(128).optional(),
+  }),
   diff: z.strictObject({ from: id }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),
 };

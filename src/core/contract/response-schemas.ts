@@ -315,6 +315,19 @@ export const fleetCounts = z.object({
   counts: z.array(z.object({ value: z.string().nullable(), count: z.number().int() })),
 });
 
+/** One batch of a plugin's trend (GET /plugins/:id/trend). */
+export const trendPoint = z.object({
+  batchId: z.string(),
+  createdAt: z.string(),
+  state: z.enum(['running', 'succeeded', 'failed', 'cancelled']),
+  total: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  cancelled: z.number().int(),
+  newFailures: z.number().int().describe('failed here, not in the batch before it'),
+  distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).optional(),
+});
+
 /** One batch's result for one project (GET /projects/:id/history). */
 export const historyEntry = z.object({
   batchId: z.string(),

@@ -53,6 +53,21 @@ export interface FleetQuery {
 /** `project history` looks at this many of the plugin's batches unless asked for fewer or more. */
 export const HISTORY_LIMIT = 50;
 
+/** One batch in a plugin's trend (GET /plugins/:id/trend). */
+export interface TrendPoint {
+  batchId: string;
+  createdAt: string;
+  state: BatchView['state'];
+  total: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  /** Projects failed in this batch that had not failed in the batch before it. */
+  newFailures: number;
+  /** With `fact`: how many succeeded projects had each value, most common first. */
+  distribution?: { value: string; count: number }[];
+}
+
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
 export const ENQUEUE_CHUNK = 1_000;
 
@@ -255,6 +270,55 @@ export class BatchService {
     await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty history
     if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
     return this.store.history(pluginId, projectId, limit);
+  }
+
+  /**
+   * The plugin's trend over its newest `count` kept batches, oldest first: each batch's counts,
+   * its new failures (failed here, not in the batch before it) and, with `fact`, how many
+   * succeeded projects had each value of it.
+   */
+  async trend(pluginId: string, count: number, fact?: string): Promise<TrendPoint[]> {
+    await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty trend
+    const page = await this.store.list({ pluginId, limit: Math.min(count + 1, 500) });
+    const batches = page.items.slice(0, count + 1).reverse();
+    const points: TrendPoint[] = [];
+    let failedBefore: Set<string> | undefined;
+    for (const [index, batch] of batches.entries()) {
+      const failed = new Set<string>();
+      const values = new Map<string, number>();
+      for await (const chunk of this.store.outcomeChunks(batch.batchId)) {
+        for (const [projectId, outcome] of chunk) {
+          if (outcome === 'pending') continue;
+          if (outcome.status === 'failed') failed.add(projectId);
+          if (fact === undefined || outcome.status !== 'succeeded') continue;
+          const value = outcome.result?.facts.find((item) => item.id === fact)?.value;
+          if (value !== undefined) values.set(value, (values.get(value) ?? 0) + 1);
+        }
+      }
+      // The oldest batch read only tells the next one what failed before it (when more than `count` are kept).
+      if (index > 0 || batches.length <= count)
+        points.push({
+          batchId: batch.batchId,
+          createdAt: batch.createdAt,
+          state: batch.state,
+          total: batch.total,
+          succeeded: batch.succeeded,
+          failed: batch.failed,
+          cancelled: batch.cancelled,
+          newFailures: failedBefore
+            ? [...failed].filter((projectId) => !failedBefore!.has(projectId)).length
+            : failed.size,
+          ...(fact === undefined
+            ? {}
+            : {
+                distribution: [...values]
+                  .map(([value, projects]) => ({ value, count: projects }))
+                  .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)),
+              }),
+        });
+      failedBefore = failed;
+    }
+    return points;
   }
 
   /** The newest batch of the same plugin created before this one (undefined: none is kept). */
