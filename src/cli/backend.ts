@@ -8,6 +8,7 @@ import type {
   BatchDiff,
   FleetQuery,
   FleetRow,
+  HistoryEntry,
   ExportFormat,
   BatchQuery,
   BatchView,
@@ -78,6 +79,8 @@ export interface Backend {
     cancelBatches(filter: { schedule?: string }): Promise<{ cancelled: BatchView[] }>;
     retryBatch(batchId: string, options: { failedOnly: boolean }): Promise<BatchView>;
     diffBatches(fromId: string, toId: string): Promise<BatchDiff>;
+    /** `project history`: the project's result in each of the plugin's kept batches, newest first. */
+    projectHistory(projectId: string, pluginId: string, limit?: number): Promise<HistoryEntry[]>;
     /** The plugin's fleet: each project's latest successful result, filtered (fleet-facts.ts), by project id. */
     fleet(pluginId: string, query: FleetQuery): Promise<FleetRow[]>;
     /** The export's text as it is produced (remotely: the api's streamed body); an unknown batch fails before any. */
@@ -151,6 +154,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       cancelBatches: (filter) => cancelBatches(runtime, filter, actor),
       retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
       diffBatches: (fromId, toId) => batches.diff(fromId, toId),
+      projectHistory: (projectId, pluginId, limit) => batches.history(projectId, pluginId, limit),
       fleet: (pluginId, query) => batches.fleet(pluginId, query),
       exportBatch: (batchId, format) => batches.export(batchId, format),
       createOperation: (request) => operations.create(request, actor),

@@ -101,6 +101,8 @@ export function remoteBackend(api: ApiClient): Backend {
       retryBatch: (batchId, options) =>
         call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
       diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
+      projectHistory: (projectId, pluginId, limit) =>
+        call(routes.projectHistory, { ...id(projectId), query: given({ plugin: pluginId, limit }) }),
       fleet: async (pluginId, query) => {
         const rows = [];
         let cursor: string | undefined;

@@ -164,6 +164,21 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     expect(fleet.json.items).toHaveLength(1);
     await checked('GET', `${P}/plugins/{id}/facts`, `${P}/plugins/${PLUGIN_ID}/facts?where=x~(`); // 400 problem
     await checked('GET', `${P}/plugins/{id}/facts/counts`, `${P}/plugins/${PLUGIN_ID}/facts/counts?fact=x`);
+    const trend = await checked<{ batchId: string; succeeded: number }[]>(
+      'GET',
+      `${P}/plugins/{id}/trend`,
+      `${P}/plugins/${PLUGIN_ID}/trend?batches=5&fact=x`,
+    );
+    expect(trend.json.map((point) => point.batchId)).toEqual([batch.json.batchId, retry.json.batchId]);
+    await checked('GET', `${P}/plugins/{id}/trend`, `${P}/plugins/${PLUGIN_ID}/trend?batches=0`); // 400 problem
+    const history = await checked<{ batchId: string }[]>(
+      'GET',
+      `${P}/projects/{id}/history`,
+      `${P}/projects/shop/history?plugin=${PLUGIN_ID}`,
+    );
+    expect(history.json.map((entry) => entry.batchId)).toEqual([retry.json.batchId, batch.json.batchId]);
+    await checked('GET', `${P}/projects/{id}/history`, `${P}/projects/shop/history`); // 400 problem
+    await checked('GET', `${P}/projects/{id}/history`, `${P}/projects/nope/history?plugin=${PLUGIN_ID}`); // 404
     await checked('POST', `${P}/batches/{id}/cancel`, `${P}/batches/${retry.json.batchId}/cancel`, {
       body: {},
     });

@@ -38,6 +38,7 @@ const DOCUMENTED = [
   'op wait',
   'audit',
   'facts',
+  'project history',
 ];
 
 /** Runs `switchyard <words> --help` for each, at most `LIMIT` at once. */

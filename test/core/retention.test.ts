@@ -49,6 +49,7 @@ describe('retention', () => {
     expect(await runRetention(runtime, { recordsSeconds: 0, failedJobsSeconds: 1 })).toEqual({
       batches: 1,
       operations: 1,
+      byPlugin: { p: 1 },
     });
     expect(await operations.get(done.operation.id)).toBeUndefined();
     expect(await operations.byIdempotencyKey('k-done')).toBeUndefined();

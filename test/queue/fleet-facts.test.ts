@@ -94,6 +94,62 @@ describe('fleet facts', () => {
       changed.filter((project) => project.changed.length > 0).map((project) => project.projectId),
     ).toEqual([...moved].sort());
 
+    // Each project's history: both batches' results, newest first, with a failure's error.
+    const history = await runCli(installation, ['project', 'history', moved[0]!, '--plugin', PLUGIN_ID]);
+    expect(history.code, history.stderr).toBe(0);
+    type Entry = {
+      batchId: string;
+      status: string;
+      facts: Record<string, { value: string }>;
+      error?: { code: string };
+    };
+    const entries = JSON.parse(history.stdout) as Entry[];
+    expect(entries.map((entry) => [entry.batchId, entry.status, entry.facts['go.version']?.value])).toEqual([
+      [second.batchId, 'succeeded', '1.22'],
+      [first.batchId, 'succeeded', '1.19'],
+    ]);
+    const failedHistory = JSON.parse(
+      (await runCli(installation, ['project', 'history', failing, '--plugin', PLUGIN_ID])).stdout,
+    ) as Entry[];
+    expect(failedHistory.map((entry) => entry.status)).toEqual(['failed', 'succeeded']);
+    expect(failedHistory[0]!.error?.code).toBeTruthy();
+    expect(failedHistory[1]!.facts['go.version']?.value).toBe(versionOf(1));
+    const lastOnly = await runCli(installation, [
+      'project',
+      'history',
+      failing,
+      '--plugin',
+      PLUGIN_ID,
+      '--limit',
+      '1',
+    ]);
+    expect((JSON.parse(lastOnly.stdout) as Entry[]).map((entry) => entry.batchId)).toEqual([second.batchId]);
+    const table = await runCli(installation, ['project', 'history', moved[0]!, '--plugin', PLUGIN_ID], {
+      json: false,
+    });
+    expect(table.stdout).toContain('go.version=1.22');
+    const nobody = await runCli(installation, [
+      'project',
+      'history',
+      'no-such-project',
+      '--plugin',
+      PLUGIN_ID,
+    ]);
+    expect(nobody.code).toBe(2);
+    expect(nobody.stderr).toMatch(/unknown project "no-such-project"/);
+
+    // The trend over both batches: counts, the one new failure, and go.version's distribution.
+    const trend = await runtime.batches.trend(PLUGIN_ID, 5, 'go.version');
+    expect(trend.map((point) => [point.batchId, point.succeeded, point.failed, point.newFailures])).toEqual([
+      [first.batchId, FLEET, 0, 0],
+      [second.batchId, FLEET - 1, 1, 1],
+    ]);
+    expect(trend[1]!.distribution).toContainEqual({ value: '1.22', count: 10 });
+    expect(trend[0]!.distribution).not.toContainEqual(expect.objectContaining({ value: '1.22' }));
+    expect(
+      (await runtime.batches.trend(PLUGIN_ID, 1)).map((point) => [point.batchId, point.newFailures]),
+    ).toEqual([[second.batchId, 1]]);
+
     // Regex and label filters, the table and CSV for people.
     const regex = await runCli(installation, [
       'facts',

@@ -41,6 +41,9 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
       ...(more ? { nextCursor: Buffer.from(items.at(-1)!.projectId).toString('base64url') } : {}),
     };
   });
+  route(routes.pluginTrend, async ({ params, query }) =>
+    redactDeep(await runtime.batches.trend(params.id, query.batches ?? 10, query.fact)),
+  );
   route(routes.pluginFactCounts, async ({ params, query }) => {
     const rows = await runtime.batches.fleet(params.id, fleetFilters(query));
     return { fact: query.fact, total: rows.length, counts: redactDeep(countFactValues(rows, query.fact)) };

@@ -1,5 +1,6 @@
 // /api/v1/projects: the project registry and its trust.
 import { routes } from '../../core/contract/index.js';
+import { redactDeep } from '../../core/safety/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
 export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
@@ -18,4 +19,8 @@ export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps)
     core.projects.removeLabels(params.id, [params.label], actor),
   );
   route(routes.removeProject, ({ params, actor }) => core.projects.remove(params.id, actor));
+  // Stored redacted as recorded, redacted again as read (patterns added since).
+  route(routes.projectHistory, async ({ params, query }) =>
+    redactDeep(await runtime.batches.history(params.id, query.plugin, query.limit)),
+  );
 }

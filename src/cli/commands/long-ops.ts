@@ -5,7 +5,15 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LogEntry, PluginDetail, PluginSettings } from '../../core/plugins/index.js';
-import { formatLimit, LIMIT_BOUNDS, MAX_LIMIT_MS } from '../../core/plugins/index.js';
+import {
+  DEFAULT_RETENTION_BATCHES,
+  formatLimit,
+  LIMIT_BOUNDS,
+  MAX_LIMIT_MS,
+  MAX_RETENTION_BATCHES,
+  MAX_RETENTION_DAYS,
+  MIN_RETENTION_BATCHES,
+} from '../../core/plugins/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printJson, say } from '../output.js';
@@ -78,6 +86,16 @@ export function registerLongOpCommands(program: Command): void {
       'processes and threads of one call (default 256)',
       integerFrom('--processes', bounds.processes.min, bounds.processes.max),
     )
+    .option(
+      '--retention-batches <n>',
+      `keep at least the newest <n> finished batches however old (default ${DEFAULT_RETENTION_BATCHES}, at least ${MIN_RETENTION_BATCHES})`,
+      integerFrom('--retention-batches', MIN_RETENTION_BATCHES, MAX_RETENTION_BATCHES),
+    )
+    .option(
+      '--retention-days <d>',
+      'and keep every finished batch younger than <d> days (default: SWITCHYARD_RETENTION_DAYS, 7)',
+      integerFrom('--retention-days', 0, MAX_RETENTION_DAYS),
+    )
     .addHelpText(
       'after',
       `\nDurations: 500ms, 30s, 15m, 2h (a bare number is milliseconds), at most ${MAX_LIMIT_MS} ms. ` +
@@ -87,7 +105,8 @@ export function registerLongOpCommands(program: Command): void {
         'and what each worker host enforces.' +
         '\n\nExamples:\n  switchyard plugin set deployer --operate-timeout 2h\n' +
         '  switchyard plugin set fetcher --network allow --memory 512MiB --cpu 60s --processes 64\n' +
-        '  switchyard plugin set py-lint --allow-read /opt/shared-rules',
+        '  switchyard plugin set py-lint --allow-read /opt/shared-rules\n' +
+        '  switchyard plugin set go-inspector --retention-batches 12 --retention-days 90',
     )
     .action(async (id: string, options: PolicyOptions, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
@@ -158,6 +177,8 @@ interface PolicyOptions {
   fileSize?: number;
   openFiles?: number;
   processes?: number;
+  retentionBatches?: number;
+  retentionDays?: number;
 }
 
 /** The options given, by the core's names; paths made absolute here (the api host resolves none). */
@@ -175,6 +196,8 @@ function policySettings(options: PolicyOptions): PluginSettings {
     fileSizeBytes: options.fileSize,
     openFiles: options.openFiles,
     processes: options.processes,
+    retentionBatches: options.retentionBatches,
+    retentionDays: options.retentionDays,
   };
   return Object.fromEntries(
     Object.entries(settings).filter(([, value]) => value !== undefined),
@@ -190,6 +213,15 @@ export function policyText(detail: PluginDetail): string[] {
     `extra write paths: ${allowWrite.join(', ') || '(none)'}`,
     `limits per call: memory ${formatSize(limits.memoryBytes)}, cpu ${formatLimit(limits.cpuMs)}, ` +
       `file size ${formatSize(limits.fileSizeBytes)}, open files ${limits.openFiles}, processes ${limits.processes}`,
+    ...(detail.retention
+      ? [
+          `retention: the newest ${detail.retention.batches} finished batches, and those younger than ${
+            detail.retention.days === undefined
+              ? "the host's SWITCHYARD_RETENTION_DAYS"
+              : `${detail.retention.days} days`
+          }`,
+        ]
+      : []),
   ];
 }
 

@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import { checkLabels, type Project, type ProjectListing } from '../../core/projects/index.js';
 import { withBackend } from '../command-context.js';
 import { emit, printTable, say } from '../output.js';
-import { collect } from '../parse.js';
+import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
+import type { HistoryEntry } from '../../core/work/batches/index.js';
+import { collect, integerFrom } from '../parse.js';
 import { WorkFailed } from './work-output.js';
 
 export function registerProjectCommands(program: Command): void {
@@ -117,6 +119,23 @@ export function registerProjectCommands(program: Command): void {
   }
 
   project
+    .command('history <id>')
+    .description("the project's result in each of a plugin's kept batches, newest first")
+    .requiredOption('--plugin <plugin>', 'the plugin whose inspections to show')
+    .option(
+      '--limit <n>',
+      `look at this many of the plugin's newest batches (default 50, at most ${MAX_PAGE_LIMIT})`,
+      integerFrom('--limit', 1, MAX_PAGE_LIMIT),
+    )
+    .addHelpText('after', '\nExample:\n  switchyard project history shop --plugin go-inspector')
+    .action(async (id: string, options: { plugin: string; limit?: number }, command: Command) =>
+      withBackend(command, async ({ config, backend }) => {
+        const history = await backend.work.projectHistory(id, options.plugin, options.limit);
+        emit(config.json, history, () => printHistory(id, options.plugin, history));
+      }),
+    );
+
+  project
     .command('remove <id>')
     .description('forget a project (its files are not touched)')
     .addHelpText('after', '\nExample:\n  switchyard project remove shop')
@@ -138,6 +157,23 @@ function printProjects(projects: (Project | ProjectListing)[]): void {
       project.trusted ? 'yes' : 'no',
       project.labels.join(' '),
       'rootMissing' in project && project.rootMissing ? `${project.root} (missing)` : project.root,
+    ]),
+  );
+}
+
+function printHistory(projectId: string, pluginId: string, history: HistoryEntry[]): void {
+  if (history.length === 0)
+    return say(`no kept batch of ${pluginId} included ${projectId}; inspect it with \`switchyard inspect\``);
+  printTable(
+    ['BATCH', 'AT', 'STATUS', 'FACTS', 'WARNINGS'],
+    history.map((entry) => [
+      entry.batchId,
+      entry.at,
+      entry.error ? `${entry.status}: ${entry.error.code}` : entry.status,
+      Object.entries(entry.facts)
+        .map(([fact, { value }]) => `${fact}=${value}`)
+        .join(' '),
+      entry.warnings.join('; '),
     ]),
   );
 }

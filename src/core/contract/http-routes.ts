@@ -135,6 +135,15 @@ export const routes = {
     query: queries.fleet,
     response: responses.page(responses.fleetRow),
   }),
+  pluginTrend: define({
+    method: 'GET',
+    path: '/plugins/:id/trend',
+    role: 'viewer',
+    summary:
+      "the plugin's newest kept batches, oldest first: counts, new failures and (with fact) that fact's distribution",
+    query: queries.trend,
+    response: z.array(responses.trendPoint),
+  }),
   pluginFactCounts: define({
     method: 'GET',
     path: '/plugins/:id/facts/counts',
@@ -207,6 +216,14 @@ export const routes = {
     role: 'admin',
     summary: 'forget a project',
     response: responses.project,
+  }),
+  projectHistory: define({
+    method: 'GET',
+    path: '/projects/:id/history',
+    role: 'viewer',
+    summary: "the project's result in each of the plugin's kept batches, newest first",
+    query: queries.history,
+    response: z.array(responses.historyEntry),
   }),
 
   // ---- batches: inspections, their progress, control, diff and export ----

@@ -9,7 +9,15 @@ import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
-import { LIMIT_BOUNDS, MAX_ALLOW_READ, MAX_LIMIT_MS, type ResourceLimits } from '../plugins/index.js';
+import {
+  LIMIT_BOUNDS,
+  MAX_ALLOW_READ,
+  MAX_LIMIT_MS,
+  MAX_RETENTION_BATCHES,
+  MAX_RETENTION_DAYS,
+  MIN_RETENTION_BATCHES,
+  type ResourceLimits,
+} from '../plugins/index.js';
 
 const json: z.ZodType<unknown> = z.json();
 // The api's own working directory means nothing to a caller: paths must be absolute.
@@ -63,6 +71,8 @@ export const bodies = {
     allowRead: z.array(z.string().min(1).max(4096)).max(MAX_ALLOW_READ).optional(),
     allowWrite: z.array(z.string().min(1).max(4096)).max(MAX_ALLOW_READ).optional(),
     ...limitFields(),
+    retentionBatches: z.number().int().min(MIN_RETENTION_BATCHES).max(MAX_RETENTION_BATCHES).optional(),
+    retentionDays: z.number().int().min(0).max(MAX_RETENTION_DAYS).optional(),
   }),
   retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
   createToken: z.strictObject({
@@ -146,6 +156,13 @@ export const queries = {
     fact: z.string().min(1).max(128),
     where: oneOrMany(z.string().min(1).max(500)).optional(),
     label: oneOrMany(label).optional(),
+  }),
+  /** GET /projects/:id/history: the plugin's batches, at most `limit` of them. */
+  history: z.strictObject({ plugin: id, limit: limit(MAX_PAGE_LIMIT) }),
+  /** GET /plugins/:id/trend: the newest `batches` kept batches (default 10), one fact's distribution. */
+  trend: z.strictObject({
+    batches: z.coerce.number().int().min(1).max(100).optional(),
+    fact: z.string().min(1).max(128).optional(),
   }),
   diff: z.strictObject({ from: id }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),

@@ -90,6 +90,16 @@ const pluginDetailShape = {
       processes: z.number().int(),
     }),
   }),
+  retention: z
+    .object({
+      batches: z.number().int().describe('the newest finished batches kept however old'),
+      days: z
+        .number()
+        .int()
+        .optional()
+        .describe("finished batches younger than this are kept (unset: the host's)"),
+    })
+    .describe('plugin set --retention-batches/--retention-days'),
   containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),
@@ -303,6 +313,29 @@ export const fleetCounts = z.object({
   fact: z.string(),
   total: z.number().int(),
   counts: z.array(z.object({ value: z.string().nullable(), count: z.number().int() })),
+});
+
+/** One batch of a plugin's trend (GET /plugins/:id/trend). */
+export const trendPoint = z.object({
+  batchId: z.string(),
+  createdAt: z.string(),
+  state: z.enum(['running', 'succeeded', 'failed', 'cancelled']),
+  total: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  cancelled: z.number().int(),
+  newFailures: z.number().int().describe('failed here, not in the batch before it'),
+  distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).optional(),
+});
+
+/** One batch's result for one project (GET /projects/:id/history). */
+export const historyEntry = z.object({
+  batchId: z.string(),
+  at: z.string().describe('when the batch was created'),
+  status: z.enum(['succeeded', 'failed', 'cancelled', 'pending']),
+  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().optional() })),
+  warnings: z.array(z.string()),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */

@@ -84,7 +84,7 @@ export const ENVIRONMENT = {
   },
   SWITCHYARD_RETENTION_DAYS: {
     meaning:
-      'Finished batches and operations are deleted after this many days (the newest two finished batches of each plugin stay).',
+      'Finished batches and operations are deleted after this many days (the newest two finished batches of each plugin stay; `plugin set --retention-days/--retention-batches` overrides it per plugin).',
     default: '7',
     usedBy: ['src/core/redis/queues.ts'],
   },

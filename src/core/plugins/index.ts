@@ -12,3 +12,4 @@ export * from './plugin-service.js';
 export * from './plugin-store.js';
 export * from './time-limits.js';
 export * from './result-redaction.js';
+export * from './retention-policy.js';

@@ -24,6 +24,7 @@ import type { Project } from '../projects/index.js';
 import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
+import { retentionOf } from './retention-policy.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -56,6 +57,8 @@ export interface PluginDetail extends PluginView {
   timeLimits: TimeLimits;
   /** What the kernel lets this plugin's calls do (`plugin set`): network, extra paths, resource limits. */
   policy: ConfinementPolicy;
+  /** How long its finished batches are kept (`plugin set --retention-*`; `days` unset: the host's). */
+  retention: { batches: number; days?: number };
   /** How this plugin's call processes are contained, as the process that rendered this sees it. */
   /** As this process sees it (`seenBy`), and as each running worker reported it for its own host. */
   containment: Containment & { seenBy: string; workers: WorkerConfinement[] };
@@ -148,6 +151,7 @@ export function reconcile(
     grantedScopes,
     discoveredAt: now,
     ...(current?.timeLimits ? { timeLimits: current.timeLimits } : {}),
+    ...(current?.retention ? { retention: current.retention } : {}),
     ...(confinement ? { confinement } : {}),
   };
   return { next, audit };
@@ -277,6 +281,7 @@ export function toDetail(
     executable: record.executable,
     timeLimits: timeLimitsOf(record.timeLimits),
     policy: confinementPolicyOf(record.confinement),
+    retention: retentionOf(record.retention),
     containment,
   };
 }

@@ -44,6 +44,7 @@ import { containment } from '../supervision/index.js';
 import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 import { checkConfinementSettings, type ConfinementSettings } from './confinement-settings.js';
+import { checkRetentionSettings, retentionOf } from './retention-policy.js';
 
 export type { CallOptions } from './plugin-calls.js';
 export type { PluginDetail, PluginView } from './plugin-rules.js';
@@ -134,6 +135,11 @@ export class PluginService {
       .map((plugin) => plugin.id);
   }
 
+  /** Each registered plugin's retention policy (retention-policy.ts), for the retention clean-up. */
+  async retentionPolicies(): Promise<Map<string, { batches: number; days?: number }>> {
+    return new Map((await this.#store.all()).map((record) => [record.id, retentionOf(record.retention)]));
+  }
+
   async show(id: string): Promise<PluginDetail> {
     const record = await this.#require(id);
     const [health, workers] = await Promise.all([
@@ -148,17 +154,24 @@ export class PluginService {
    * extra read/write paths, resource limits (unset ones keep their value).
    */
   async setPolicy(id: string, settings: PluginSettings, actor: string): Promise<PluginDetail> {
-    const { inspectMs, operateMs, ...confinement } = settings;
+    const { inspectMs, operateMs, retentionBatches, retentionDays, ...confinement } = settings;
     const timeSettings = definedOnly({ inspectMs, operateMs });
     checkSettings(timeSettings);
+    const retention = definedOnly(checkRetentionSettings({ batches: retentionBatches, days: retentionDays }));
     const confinementSettings = definedOnly(checkConfinementSettings({ ...confinement }));
-    if (Object.keys(timeSettings).length + Object.keys(confinementSettings).length === 0)
+    if (
+      Object.keys(timeSettings).length +
+        Object.keys(confinementSettings).length +
+        Object.keys(retention).length ===
+      0
+    )
       throw new InvalidInputError(`nothing to set for plugin ${id}`);
     await this.#require(id);
     await this.#store.mutate(id, (current) => {
       if (!current) throw new PluginNotFoundError(id);
       const timeLimits = { ...current.timeLimits, ...timeSettings };
       const next: PluginRecord = { ...current, timeLimits };
+      if (Object.keys(retention).length > 0) next.retention = { ...current.retention, ...retention };
       if (Object.keys(confinementSettings).length > 0) {
         next.confinement = {
           ...current.confinement,
@@ -173,7 +186,11 @@ export class PluginService {
             actor,
             action: 'plugin.set',
             target: id,
-            detail: { ...timeLimits, ...(next.confinement ? { confinement: { ...next.confinement } } : {}) },
+            detail: {
+              ...timeLimits,
+              ...(next.confinement ? { confinement: { ...next.confinement } } : {}),
+              ...(next.retention ? { retention: { ...next.retention } } : {}),
+            },
           },
         ],
         value: undefined,
@@ -370,4 +387,10 @@ function definedOnly<T extends object>(settings: T): T {
 }
 
 /** What `plugin set` may change: time limits and kernel confinement. */
-export type PluginSettings = TimeLimitSettings & Omit<ConfinementSettings, 'networkSetBy'>;
+export type PluginSettings = TimeLimitSettings &
+  Omit<ConfinementSettings, 'networkSetBy'> & {
+    /** retention-policy.ts: keep at least this many finished batches… */
+    retentionBatches?: number;
+    /** …and every one younger than this many days. */
+    retentionDays?: number;
+  };

@@ -10,6 +10,7 @@ import type { Keys } from '../redis/index.js';
 import { WatchedKey } from '../redis/index.js';
 import type { TimeLimitSettings } from './time-limits.js';
 import type { ConfinementSettings } from './confinement-settings.js';
+import type { RetentionSettings } from './retention-policy.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
 export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
@@ -43,6 +44,8 @@ export interface PluginRecord {
   timeLimits?: TimeLimitSettings;
   /** Kernel confinement policy set by an admin or at trust (confinement-settings.ts). */
   confinement?: ConfinementSettings;
+  /** How long its finished batches are kept (retention-policy.ts); unset: the defaults. */
+  retention?: RetentionSettings;
 }
 
 export interface HealthRecord {

@@ -11,7 +11,13 @@
 // project without an outcome is recorded `cancelled` (once, like any outcome).
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
-import { ERROR_CODES, InvalidInputError, NotFoundError, inOrder } from '../../platform/index.js';
+import {
+  ERROR_CODES,
+  InvalidInputError,
+  NotFoundError,
+  ProjectNotFoundError,
+  inOrder,
+} from '../../platform/index.js';
 import type { PluginService } from '../../plugins/index.js';
 import { checkLabels, type ProjectService } from '../../projects/index.js';
 import {
@@ -29,12 +35,37 @@ import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
 import { filterFleet, parseWhere, type FleetRow } from './fleet-facts.js';
-import { BatchStore, isBatchOver, withoutResults, type BatchQuery, type BatchView } from './batch-store.js';
+import {
+  BatchStore,
+  isBatchOver,
+  withoutResults,
+  type BatchQuery,
+  type BatchView,
+  type HistoryEntry,
+} from './batch-store.js';
 
 /** `facts`: filters (`NAME<op>VALUE`, fleet-facts.ts) and labels every project must carry. */
 export interface FleetQuery {
   where?: string[];
   labels?: string[];
+}
+
+/** `project history` looks at this many of the plugin's batches unless asked for fewer or more. */
+export const HISTORY_LIMIT = 50;
+
+/** One batch in a plugin's trend (GET /plugins/:id/trend). */
+export interface TrendPoint {
+  batchId: string;
+  createdAt: string;
+  state: BatchView['state'];
+  total: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  /** Projects failed in this batch that had not failed in the batch before it. */
+  newFailures: number;
+  /** With `fact`: how many succeeded projects had each value, most common first. */
+  distribution?: { value: string; count: number }[];
 }
 
 /** addBulk chunk: one round trip per this many jobs, not one per job. */
@@ -229,6 +260,65 @@ export class BatchService {
         .map((project) => project.id),
     );
     return filterFleet(await this.store.fleet(pluginId), filters, registered);
+  }
+
+  /**
+   * `project history`: the project's result in each of the plugin's kept batches, newest first,
+   * at most `limit` batches (default HISTORY_LIMIT).
+   */
+  async history(projectId: string, pluginId: string, limit = HISTORY_LIMIT): Promise<HistoryEntry[]> {
+    await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty history
+    if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
+    return this.store.history(pluginId, projectId, limit);
+  }
+
+  /**
+   * The plugin's trend over its newest `count` kept batches, oldest first: each batch's counts,
+   * its new failures (failed here, not in the batch before it) and, with `fact`, how many
+   * succeeded projects had each value of it.
+   */
+  async trend(pluginId: string, count: number, fact?: string): Promise<TrendPoint[]> {
+    await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty trend
+    const page = await this.store.list({ pluginId, limit: Math.min(count + 1, 500) });
+    const batches = page.items.slice(0, count + 1).reverse();
+    const points: TrendPoint[] = [];
+    let failedBefore: Set<string> | undefined;
+    for (const [index, batch] of batches.entries()) {
+      const failed = new Set<string>();
+      const values = new Map<string, number>();
+      for await (const chunk of this.store.outcomeChunks(batch.batchId)) {
+        for (const [projectId, outcome] of chunk) {
+          if (outcome === 'pending') continue;
+          if (outcome.status === 'failed') failed.add(projectId);
+          if (fact === undefined || outcome.status !== 'succeeded') continue;
+          const value = outcome.result?.facts.find((item) => item.id === fact)?.value;
+          if (value !== undefined) values.set(value, (values.get(value) ?? 0) + 1);
+        }
+      }
+      // The oldest batch read only tells the next one what failed before it (when more than `count` are kept).
+      if (index > 0 || batches.length <= count)
+        points.push({
+          batchId: batch.batchId,
+          createdAt: batch.createdAt,
+          state: batch.state,
+          total: batch.total,
+          succeeded: batch.succeeded,
+          failed: batch.failed,
+          cancelled: batch.cancelled,
+          newFailures: failedBefore
+            ? [...failed].filter((projectId) => !failedBefore!.has(projectId)).length
+            : failed.size,
+          ...(fact === undefined
+            ? {}
+            : {
+                distribution: [...values]
+                  .map(([value, projects]) => ({ value, count: projects }))
+                  .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)),
+              }),
+        });
+      failedBefore = failed;
+    }
+    return points;
   }
 
   /** The newest batch of the same plugin created before this one (undefined: none is kept). */

@@ -273,6 +273,37 @@ export class BatchStore {
     );
   }
 
+  /**
+   * One project's results of a plugin across the kept batches, newest first:
+   * at most `limit` of the plugin's batches, each with the project's outcome
+   * (`pending` while the batch has none; batches without the project left out).
+   * Read from the batches themselves: retention bounds it, no extra write.
+   */
+  async history(pluginId: string, projectId: string, limit: number): Promise<HistoryEntry[]> {
+    const ids = await this.redis.zrevrange(this.keys.batches, 0, -1);
+    const heads = this.redis.pipeline();
+    for (const id of ids) heads.hmget(this.keys.batch(id), 'pluginId', 'createdAt');
+    const mine = ((await heads.exec()) ?? [])
+      .map(([, fields], index) => ({ batchId: ids[index]!, fields: fields as (string | null)[] }))
+      .filter(({ fields }) => fields[0] === pluginId)
+      .slice(0, limit);
+    const reads = this.redis.pipeline();
+    for (const { batchId } of mine) {
+      reads.hget(this.keys.batchResults(batchId), projectId);
+      reads.lpos(this.keys.batchProjects(batchId), projectId);
+    }
+    const answers = (await reads.exec()) ?? [];
+    return mine.flatMap(({ batchId, fields }, index) => {
+      const raw = answers[index * 2]?.[1] as string | null;
+      const position = answers[index * 2 + 1]?.[1] as number | null;
+      const at = fields[1] ?? '';
+      if (raw) return [historyEntry(batchId, at, JSON.parse(raw) as ProjectOutcome)];
+      return position !== null && position !== undefined
+        ? [{ batchId, at, status: 'pending' as const, facts: {}, warnings: [] }]
+        : [];
+    });
+  }
+
   /** The newest batch of the same plugin created before this one (what "compare with the previous" means). */
   async previous(batch: BatchView): Promise<BatchView | undefined> {
     let cursor: string | undefined;
@@ -294,14 +325,18 @@ export class BatchStore {
   }
 
   /**
-   * Deletes finished batches older than the cut-off, except the newest
-   * `keepPerPlugin` finished batches of each plugin (so `batch diff` and the
-   * web UI's "compare with the previous batch" always have something to
-   * compare with); returns how many.
+   * Deletes each plugin's finished batches that its policy no longer keeps: a
+   * batch stays while it is one of the plugin's newest `keep` finished ones
+   * (at least KEEP_PER_PLUGIN, so `batch diff` and the web UI always have a
+   * previous batch) or was created after `cutoffMs`. Running batches stay.
+   * The fleet view (`facts`) is kept apart and never expires with them.
+   * Returns how many were deleted, by plugin.
    */
-  async deleteFinishedBefore(cutoffMs: number, keepPerPlugin = KEEP_PER_PLUGIN): Promise<number> {
+  async deleteUnkept(
+    policyOf: (pluginId: string) => { keep: number; cutoffMs: number },
+  ): Promise<Map<string, number>> {
     const kept = new Map<string, number>();
-    let deleted = 0;
+    const deleted = new Map<string, number>();
     // Newest first, so the first finished batches seen of each plugin are the ones kept.
     for (const id of await this.redis.zrevrange(this.keys.batches, 0, -1)) {
       const [pluginId, finishedAt, createdAt] = await this.redis.hmget(
@@ -311,20 +346,28 @@ export class BatchStore {
         'createdAt',
       );
       if (!finishedAt) continue;
-      const seen = kept.get(pluginId ?? '') ?? 0;
-      if (seen < keepPerPlugin) {
-        kept.set(pluginId ?? '', seen + 1);
+      const plugin = pluginId ?? '';
+      const policy = policyOf(plugin);
+      const seen = kept.get(plugin) ?? 0;
+      if (seen < Math.max(KEEP_PER_PLUGIN, policy.keep)) {
+        kept.set(plugin, seen + 1);
         continue;
       }
-      if (Date.parse(createdAt ?? '') > cutoffMs) continue;
+      if (Date.parse(createdAt ?? '') > policy.cutoffMs) continue;
       await this.redis
         .multi()
         .del(this.keys.batch(id), this.keys.batchResults(id), this.keys.batchProjects(id))
         .zrem(this.keys.batches, id)
         .exec();
-      deleted += 1;
+      deleted.set(plugin, (deleted.get(plugin) ?? 0) + 1);
     }
     return deleted;
+  }
+
+  /** deleteUnkept with one cut-off and count for every plugin. */
+  async deleteFinishedBefore(cutoffMs: number, keepPerPlugin = KEEP_PER_PLUGIN): Promise<number> {
+    const deleted = await this.deleteUnkept(() => ({ keep: keepPerPlugin, cutoffMs }));
+    return [...deleted.values()].reduce((sum, count) => sum + count, 0);
   }
 }
 
@@ -373,4 +416,26 @@ function fleetEntry(batchId: string, at: string, outcome: ProjectOutcome): Omit<
     facts[fact.id] =
       fact.warning === undefined ? { value: fact.value } : { value: fact.value, warning: fact.warning };
   return { batchId, at, facts };
+}
+
+/** One batch's result for one project (`project history`). */
+export interface HistoryEntry {
+  batchId: string;
+  /** When the batch was created. */
+  at: string;
+  status: ProjectOutcome['status'] | 'pending';
+  facts: FleetRow['facts'];
+  warnings: string[];
+  error?: { code: string; message: string };
+}
+
+function historyEntry(batchId: string, at: string, outcome: ProjectOutcome): HistoryEntry {
+  return {
+    batchId,
+    at,
+    status: outcome.status,
+    facts: fleetEntry(batchId, at, outcome).facts,
+    warnings: outcome.result?.warnings ?? [],
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
 }
