@@ -36,7 +36,11 @@ export function registerWebhookCommands(program: Command): void {
   webhook
     .command('add')
     .description('add a webhook; each delivery carries X-Switchyard-Signature-256: sha256=<HMAC of the body>')
-    .requiredOption('--url <url>', 'where to POST (http:// or https://)', asArgument(checkWebhookUrl))
+    // The program's global --url (the API) takes `--url` wherever it stands: here it is the webhook's.
+    .option(
+      '--url <url>',
+      "required: the webhook's URL, http:// or https:// (here --url is not the API: use --profile or SWITCHYARD_URL)",
+    )
     .requiredOption(
       '--events <names>',
       `comma-separated: ${WEBHOOK_EVENTS.join(', ')}`,
@@ -53,10 +57,16 @@ export function registerWebhookCommands(program: Command): void {
     )
     .action(
       async (
-        options: { url: string; events: string[]; plugin?: string; secretFile: string },
+        options: { url?: string; events: string[]; plugin?: string; secretFile: string },
         command: Command,
-      ) =>
-        withBackend(command, async ({ config, backend }) => {
+      ) => {
+        const program = command.parent!.parent!;
+        const given = options.url ?? (program.getOptionValue('url') as string | undefined);
+        if (given === undefined)
+          throw new InvalidInputError('webhook add needs --url <url>: where to POST the events');
+        const url = checkWebhookUrl(given);
+        program.setOptionValue('url', undefined);
+        return withBackend(command, async ({ config, backend }) => {
           let text: string;
           try {
             text = await readFile(options.secretFile, 'utf8');
@@ -66,7 +76,7 @@ export function registerWebhookCommands(program: Command): void {
             );
           }
           const created = await backend.webhooks.add({
-            url: options.url,
+            url,
             events: options.events,
             ...(options.plugin ? { pluginId: options.plugin } : {}),
             secret: checkWebhookSecret(text),
@@ -74,7 +84,8 @@ export function registerWebhookCommands(program: Command): void {
           emit(config.json, created, () =>
             say(`webhook ${created.id} added: ${created.events.join(', ')} → ${created.url}`),
           );
-        }),
+        });
+      },
     );
   webhook
     .command('list')
