@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addWebhook, type DeliveryView } from '../../src/core/work/notify/index.js';
+import { addSchedule } from '../../src/core/work/upkeep/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
@@ -146,6 +147,17 @@ describe('webhooks', () => {
     const publish = () =>
       installation.runtime.notifier.publish('batch.finished', { batch: { batchId: 'b1' } }, { key: 'b1' });
     expect(await Promise.all([publish(), publish(), publish()])).toEqual(expect.arrayContaining([1, 0, 0]));
+    // The body passes through the API's redaction: a token in a fact's value never leaves.
+    const leaked = `sy_${'a1b2c3'.repeat(2)}_${'Zx9'.repeat(14)}q`;
+    await installation.runtime.notifier.publish(
+      'batch.finished',
+      { batch: { batchId: 'b3' }, note: `token ${leaked} in a plugin's output` },
+      { key: 'b3' },
+    );
+    const [newest] = await installation.runtime.notifier.store.deliveries();
+    const record = await installation.runtime.notifier.store.delivery(newest!.deliveryId);
+    expect(record!.body).not.toContain(leaked);
+    expect(record!.body).toContain('[REDACTED]');
   });
 
   it('a receiver that answers 500 once gets the same delivery again, and the attempts are recorded', async () => {
@@ -220,5 +232,65 @@ describe('webhooks', () => {
     receiver.received.forEach(verify);
     // The killed attempt left no record; the delivering one did.
     expect(delivery!.attempts.at(-1)!.statusCode).toBe(200);
+  }, 60_000);
+
+  it('a finished operation and a failed schedule run are told, to the webhooks of their plugin only', async () => {
+    const installation = await suite.install('webhooks-ops');
+    const { runtime } = installation;
+    await installation.addProject('shop');
+    const receiver = await startReceiver();
+    const other = await startReceiver();
+    await addWebhook(
+      runtime.notifier,
+      {
+        url: receiver.url,
+        events: ['operation.finished', 'schedule.failed'],
+        pluginId: PLUGIN_ID,
+        secret: SECRET,
+      },
+      ACTOR,
+    );
+    await addWebhook(
+      runtime.notifier,
+      {
+        url: other.url,
+        events: ['operation.finished', 'schedule.failed'],
+        pluginId: 'another-plugin',
+        secret: SECRET,
+      },
+      ACTOR,
+    );
+    await startWorker(installation);
+    const { operation } = await runtime.operations.create(
+      { pluginId: PLUGIN_ID, projectId: 'shop', action: 'append', input: { append: 'hello' } },
+      ACTOR,
+    );
+    await waitFor('operation.finished', async () => receiver.received.length >= 1, 20_000);
+    expect(receiver.received[0]!.event).toBe('operation.finished');
+    expect(receiver.received[0]!.body.data.operation).toMatchObject({ id: operation.id, state: 'succeeded' });
+
+    // A schedule whose plugin is disabled afterwards: its next run cannot start a batch.
+    const schedule = await addSchedule(
+      runtime,
+      { pluginId: PLUGIN_ID, projects: 'all', everyMs: 3_600_000 },
+      ACTOR,
+    );
+    await runtime.core.plugins.disable(PLUGIN_ID, ACTOR);
+    await runtime.queues.maintenance.add('recurring', {
+      task: 'recurring-inspection',
+      scheduleId: schedule.id,
+    });
+    await waitFor(
+      'schedule.failed',
+      async () => receiver.received.some((entry) => entry.event === 'schedule.failed'),
+      20_000,
+    );
+    const failed = receiver.received.find((entry) => entry.event === 'schedule.failed')!;
+    expect(failed.body.data).toMatchObject({
+      schedule: { id: schedule.id, pluginId: PLUGIN_ID },
+      error: { code: 'PLUGIN_DISABLED' },
+    });
+    receiver.received.forEach(verify);
+    expect(other.received).toEqual([]);
   }, 60_000);
 });
