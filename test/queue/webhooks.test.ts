@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addWebhook, type DeliveryView } from '../../src/core/work/notify/index.js';
+import { BatchStore } from '../../src/core/work/batches/index.js';
 import { addSchedule } from '../../src/core/work/upkeep/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
@@ -293,4 +294,42 @@ describe('webhooks', () => {
     receiver.received.forEach(verify);
     expect(other.received).toEqual([]);
   }, 60_000);
+
+  it('a batch end recorded but not announced (its worker died in between) is announced when seen again, once', async () => {
+    const installation = await suite.install('webhooks-recover');
+    const { runtime } = installation;
+    await installation.addProject('one');
+    await installation.addProject('two');
+    const receiver = await startReceiver();
+    const hook = await addWebhook(
+      runtime.notifier,
+      { url: receiver.url, events: ['batch.finished'], secret: SECRET },
+      ACTOR,
+    );
+    const batch = await runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
+    await runtime.queues.inspect.obliterate({ force: true });
+    // What a worker killed right after recording the last outcome leaves: the end, no event.
+    const bare = new BatchStore(runtime.core.redis, runtime.core.keys);
+    for (const projectId of ['one', 'two'])
+      await bare.record(batch.batchId, PLUGIN_ID, {
+        projectId,
+        status: 'failed',
+        error: { code: 'X', message: 'x' },
+      });
+    expect((await runtime.batches.get(batch.batchId, { results: false })).state).toBe('failed');
+    expect(await deliveriesOf(installation, hook.id)).toEqual([]);
+
+    await startWorker(installation);
+    await runtime.batches.store.announceIfEnded(batch.batchId);
+    await runtime.batches.store.announceIfEnded(batch.batchId);
+    await waitFor('batch.finished', async () => receiver.received.length >= 1, 15_000);
+    await waitFor(
+      'delivered',
+      async () => (await deliveriesOf(installation, hook.id))[0]?.state === 'delivered',
+    );
+    await runtime.batches.store.announceIfEnded(batch.batchId);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(receiver.received).toHaveLength(1);
+    expect(await deliveriesOf(installation, hook.id)).toHaveLength(1);
+  }, 40_000);
 });

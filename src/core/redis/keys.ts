@@ -53,8 +53,6 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     /** Delivery ids by creation time: all of them, and one webhook's. */
     webhookDeliveries: `${prefix}:webhook-deliveries`,
     webhookDeliveriesOf: (webhookId: string) => `${prefix}:webhook-deliveries:${webhookId}`,
-    /** Taken (SET NX) by the first process to produce an event: an event is produced once. */
-    notifyOnce: (eventKey: string) => `${prefix}:notify-once:${eventKey}`,
     // liveness
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
     /** Per worker process: the confinement its calls get (confinement-report.ts). */

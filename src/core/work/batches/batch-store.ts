@@ -172,12 +172,15 @@ export class BatchStore {
       this.#recordKeys(batchId, pluginId),
       ...this.#recordArgs(batchId, pluginId, outcome, now),
     );
-    if (recorded === 1) await this.#endedMaybe(batchId);
+    if (recorded === 1) await this.announceIfEnded(batchId);
     return recorded === 1;
   }
 
-  /** After a new record: when the batch has ended, tells onBatchEnd (which produces each event once). */
-  async #endedMaybe(batchId: string): Promise<void> {
+  /**
+   * After a new record, or a job taken again: when the batch has ended, tells
+   * onBatchEnd (which produces each event once, and again after a crash cut it short).
+   */
+  async announceIfEnded(batchId: string): Promise<void> {
     if (!this.onBatchEnd) return;
     if ((await this.redis.hget(this.keys.batch(batchId), 'finishedAt')) === null) return;
     await this.onBatchEnd(batchId).catch(() => {});
@@ -202,7 +205,7 @@ export class BatchStore {
       if (error) throw error;
       if (value === 1) recorded += 1;
     }
-    if (recorded > 0) await this.#endedMaybe(batchId);
+    if (recorded > 0) await this.announceIfEnded(batchId);
     return recorded;
   }
 

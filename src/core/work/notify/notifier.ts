@@ -1,8 +1,10 @@
 // Producing an event: the rooms where a fact becomes known (a batch ended, an
 // operation ended, a schedule run failed) publish it here; each webhook that
 // wants it gets one delivery record and one job on the notify queue. An event
-// has a key (`batch.finished:<batch id>`): the first process to take it (SET
-// NX) produces it, so two processes that both see a batch end send it once.
+// has a key (`batch.finished:<batch id>`) that fixes its delivery ids: the
+// first process to record a delivery (SET NX) produces it, so two processes
+// that both see a batch end send it once, and publishing again after a crash
+// between the record and its job adds the job then.
 // The body passes through the same redaction as every API body.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -10,9 +12,6 @@ import type { Queue } from 'bullmq';
 import { redactDeep } from '../../safety/index.js';
 import { NOTIFY_ATTEMPTS, NOTIFY_BACKOFF_MS, type Keys } from '../../redis/index.js';
 import { WebhookStore, type WebhookEvent } from './webhook-store.js';
-
-/** How long an event's key is held: longer than any process can take to see the same end twice. */
-const ONCE_TTL_S = 30 * 24 * 3600;
 
 export interface NoticeOptions {
   /** Unique per event (e.g. the batch id): the event is produced once per key. */
@@ -51,17 +50,16 @@ export class Notifier implements Notices {
     );
   }
 
-  /** Enqueues one delivery per matching webhook; how many (0 when another process produced it). */
+  /** Enqueues one delivery per matching webhook; how many new (0 when another process produced it). */
   async publish(event: WebhookEvent, data: Record<string, unknown>, options: NoticeOptions): Promise<number> {
     const hooks = await this.#hooksFor(event, options.pluginId);
     if (hooks.length === 0) return 0;
     const eventKey = `${event}:${options.key}`;
-    const taken = await this.redis.set(this.keys.notifyOnce(eventKey), '1', 'EX', ONCE_TTL_S, 'NX');
-    if (taken !== 'OK') return 0;
     const at = new Date().toISOString();
     const digest = createHash('sha256').update(eventKey).digest('hex').slice(0, 16);
     let enqueued = 0;
     for (const hook of hooks) {
+      // One delivery per event and webhook: its id is fixed by both, its record taken with SET NX.
       const deliveryId = `${digest}-${hook.id}`;
       const body = JSON.stringify(redactDeep({ event, deliveryId, webhookId: hook.id, at, data }));
       const created = await this.store.createDelivery({
@@ -74,7 +72,9 @@ export class Notifier implements Notices {
         attempts: [],
         body,
       });
-      if (!created) continue;
+      // Published again (a process died between the record and the job): a pending delivery's
+      // job is added again — a no-op while BullMQ holds a job of that id; one that was delivered is not.
+      if (!created && (await this.store.delivery(deliveryId))?.state !== 'pending') continue;
       await this.queue.add(
         event,
         { deliveryId },
@@ -84,7 +84,7 @@ export class Notifier implements Notices {
           backoff: { type: 'exponential', delay: NOTIFY_BACKOFF_MS },
         },
       );
-      enqueued += 1;
+      if (created) enqueued += 1;
     }
     return enqueued;
   }
