@@ -21,9 +21,12 @@ export const ROOMS = {
   projects: ['access', 'redis', 'platform', 'safety'],
   supervision: ['platform', 'safety'],
   plugins: ['supervision', 'projects', 'access', 'redis', 'platform', 'safety'],
-  'work/batches': ['plugins', 'projects', 'access', 'redis', 'platform', 'safety'],
-  'work/operations': ['plugins', 'projects', 'access', 'redis', 'platform', 'safety'],
+  // Webhooks: the rooms where events become known publish through its door.
+  'work/notify': ['access', 'redis', 'platform', 'safety'],
+  'work/batches': ['work/notify', 'plugins', 'projects', 'access', 'redis', 'platform', 'safety'],
+  'work/operations': ['work/notify', 'plugins', 'projects', 'access', 'redis', 'platform', 'safety'],
   'work/upkeep': [
+    'work/notify',
     'work/batches',
     'work/operations',
     'plugins',
@@ -35,6 +38,7 @@ export const ROOMS = {
   ],
   // The HTTP API's contract: routes and schemas over the views of the rooms below.
   contract: [
+    'work/notify',
     'work/upkeep',
     'work/batches',
     'work/operations',
@@ -47,6 +51,7 @@ export const ROOMS = {
   ],
   runtime: [
     'contract',
+    'work/notify',
     'work/upkeep',
     'work/batches',
     'work/operations',

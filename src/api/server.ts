@@ -21,6 +21,7 @@ import { registerOperationRoutes } from './routes/operation-routes.js';
 import { registerPluginRoutes } from './routes/plugin-routes.js';
 import { registerProjectRoutes } from './routes/project-routes.js';
 import { registerScheduleRoutes } from './routes/schedule-routes.js';
+import { registerWebhookRoutes } from './routes/webhook-routes.js';
 import { registerTokenRoutes } from './routes/token-routes.js';
 import { openApiDocument } from './openapi.js';
 import { BEFORE_HOOKS_HEADERS, CACHE_HEADERS, HELMET_OPTIONS } from './security-headers.js';
@@ -130,6 +131,7 @@ export async function buildApi(
   registerBatchRoutes(kit, deps);
   registerOperationRoutes(kit, deps);
   registerScheduleRoutes(kit, deps);
+  registerWebhookRoutes(kit, deps);
   registerAuditRoutes(kit, deps);
   registerTokenRoutes(kit, deps);
   kit.route(routes.openApi, () => openApiDocument(kit.docs));

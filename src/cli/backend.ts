@@ -28,6 +28,15 @@ import {
   setSchedulePaused,
 } from '../core/work/upkeep/index.js';
 import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
+import {
+  addWebhook,
+  listWebhooks,
+  removeWebhook,
+  webhookDeliveries,
+  type DeliveryView,
+  type WebhookInput,
+  type WebhookView,
+} from '../core/work/notify/index.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
@@ -112,6 +121,13 @@ export interface Backend {
     setPaused(idOrName: string, paused: boolean): Promise<Schedule>;
     remove(idOrName: string): Promise<{ id: string; removed: true }>;
   };
+  webhooks: {
+    list(): Promise<WebhookView[]>;
+    add(input: WebhookInput): Promise<WebhookView>;
+    remove(id: string): Promise<{ id: string; removed: true }>;
+    /** Newest first: every webhook's, or one's. */
+    deliveries(id?: string): Promise<DeliveryView[]>;
+  };
   tokens: {
     list(): Promise<TokenView[]>;
     create(name: string, role: string, options: { expiresInMs?: number }): Promise<CreatedToken>;
@@ -174,6 +190,12 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       edit: (idOrName, changes) => editSchedule(runtime, idOrName, changes, actor),
       setPaused: (idOrName, paused) => setSchedulePaused(runtime, idOrName, paused, actor),
       remove: (idOrName) => removeSchedule(runtime, idOrName, actor),
+    },
+    webhooks: {
+      list: () => listWebhooks(runtime.notifier),
+      add: (input) => addWebhook(runtime.notifier, input, actor),
+      remove: (id) => removeWebhook(runtime.notifier, id, actor),
+      deliveries: (id) => webhookDeliveries(runtime.notifier, id),
     },
     tokens: {
       list: () => tokens.list(),

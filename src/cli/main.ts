@@ -8,6 +8,7 @@ import { registerPluginCommands } from './commands/plugin-commands.js';
 import { registerProcessCommands } from './commands/processes.js';
 import { registerProjectCommands } from './commands/project-commands.js';
 import { registerScheduleCommands } from './commands/schedule-commands.js';
+import { registerWebhookCommands } from './commands/webhook-commands.js';
 import { registerSessionCommands } from './commands/session.js';
 import { registerCompletionCommand } from './commands/completion.js';
 import { registerTokenCommands } from './commands/token-commands.js';
@@ -84,6 +85,7 @@ export function buildProgram(): Command {
   registerWorkCommands(program);
   registerTokenCommands(program);
   registerScheduleCommands(program);
+  registerWebhookCommands(program);
   registerLongOpCommands(program);
   registerSessionCommands(program);
   registerCompletionCommand(program);

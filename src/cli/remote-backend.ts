@@ -8,6 +8,7 @@ import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
 import { MAX_PAGE_LIMIT } from '../core/redis/index.js';
+import { parseWebhookEvents } from '../core/work/notify/index.js';
 import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
 import { MalformedAnswerError } from './cli-errors.js';
@@ -172,6 +173,14 @@ export function remoteBackend(api: ApiClient): Backend {
       setPaused: (idOrName, paused) =>
         call(paused ? routes.pauseSchedule : routes.resumeSchedule, { ...id(idOrName), body: {} }),
       remove: (idOrName) => call(routes.removeSchedule, id(idOrName)),
+    },
+    webhooks: {
+      list: () => call(routes.listWebhooks),
+      add: (input) =>
+        call(routes.addWebhook, { body: given({ ...input, events: parseWebhookEvents(input.events) }) }),
+      remove: (webhookId) => call(routes.removeWebhook, id(webhookId)),
+      deliveries: (webhookId) =>
+        webhookId ? call(routes.webhookDeliveries, id(webhookId)) : call(routes.listDeliveries),
     },
     tokens: {
       list: () => call(routes.listTokens),

@@ -20,10 +20,12 @@ import {
   healthJobSchema,
   inspectJobSchema,
   maintenanceJobSchema,
+  notifyJobSchema,
   operateJobSchema,
   type RetentionConfig,
 } from '../core/redis/index.js';
-import { OperationRunner } from '../core/work/operations/index.js';
+import { OperationRunner, announceOperationEnd } from '../core/work/operations/index.js';
+import { deliverWebhook } from '../core/work/notify/index.js';
 import { duplicateRedis } from '../core/redis/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { LockWatchedWorker } from './lock-watch.js';
@@ -111,7 +113,12 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       identity,
       projectLockMs: options.projectLockMs ?? 30_000,
       onStarted: (operationId) => announce({ kind: 'started', operationId }),
-      onEnded: (operationId) => announce({ kind: 'ended', operationId }),
+      onEnded: (operationId) => {
+        announce({ kind: 'ended', operationId });
+        announceOperationEnd(operationService.store, runtime.notifier, operationId).catch((error: Error) =>
+          log('notify-failed', { error: error.message }),
+        );
+      },
     },
   );
 
@@ -195,6 +202,16 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     { ...common, concurrency: 1 },
   );
 
+  // Webhook deliveries: one POST per attempt; a non-2xx answer throws, and BullMQ retries with backoff.
+  const notifyWorker = new Worker(
+    QUEUE_NAMES.notify,
+    async (job: Job) =>
+      deliverWebhook(runtime.notifier.store, parseOrFail(notifyJobSchema, job.data).deliveryId, {
+        finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+      }),
+    { ...common, concurrency: Math.max(4, options.concurrency), maxStalledCount: MAX_STALLS },
+  );
+
   // A job whose workers died MAX_STALLS + 1 times is failed by BullMQ without
   // running our code; its record must still end, or a batch / `op wait` never would.
   const queueEvents = (name: string) =>
@@ -212,7 +229,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   });
   onStalledOut(stallEvents[1], (jobId) => operations.endStalled(jobId, MAX_STALLS));
 
-  const workers = [inspectWorker, operateWorker, healthWorker, maintenanceWorker];
+  const workers = [inspectWorker, operateWorker, healthWorker, maintenanceWorker, notifyWorker];
   for (const worker of workers) {
     worker.on('error', (error) => log('worker-error', { queue: worker.name, error: error.message }));
     worker.on('failed', (job, error) =>

@@ -136,6 +136,14 @@ const ROUTES: RouteCase[] = [
     needs: 'admin',
     body: () => ({ name: `matrix-made-${++tokenSerial}`, role: 'viewer' }),
   },
+  { label: 'GET /api/v1/webhooks', method: 'GET', path: '/api/v1/webhooks', needs: 'admin' },
+  {
+    label: 'POST /api/v1/webhooks',
+    method: 'POST',
+    path: '/api/v1/webhooks',
+    needs: 'admin',
+    body: () => ({ url: 'http://127.0.0.1:9/hook', events: ['batch.finished'], secret: 'matrix-secret' }),
+  },
 ];
 
 function tokenFor(credential: Credential): string | undefined {

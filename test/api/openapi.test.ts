@@ -251,6 +251,14 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('DELETE', `${P}/projects/{id}`, `${P}/projects/blog`);
     await checked('POST', `${P}/plugins/{id}/disable`, `${P}/plugins/${PLUGIN_ID}/disable`);
 
+    const hook = await checked<{ id: string }>('POST', `${P}/webhooks`, `${P}/webhooks`, {
+      body: { url: 'http://127.0.0.1:9/hook', events: ['batch.finished'], secret: 'openapi-secret' },
+    });
+    await checked('GET', `${P}/webhooks`, `${P}/webhooks`);
+    await checked('GET', `${P}/webhooks/deliveries`, `${P}/webhooks/deliveries`);
+    await checked('GET', `${P}/webhooks/{id}/deliveries`, `${P}/webhooks/${hook.json.id}/deliveries`);
+    await checked('DELETE', `${P}/webhooks/{id}`, `${P}/webhooks/${hook.json.id}`);
+
     // Every documented route was called at least once.
     const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.keys(methods).map((method) => `${method} ${path}`),

@@ -11,6 +11,7 @@ import { navigate, setRenderer, takeFlash } from './router.js';
 import { schedulesView } from './schedules.js';
 import { currentUser, forgetUser } from './session.js';
 import { tokensView } from './tokens.js';
+import { webhooksView } from './webhooks.js';
 
 /** @import { ViewContext } from './router.js' */
 /** @typedef {(container: HTMLElement, context: ViewContext) => Promise<unknown>} View */
@@ -27,6 +28,7 @@ const ROUTES = [
   [/^\/audit$/, auditView],
   [/^\/schedules$/, schedulesView],
   [/^\/tokens$/, tokensView],
+  [/^\/webhooks$/, webhooksView],
 ];
 
 const main = byId('main');

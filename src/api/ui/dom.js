@@ -99,6 +99,8 @@ const TONES = {
   unhealthy: 'bad',
   unknown: 'neutral',
   succeeded: 'ok',
+  delivered: 'ok',
+  retrying: 'warn',
   partially_succeeded: 'warn',
   failed: 'bad',
   // A failed operation whose plugin may have acted: a person must look (warn, not plain failed).

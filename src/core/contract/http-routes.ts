@@ -412,6 +412,45 @@ export const routes = {
     response: responses.removedSchedule,
   }),
 
+  // ---- webhooks (admin): events delivered signed by the workers ----
+  listWebhooks: define({
+    method: 'GET',
+    path: '/webhooks',
+    role: 'admin',
+    summary: 'webhooks (never their secrets)',
+    response: z.array(responses.webhookView),
+  }),
+  addWebhook: define({
+    method: 'POST',
+    path: '/webhooks',
+    role: 'admin',
+    summary: 'add a webhook: an http(s) URL, the events it gets, optionally one plugin, the signing secret',
+    body: bodies.addWebhook,
+    status: 201,
+    response: responses.webhookView,
+  }),
+  removeWebhook: define({
+    method: 'DELETE',
+    path: '/webhooks/:id',
+    role: 'admin',
+    summary: 'remove a webhook (its pending deliveries are dropped)',
+    response: responses.removedWebhook,
+  }),
+  listDeliveries: define({
+    method: 'GET',
+    path: '/webhooks/deliveries',
+    role: 'admin',
+    summary: 'the newest deliveries of every webhook, each with its attempts',
+    response: z.array(responses.deliveryView),
+  }),
+  webhookDeliveries: define({
+    method: 'GET',
+    path: '/webhooks/:id/deliveries',
+    role: 'admin',
+    summary: 'the newest deliveries of one webhook, each with its attempts',
+    response: z.array(responses.deliveryView),
+  }),
+
   // ---- audit ----
   audit: define({
     method: 'GET',

@@ -7,6 +7,7 @@ import ms from 'ms';
 import { EXPORT_FORMATS, BATCH_STATES } from '../work/batches/index.js';
 import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
+import { WEBHOOK_EVENTS } from '../work/notify/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
 import {
@@ -94,6 +95,13 @@ export const bodies = {
     projects: projectSelection.optional(),
     everyMs: z.number().int().min(1_000).optional(),
     cron: z.string().min(1).optional(),
+  }),
+  /** A webhook: the URL and events are checked again by the store (http/https only); the secret is never returned. */
+  addWebhook: z.strictObject({
+    url: z.string().min(1).max(2048),
+    events: z.array(z.enum(WEBHOOK_EVENTS)).min(1),
+    pluginId: z.string().min(1).optional(),
+    secret: z.string().min(1).max(1024).describe('the HMAC-SHA256 signing key; stored, never returned'),
   }),
   /** Cancels every running batch, or only those a schedule (id or name) started. */
   cancelBatches: z.strictObject({

@@ -19,6 +19,12 @@ import { OPERATION_STATES, type OperationView } from '../work/operations/index.j
 import type { PluginDetail, PluginView } from '../plugins/index.js';
 import type { Project, ProjectListing, ScanReport } from '../projects/index.js';
 import type { Schedule, ScheduleView } from '../work/upkeep/index.js';
+import {
+  DELIVERY_STATES,
+  WEBHOOK_EVENTS,
+  type DeliveryView,
+  type WebhookView,
+} from '../work/notify/index.js';
 import { ROLES } from '../access/index.js';
 
 const time = z.string().describe('RFC 3339 time');
@@ -313,6 +319,33 @@ export const fleetCounts = z.object({
   fact: z.string(),
   total: z.number().int(),
   counts: z.array(z.object({ value: z.string().nullable(), count: z.number().int() })),
+});
+/** A webhook as every answer shows it: never its secret. */
+export const webhookView: z.ZodType<WebhookView> = z.strictObject({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.enum(WEBHOOK_EVENTS)),
+  pluginId: z.string().optional().describe('only this plugin’s events'),
+  createdAt: time,
+  createdBy: z.string(),
+});
+export const removedWebhook = z.object({ id: z.string(), removed: z.literal(true) });
+/** One delivery of one event to one webhook, with every attempt. */
+export const deliveryView: z.ZodType<DeliveryView> = z.strictObject({
+  deliveryId: z.string().describe('also sent as X-Switchyard-Delivery'),
+  webhookId: z.string(),
+  event: z.enum(WEBHOOK_EVENTS),
+  url: z.string(),
+  createdAt: time,
+  state: z.enum(DELIVERY_STATES),
+  attempts: z.array(
+    z.strictObject({
+      at: time,
+      durationMs: z.number().int(),
+      statusCode: z.number().int().optional(),
+      error: z.string().optional(),
+    }),
+  ),
 });
 
 /** One batch of a plugin's trend (GET /plugins/:id/trend). */

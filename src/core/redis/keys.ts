@@ -43,6 +43,16 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     latestInspection: `${prefix}:latest-inspection`,
     /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */
     fleetFacts: (pluginId: string) => `${prefix}:fleet-facts:${pluginId}`,
+    // webhooks (work/notify)
+    /** Webhook id → its view (JSON), never the secret. */
+    webhooks: `${prefix}:webhooks`,
+    /** Webhook id → its signing secret, apart from the views so no listing can carry it. */
+    webhookSecrets: `${prefix}:webhook-secrets`,
+    /** One delivery's record (JSON): event, body, state and every attempt. */
+    webhookDelivery: (id: string) => `${prefix}:webhook-delivery:${id}`,
+    /** Delivery ids by creation time: all of them, and one webhook's. */
+    webhookDeliveries: `${prefix}:webhook-deliveries`,
+    webhookDeliveriesOf: (webhookId: string) => `${prefix}:webhook-deliveries:${webhookId}`,
     // liveness
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
     /** Per worker process: the confinement its calls get (confinement-report.ts). */

@@ -10,6 +10,7 @@ export const QUEUE_NAMES = {
   operate: 'operate',
   health: 'health',
   maintenance: 'maintenance',
+  notify: 'notify',
 } as const;
 
 /** One job inspects a slice of a batch's projects (see projectsPerJob). */
@@ -33,6 +34,13 @@ export const maintenanceJobSchema = z.discriminatedUnion('task', [
   z.strictObject({ task: z.literal('recurring-inspection'), scheduleId: z.string().min(1) }),
 ]);
 export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
+
+/** One webhook delivery (its record holds the body; the job id is the delivery id). */
+export const notifyJobSchema = z.strictObject({ deliveryId: z.string().min(1) });
+export type NotifyJob = z.infer<typeof notifyJobSchema>;
+/** Webhook deliveries: 8 attempts, exponential backoff from 1 s (about 2 minutes in all). */
+export const NOTIFY_ATTEMPTS = 8;
+export const NOTIFY_BACKOFF_MS = 1_000;
 
 export interface RetentionConfig {
   /** Finished batches and operations are deleted after this many seconds (the newest two finished batches of each plugin stay, for `batch diff`). */
@@ -107,6 +115,7 @@ export interface Queues {
   operate: Queue;
   health: Queue;
   maintenance: Queue;
+  notify: Queue;
   close(): Promise<void>;
 }
 
@@ -117,6 +126,7 @@ export function createQueues(connection: ConnectionOptions, keys: Keys, retentio
     operate: new Queue(QUEUE_NAMES.operate, options),
     health: new Queue(QUEUE_NAMES.health, options),
     maintenance: new Queue(QUEUE_NAMES.maintenance, options),
+    notify: new Queue(QUEUE_NAMES.notify, options),
   };
   return {
     ...queues,

@@ -11,6 +11,7 @@ import { ScheduleStore } from '../work/upkeep/index.js';
 import { TokenStore } from '../access/index.js';
 import { BatchService } from '../work/batches/index.js';
 import { OperationService } from '../work/operations/index.js';
+import { Notifier } from '../work/notify/index.js';
 
 export interface Runtime {
   core: Core;
@@ -23,6 +24,8 @@ export interface Runtime {
   events: EventHub;
   tokens: TokenStore;
   schedules: ScheduleStore;
+  /** Webhooks: their store, and the events the other services publish (work/notify). */
+  notifier: Notifier;
   /** Who this process acts as when it decides on its own (`worker:<host>:<pid>`, …). */
   identity: string;
   /** The connection BullMQ uses (maxRetriesPerRequest: null). */
@@ -43,10 +46,12 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   const queues = createQueues(bullConnection, core.keys, retention);
   const events = new EventHub(core.redis);
   const deps = { redis: core.redis, keys: core.keys, plugins: core.plugins, queues, events };
+  const notifier = new Notifier(core.redis, core.keys, queues.notify);
   return {
     core,
     queues,
-    batches: new BatchService({ ...deps, projects: core.projects }),
+    notifier,
+    batches: new BatchService({ ...deps, projects: core.projects, notices: notifier }),
     operations: new OperationService(deps),
     events,
     tokens: new TokenStore(core.redis, core.keys),

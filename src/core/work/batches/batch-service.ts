@@ -31,6 +31,8 @@ import {
   type Keys,
   type Queues,
 } from '../../redis/index.js';
+import type { Notices } from '../notify/index.js';
+import { announceBatchEnd } from './batch-notices.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
@@ -82,6 +84,8 @@ export interface BatchServiceDeps {
   queues: Queues;
   /** The process's shared pub/sub subscriber (the live followers'). */
   events: EventHub;
+  /** Webhook events (batch-notices.ts); none: a batch's end is not announced. */
+  notices?: Notices;
 }
 
 export class BatchService {
@@ -89,6 +93,8 @@ export class BatchService {
 
   constructor(private readonly deps: BatchServiceDeps) {
     this.store = new BatchStore(deps.redis, deps.keys);
+    const { notices } = deps;
+    if (notices) this.store.onBatchEnd = (batchId) => announceBatchEnd(this.store, notices, batchId);
   }
 
   /** Validates now, records the batch, enqueues one job per slice of projects in chunks; returns at once. */

@@ -68,6 +68,8 @@ export interface BatchProgress extends BatchProgressMessage {
 
 export class BatchStore {
   readonly #scripts: Scripts;
+  /** Called once a record ends the batch (batch-notices.ts publishes the webhook events); never throws. */
+  onBatchEnd: ((batchId: string) => Promise<void>) | undefined;
 
   constructor(
     readonly redis: Redis,
@@ -170,7 +172,18 @@ export class BatchStore {
       this.#recordKeys(batchId, pluginId),
       ...this.#recordArgs(batchId, pluginId, outcome, now),
     );
+    if (recorded === 1) await this.announceIfEnded(batchId);
     return recorded === 1;
+  }
+
+  /**
+   * After a new record, or a job taken again: when the batch has ended, tells
+   * onBatchEnd (which produces each event once, and again after a crash cut it short).
+   */
+  async announceIfEnded(batchId: string): Promise<void> {
+    if (!this.onBatchEnd) return;
+    if ((await this.redis.hget(this.keys.batch(batchId), 'finishedAt')) === null) return;
+    await this.onBatchEnd(batchId).catch(() => {});
   }
 
   /**
@@ -192,6 +205,7 @@ export class BatchStore {
       if (error) throw error;
       if (value === 1) recorded += 1;
     }
+    if (recorded > 0) await this.announceIfEnded(batchId);
     return recorded;
   }
 

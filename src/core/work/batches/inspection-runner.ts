@@ -60,6 +60,8 @@ export class InspectionRunner {
         if (outcome) await outcomes.add(outcome);
       }
       await outcomes.flush();
+      // A job taken again after its worker died may have recorded the batch's end without announcing it.
+      if (!attempt.firstRun) await this.batches.announceIfEnded(data.batchId);
     } catch (error) {
       // What was inspected stays recorded, so a retry skips it (if Redis is down, it runs again).
       await outcomes.flush().catch(() => {});

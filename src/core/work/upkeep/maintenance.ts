@@ -5,6 +5,7 @@ import { appendAudit } from '../../access/index.js';
 import { errorCode } from '../../platform/index.js';
 import type { MaintenanceJob, RetentionConfig, Keys, Queues } from '../../redis/index.js';
 import { runRetention } from './retention.js';
+import type { Notices } from '../notify/index.js';
 import { runSchedule } from './schedule-service.js';
 import type { Redis } from 'ioredis';
 import type { PluginService } from '../../plugins/index.js';
@@ -20,6 +21,8 @@ export interface MaintenanceDeps {
   operations: { store: OperationStore };
   queues: Queues;
   schedules: ScheduleStore;
+  /** Webhook events (a failed schedule run). */
+  notifier?: Notices;
   /** Who this process acts as in the audit. */
   identity: string;
 }
@@ -50,7 +53,17 @@ export class MaintenanceService {
         return { plugins: ids.length };
       }
       case 'recurring-inspection':
-        return runSchedule({ core, queues, schedules, batches }, task.scheduleId, identity);
+        return runSchedule(
+          {
+            core,
+            queues,
+            schedules,
+            batches,
+            ...(this.runtime.notifier ? { notifier: this.runtime.notifier } : {}),
+          },
+          task.scheduleId,
+          identity,
+        );
     }
   }
 

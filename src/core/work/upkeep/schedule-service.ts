@@ -12,6 +12,7 @@ import type { PluginService } from '../../plugins/index.js';
 import type { ProjectService } from '../../projects/index.js';
 import { scriptsOn, type Keys, type Queues } from '../../redis/index.js';
 import type { BatchService, BatchView } from '../batches/index.js';
+import type { Notices } from '../notify/index.js';
 import {
   scheduleMinIntervalMs,
   type Schedule,
@@ -27,6 +28,8 @@ type Stores = {
   queues: Queues;
   schedules: ScheduleStore;
   batches: BatchService;
+  /** Webhook events (`schedule.failed`); none: not announced. */
+  notifier?: Notices;
 };
 
 async function audit(runtime: Stores, actor: string, action: string, target: string, detail: object) {
@@ -213,6 +216,17 @@ async function runScheduleGuarded(
     const failure = { code: errorCode(error), message: (error as Error).message };
     await schedules.recordRun(schedule.id, { at, outcome: 'failed', error: failure });
     await audit(runtime, actor, 'schedule.failed', schedule.id, { name: schedule.name, error: failure });
+    await runtime.notifier
+      ?.publish(
+        'schedule.failed',
+        {
+          schedule: { id: schedule.id, name: schedule.name, pluginId: schedule.pluginId },
+          at,
+          error: failure,
+        },
+        { key: `${schedule.id}:${at}`, pluginId: schedule.pluginId },
+      )
+      .catch(() => {});
     return { failed: failure.code };
   }
 }
