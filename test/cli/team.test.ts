@@ -379,6 +379,27 @@ describe('three identities, remotely', () => {
     });
   });
 
+  it('viewer: trust, enable and run without --yes are refused by role (exit 4) before any --yes prompt', async () => {
+    const trust = await as('viewer', ['plugin', 'trust', PLUGIN_ID, '--fingerprint', fingerprint]);
+    expect(trust.code, trust.stderr).toBe(4);
+    expect(trust.stderr).toMatch(/plugin trust needs the admin role; token viewer-person has viewer/);
+    expect(trust.stderr).not.toMatch(/--yes|what code may run/);
+    const enable = await as('viewer', ['plugin', 'enable', PLUGIN_ID, '--scope', 'project.metadata.read']);
+    expect(enable.code, enable.stderr).toBe(4);
+    expect(enable.stderr).toMatch(/plugin enable needs the admin role/);
+    const run = await as('viewer', ['run', PLUGIN_ID, 'shop', 'fixture.echo']);
+    expect(run.code, run.stderr).toBe(4);
+    expect(run.stderr).toMatch(/run needs the operator role; token viewer-person has viewer/);
+    expect(run.stderr).not.toMatch(/--yes/);
+    // An operator is asked to confirm, told what the run does (not "what code may run").
+    const unconfirmed = await as('operator', ['run', PLUGIN_ID, 'shop', 'fixture.echo']);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(
+      /runs the action fixture\.echo of \S+ on project shop, which may change it/,
+    );
+    expect(unconfirmed.stderr).not.toMatch(/what code may run/);
+  });
+
   it('operator: an inspection batch, an operation, a cancel; plugin enable exits 4', async () => {
     const batch = json<{ succeeded: number }>(await as('operator', ['--json', 'inspect', PLUGIN_ID, 'shop']));
     expect(batch.succeeded).toBe(1);
