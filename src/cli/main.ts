@@ -57,6 +57,7 @@ export function buildProgram(): Command {
       'remote mode: a token (env SWITCHYARD_TOKEN; prefer `login --token-stdin`: this lands in shell history)',
     )
     .option('--profile <name>', 'remote mode: a profile `switchyard login` saved (env SWITCHYARD_PROFILE)')
+    .option('--remote', 'remote mode only: never fall back to local mode (Redis directly)')
     .addOption(
       new Option(
         '--log-format <format>',
