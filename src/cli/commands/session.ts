@@ -100,6 +100,7 @@ export function registerSessionCommands(program: Command): void {
   profileCommand
     .command('list')
     .description('each profile: name, URL, token name and role, mode; * marks the current one')
+    .addHelpText('after', '\nExample:\n  switchyard profile list')
     .action(async (_options, command: Command) => {
       const json = (command.optsWithGlobals() as { json?: boolean }).json === true;
       const config = await readProfiles();
@@ -131,6 +132,7 @@ export function registerSessionCommands(program: Command): void {
   profileCommand
     .command('use <name>')
     .description('make a profile the current one: commands use it when no --profile or --url is given')
+    .addHelpText('after', '\nExample:\n  switchyard profile use work')
     .action(async (name: string, _options, command: Command) => {
       const json = (command.optsWithGlobals() as { json?: boolean }).json === true;
       await useProfile(checkProfileName(name));
