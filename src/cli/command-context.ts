@@ -2,6 +2,10 @@
 // either the core over Redis (local mode: Redis reached fail-fast with a
 // message naming the URL, closed afterwards) or the HTTP API (remote mode).
 import type { Command } from 'commander';
+import { routes } from '../core/contract/index.js';
+import { ERROR_CODES } from '../core/platform/index.js';
+import { callRoute } from './api-calls.js';
+import { NotAllowedError } from './cli-errors.js';
 import { localUser, runtimeFor } from '../core/runtime/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { localBackend, type Backend } from './backend.js';
@@ -56,4 +60,25 @@ export async function withBackend<T>(
   return withRuntime(command, ({ runtime, actor }) =>
     body({ config, target, backend: localBackend(runtime, actor) }),
   );
+}
+
+/**
+ * Remote mode: refuse a command whose route needs `needed` before any prompt
+ * or confirmation, when the token's role (GET /me) lacks it (exit 4). Local
+ * mode is admin, and the API still decides every request.
+ */
+export async function refuseUnlessRole(
+  target: Target,
+  route: { role: 'viewer' | 'operator' | 'admin' },
+  command: string,
+): Promise<void> {
+  if (target.mode !== 'remote') return;
+  const me = (await callRoute(new ApiClient(target.url, target.token), routes.me)).body;
+  const order = ['viewer', 'operator', 'admin'];
+  if (order.indexOf(me.role) < order.indexOf(route.role))
+    throw new NotAllowedError(
+      ERROR_CODES.FORBIDDEN,
+      `${command} needs the ${route.role} role; token ${me.name} has ${me.role}`,
+      route.role,
+    );
 }

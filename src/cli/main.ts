@@ -15,7 +15,7 @@ import { registerTokenCommands } from './commands/token-commands.js';
 import { registerWorkCommands } from './commands/work-commands.js';
 import { Interrupted, WorkFailed } from './commands/work-output.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up-command.js';
-import { escapeControlKeepingLines, printJson } from './output.js';
+import { escapeControlKeepingLines, helpConfiguration, helpWidth, printJson } from './output.js';
 
 /** The package's version (package.json sits two levels above src/cli and dist/cli). */
 export function version(): string {
@@ -58,6 +58,7 @@ export function buildProgram(): Command {
       'remote mode: a token (env SWITCHYARD_TOKEN; prefer `login --token-stdin`: this lands in shell history)',
     )
     .option('--profile <name>', 'remote mode: a profile `switchyard login` saved (env SWITCHYARD_PROFILE)')
+    .option('--remote', 'remote mode only: never fall back to local mode (Redis directly)')
     .addOption(
       new Option(
         '--log-format <format>',
@@ -66,7 +67,10 @@ export function buildProgram(): Command {
     )
     .version(version(), '--version', 'print the version')
     // Commander quotes what the user typed: terminal-safe, like all our output.
+    .configureHelp(helpConfiguration)
     .configureOutput({
+      getOutHelpWidth: helpWidth,
+      getErrHelpWidth: helpWidth,
       writeErr: (text) => process.stderr.write(escapeControlKeepingLines(text)),
       outputError: (text, write) => write(escapeControlKeepingLines(text)),
     })

@@ -3,6 +3,7 @@
 // package, a project or a user made terminal-safe (no control sequence of
 // theirs can move the cursor or draw over what we print).
 import Table from 'cli-table3';
+import { Help } from 'commander';
 import ms from 'ms';
 import stringWidth from 'string-width';
 import { escapeControl, escapeControlKeepingLines } from '../core/safety/index.js';
@@ -35,6 +36,28 @@ export function outputWidth(): number {
 function isIdColumn(title: string, index: number): boolean {
   return index === 0 || title === 'TARGET';
 }
+
+/** Never cut: a state, a trust, a health, a count or a relative time is read whole or not at all. */
+const WHOLE_COLUMNS = new Set([
+  'STATE',
+  'OUTCOME',
+  'TRUST',
+  'ENABLED',
+  'HEALTH',
+  'PROGRESS',
+  'RESULTS',
+  'STATUS',
+  'CREATED',
+  'REQUESTED',
+  'WHEN',
+  'TIME',
+  'LAST RUN',
+  'NEXT RUN',
+]);
+
+/** A generated id (`op_<uuid>`, `batch_<uuid>`): the only kind of id a table may shorten, to its prefix. */
+const GENERATED_ID = /^([a-z]+_)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const SHORT_ID_HEX = 8;
 
 const GAP = 2;
 const FINGERPRINT = /[0-9a-f]{64}/;
@@ -115,11 +138,35 @@ export function printTable(head: string[], rows: Cell[][]): void {
   );
   const holdsFingerprint = head.map((_, index) => cells.some((row) => FINGERPRINT.test(row[index] ?? '')));
   const floor = (width: number, index: number, fingerprint: number, other: number) =>
-    isIdColumn(head[index]!, index) ? width : Math.min(width, holdsFingerprint[index] ? fingerprint : other);
+    isIdColumn(head[index]!, index) || WHOLE_COLUMNS.has(head[index]!)
+      ? width
+      : Math.min(width, holdsFingerprint[index] ? fingerprint : other);
+  // The widest value of a column that is never cut: its title may give way (ENAB…), its values not.
+  const valuesWidth = head.map((_, index) =>
+    Math.max(5, ...cells.map((row) => stringWidth(row[index] ?? ''))),
+  );
+  const generated = head.map((_, index) => {
+    const prefixes = cells.map((row) => GENERATED_ID.exec(row[index] ?? '')?.[1]);
+    return cells.length > 0 && prefixes.every((prefix) => prefix !== undefined)
+      ? Math.max(...prefixes.map((prefix) => prefix!.length + SHORT_ID_HEX + 1))
+      : undefined;
+  });
   const floors = [
     natural.map((width, index) => floor(width, index, FINGERPRINT_WIDTH, 16)),
     natural.map((width, index) => floor(width, index, 20, 6)),
+    natural.map((width, index) =>
+      WHOLE_COLUMNS.has(head[index]!) ? Math.min(width, valuesWidth[index]!) : floor(width, index, 20, 4),
+    ),
   ];
+  // A table that does not fit shows generated ids (op_…, batch_…) by their first
+  // 8 hex digits, a unique prefix in practice, before it cuts anything else.
+  const budget = outputWidth() - GAP * (head.length - 1);
+  if (natural.reduce((sum, width) => sum + width, 0) > budget)
+    generated.forEach((short, index) => {
+      if (short !== undefined) natural[index] = Math.max(stringWidth(head[index]!), short);
+    });
+  for (const floor of floors)
+    floor.forEach((width, index) => (floor[index] = Math.min(width, natural[index]!)));
   const widths = fitColumns(natural, floors, outputWidth());
   const table = new Table({
     head,
@@ -192,8 +239,54 @@ export function whenWithAgo(iso: string | undefined): string | undefined {
   return iso ? `${iso} (${ago(iso)})` : undefined;
 }
 
+/** A failure as people read it: the message first, the code in the details ("unknown action x (PLUGIN_ERROR)"). */
+export function errorText(code: string, message: string | undefined): string {
+  return message ? `${message} (${code})` : code;
+}
+
+/** A batch's results in one short column: "3✓ 1✗ /4"; BATCH_RESULTS_LEGEND says what the marks are. */
+export function batchResults(counts: {
+  total: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+  pending: number;
+}): string {
+  const parts = [`${counts.succeeded}✓`, `${counts.failed}✗`];
+  if (counts.cancelled) parts.push(`${counts.cancelled}⊘`);
+  if (counts.pending) parts.push(`${counts.pending}…`);
+  return `${parts.join(' ')} /${counts.total}`;
+}
+
+export const BATCH_RESULTS_LEGEND = '✓ succeeded  ✗ failed  ⊘ cancelled  … pending  /total';
+
 /** --json: the value as one document; otherwise the human rendering. */
 export function emit(json: boolean, value: unknown, human: () => void): void {
   if (json) printJson(value);
   else human();
 }
+
+/** The width help is wrapped to: the terminal's or COLUMNS, else 80; never under 40. */
+export function helpWidth(): number {
+  const width = outputWidth();
+  return Math.max(40, Number.isFinite(width) ? width : 80);
+}
+
+/** At least this much room beside the terms, or a description goes under its term. */
+const MIN_DESCRIPTION_WIDTH = 36;
+
+/**
+ * Commander help that fits the terminal: descriptions wrapped beside their
+ * terms when there is room, otherwise on the lines under the term, indented.
+ */
+export const helpConfiguration: Partial<Help> = {
+  minWidthToWrap: 20,
+  formatItem(term: string, termWidth: number, description: string, helper: Help): string {
+    const width = helper.helpWidth ?? helpWidth();
+    if (!description || width - termWidth - 4 >= MIN_DESCRIPTION_WIDTH)
+      return Help.prototype.formatItem.call(helper, term, termWidth, description, helper);
+    const indent = ' '.repeat(6);
+    const wrapped = helper.boxWrap(description, width - indent.length);
+    return `  ${term}\n${indent}${wrapped.replace(/\n/g, `\n${indent}`)}`;
+  },
+};

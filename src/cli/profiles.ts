@@ -11,12 +11,19 @@ export const DEFAULT_PROFILE = 'default';
 
 const profileSchema = z.object({
   url: z.string().url(),
-  token: z.string().min(1),
+  /** Absent after `logout` of a remote-only profile: it stays remote, and asks for a login. */
+  token: z.string().min(1).optional(),
   /** The token's name and role when login verified it (for whoami without a round trip). */
   name: z.string().optional(),
   role: z.string().optional(),
+  /** `remote`: this profile never falls back to local mode (CLI.md "Profiles"). */
+  mode: z.enum(['remote']).optional(),
 });
-const configSchema = z.object({ profiles: z.record(z.string(), profileSchema).default({}) });
+const configSchema = z.object({
+  profiles: z.record(z.string(), profileSchema).default({}),
+  /** The profile `profile use` chose; `default` when unset. */
+  current: z.string().optional(),
+});
 
 export type Profile = z.infer<typeof profileSchema>;
 export type ProfileConfig = z.infer<typeof configSchema>;
@@ -82,11 +89,33 @@ export async function saveProfile(name: string, profile: Profile, path = configP
   await writeProfiles(config, path);
 }
 
+/** The profile commands use when none is named: the one `profile use` chose, else `default`. */
+export function currentProfile(config: ProfileConfig): string {
+  return config.current ?? DEFAULT_PROFILE;
+}
+
+/** `profile use <name>`: the profile must exist. */
+export async function useProfile(name: string, path = configPath()): Promise<void> {
+  const config = await readProfiles(path);
+  if (!(name in config.profiles))
+    throw new InvalidInputError(
+      `no profile ${JSON.stringify(name)} (profile list shows them); create it with switchyard login --url <url> --token-stdin --profile ${name}`,
+    );
+  config.current = name;
+  await writeProfiles(config, path);
+}
+
 /** True when a profile of that name was there. */
 export async function removeProfile(name: string, path = configPath()): Promise<boolean> {
   const config = await readProfiles(path);
-  if (!(name in config.profiles)) return false;
-  delete config.profiles[name];
+  const profile = config.profiles[name];
+  if (!profile) return false;
+  // A remote-only profile keeps its URL and mode: after logout the CLI still never uses Redis.
+  if (profile.mode === 'remote') config.profiles[name] = { url: profile.url, mode: 'remote' };
+  else {
+    delete config.profiles[name];
+    if (config.current === name) delete config.current;
+  }
   await writeProfiles(config, path);
   return true;
 }

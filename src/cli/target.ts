@@ -3,13 +3,15 @@
 // token is only ever sent to that profile's URL.
 import { InvalidInputError, readEnv } from '../core/platform/index.js';
 import { note } from './output.js';
-import { DEFAULT_PROFILE, readProfiles, type Profile } from './profiles.js';
+import { currentProfile, readProfiles, type Profile } from './profiles.js';
 
 export interface RemoteOptions {
   url?: string;
   token?: string;
   profile?: string;
   redisUrl?: string;
+  /** --remote: never fall back to local mode. */
+  remote?: boolean;
 }
 
 /** Where the token in use came from, as whoami names it: `--token`, `SWITCHYARD_TOKEN` or `profile <name>`. */
@@ -36,18 +38,31 @@ export async function resolveTarget(
     note(
       'warning: with --token, the token lands in your shell history and is visible in `ps`; use `switchyard login --token-stdin` or SWITCHYARD_TOKEN',
     );
-  // The default profile applies on its own only when nothing asks for local mode.
-  if (explicitUrl === undefined && explicitProfile === undefined && explicitRedis !== undefined)
+  const remoteOnly = options.remote === true;
+  // The current profile applies on its own only when nothing asks for local mode.
+  if (explicitUrl === undefined && explicitProfile === undefined && explicitRedis !== undefined) {
+    if (remoteOnly)
+      throw new InvalidInputError(
+        '--remote and --redis-url disagree: remote mode talks to the API, not Redis',
+      );
     return { mode: 'local' };
-  const profiles = (await readProfiles()).profiles;
-  const profileName = explicitProfile ?? DEFAULT_PROFILE;
-  const profile: Profile | undefined = profiles[profileName];
+  }
+  const config = await readProfiles();
+  const profileName = explicitProfile ?? currentProfile(config);
+  const profile: Profile | undefined = config.profiles[profileName];
   if (explicitProfile !== undefined && !profile)
     throw new InvalidInputError(
       `no profile ${JSON.stringify(explicitProfile)}; create it with switchyard login --url <url> --token-stdin --profile ${explicitProfile}`,
     );
   const url = explicitUrl ?? profile?.url;
-  if (url === undefined) return { mode: 'local' };
+  if (url === undefined) {
+    // Remote only (--remote, or a profile with mode remote): never Redis instead.
+    if (remoteOnly)
+      throw new InvalidInputError(
+        `--remote: no API to talk to (profile ${profileName} does not exist); give --url <url>, or switchyard login --url <url> --token-stdin`,
+      );
+    return { mode: 'local' };
+  }
   const sameServer = profile !== undefined && sameUrl(profile.url, url);
   const envToken = readEnv('SWITCHYARD_TOKEN', env);
   const [token, tokenSource]: [string | undefined, TokenSource | undefined] =

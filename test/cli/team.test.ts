@@ -285,6 +285,62 @@ describe('login, whoami, logout', () => {
     // Without a profile the CLI is local again (and finds no Redis: exit 2, not a token refusal).
     expect((await as('loose', ['plugin', 'list'])).code).toBe(2);
   });
+
+  it('profile list marks the current profile; profile use switches; logout says the mode it leaves you in', async () => {
+    await as('multi', ['login', '--url', api.base, '--token-stdin', '--profile', 'work'], {
+      input: tokens.admin.token,
+    });
+    await as('multi', ['login', '--url', api.base, '--token-stdin', '--profile', 'watch'], {
+      input: tokens.viewer.token,
+    });
+    const before = await as('multi', ['profile', 'list']);
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stdout).toMatch(/^\s+work\s+\S+\s+admin-person \(admin\)\s+auto$/m);
+    expect(before.stdout).toMatch(/^\s+watch\s+\S+\s+viewer-person \(viewer\)\s+auto$/m);
+    const unknown = await as('multi', ['profile', 'use', 'nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no profile "nope" \(profile list shows them\)/);
+    const used = await as('multi', ['profile', 'use', 'watch']);
+    expect(used.code, used.stderr).toBe(0);
+    expect((await as('multi', ['profile', 'list'])).stdout).toMatch(/^\*\s+watch\s/m);
+    expect((await as('multi', ['whoami'])).stdout).toMatch(/^viewer-person \(viewer\)/);
+    expect(
+      json<Array<{ name: string; current: boolean }>>(await as('multi', ['--json', 'profile', 'list'])),
+    ).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'watch', current: true }),
+        expect.objectContaining({ name: 'work', current: false }),
+      ]),
+    );
+    const logout = await as('multi', ['logout']);
+    expect(logout.stdout).toMatch(
+      /logged out: profile watch removed\nnow in local mode \(Redis directly, as admin\)/,
+    );
+  });
+
+  it('--remote and a profile with mode remote never fall back to local mode, even after logout', async () => {
+    const bare = await as('strict', ['--remote', 'whoami']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/--remote: no API to talk to/);
+    const unreachable = await as('strict', ['--remote', '--url', 'http://127.0.0.1:9', 'plugin', 'list'], {
+      env: { SWITCHYARD_TOKEN: tokens.viewer.token },
+    });
+    expect(unreachable.code).not.toBe(0);
+    expect(unreachable.stderr).toContain('http://127.0.0.1:9');
+    const login = await as('strict', ['--remote', 'login', '--url', api.base, '--token-stdin'], {
+      input: tokens.viewer.token,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect((await as('strict', ['profile', 'list'])).stdout).toMatch(
+      /^\*\s+default\s+\S+\s+viewer-person \(viewer\)\s+remote$/m,
+    );
+    const logout = await as('strict', ['logout']);
+    expect(logout.stdout).toMatch(/now in remote mode: \S+ \(profile default\); no token/);
+    const who = await as('strict', ['whoami']);
+    expect(who.code).toBe(4);
+    expect(who.stdout).not.toMatch(/admin/);
+    expect(who.stderr).toMatch(/no token for http/);
+  });
 });
 
 describe('three identities, remotely', () => {
@@ -377,6 +433,27 @@ describe('three identities, remotely', () => {
     expect(JSON.parse(refusedJson.stdout)).toMatchObject({
       error: { code: 'FORBIDDEN', message: expect.stringMatching(/admin/) },
     });
+  });
+
+  it('viewer: trust, enable and run without --yes are refused by role (exit 4) before any --yes prompt', async () => {
+    const trust = await as('viewer', ['plugin', 'trust', PLUGIN_ID, '--fingerprint', fingerprint]);
+    expect(trust.code, trust.stderr).toBe(4);
+    expect(trust.stderr).toMatch(/plugin trust needs the admin role; token viewer-person has viewer/);
+    expect(trust.stderr).not.toMatch(/--yes|what code may run/);
+    const enable = await as('viewer', ['plugin', 'enable', PLUGIN_ID, '--scope', 'project.metadata.read']);
+    expect(enable.code, enable.stderr).toBe(4);
+    expect(enable.stderr).toMatch(/plugin enable needs the admin role/);
+    const run = await as('viewer', ['run', PLUGIN_ID, 'shop', 'fixture.echo']);
+    expect(run.code, run.stderr).toBe(4);
+    expect(run.stderr).toMatch(/run needs the operator role; token viewer-person has viewer/);
+    expect(run.stderr).not.toMatch(/--yes/);
+    // An operator is asked to confirm, told what the run does (not "what code may run").
+    const unconfirmed = await as('operator', ['run', PLUGIN_ID, 'shop', 'fixture.echo']);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(
+      /runs the action fixture\.echo of \S+ on project shop, which may change it/,
+    );
+    expect(unconfirmed.stderr).not.toMatch(/what code may run/);
   });
 
   it('operator: an inspection batch, an operation, a cancel; plugin enable exits 4', async () => {
@@ -602,9 +679,10 @@ describe('remote follows and waits, live', () => {
     expect(json<{ state: string }>(await remote(['--json', 'op', 'show', id])).state).toBe('succeeded');
     // Every entry the operation has, each once, as `op logs` prints them afterwards.
     const after = await local(['op', 'logs', id]);
-    expect(followed.stdout.replace(RELATIVE_TIME, '<ago>')).toBe(
-      after.stdout.replace(RELATIVE_TIME, '<ago>'),
-    );
+    // The relative time is right-aligned: its padding changes with its length.
+    const timeless = (text: string) =>
+      text.replace(/ +(?=\d+(ms|s|m|h|d|y) ago|just now)/g, ' ').replace(RELATIVE_TIME, '<ago>');
+    expect(timeless(followed.stdout)).toBe(timeless(after.stdout));
     expect(followed.stdout.match(/tick \d+ ticking/g)!.length).toBeGreaterThanOrEqual(5);
   }, 60_000);
 

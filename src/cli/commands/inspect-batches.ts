@@ -6,7 +6,7 @@ import { InvalidInputError } from '../../core/platform/index.js';
 import { checkLabels } from '../../core/projects/index.js';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
 import { withBackend } from '../command-context.js';
-import { ago, emit, printJson, printTable } from '../output.js';
+import { BATCH_RESULTS_LEGEND, ago, batchResults, emit, printJson, printTable, say } from '../output.js';
 import { oneOf, positiveInt } from '../parse.js';
 import { registerBatchControlCommands } from './batch-commands.js';
 import {
@@ -96,19 +96,16 @@ export function registerInspectCommands(program: Command): void {
         });
         if (config.json) return printJson(batches.map(withoutResults));
         printTable(
-          ['BATCH', 'PLUGIN', 'STATE', 'TOTAL', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'PENDING', 'CREATED'],
+          ['BATCH', 'PLUGIN', 'STATE', 'RESULTS', 'CREATED'],
           batches.map((item) => [
             item.batchId,
             item.pluginId,
             item.state,
-            item.total,
-            item.succeeded,
-            item.failed,
-            item.cancelled,
-            item.pending,
+            batchResults(item),
             ago(item.createdAt),
           ]),
         );
+        if (batches.length > 0) say(BATCH_RESULTS_LEGEND);
       }),
     );
   registerBatchControlCommands(batch);

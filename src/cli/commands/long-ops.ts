@@ -16,7 +16,7 @@ import {
 } from '../../core/plugins/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
-import { ago, emit, printJson, say } from '../output.js';
+import { ago, emit, escapeControl, outputWidth, printJson, say, wrapKeepingFingerprints } from '../output.js';
 import { collect, durationFrom, durationIn, integerFrom, sizeFrom } from '../parse.js';
 import { untilInterrupted } from './work-output.js';
 
@@ -157,8 +157,25 @@ export function printLogEntries(entries: LogEntry[], jsonLines: boolean): void {
   for (const entry of entries) {
     if (jsonLines) process.stdout.write(`${JSON.stringify(entry)}\n`);
     // Each stderr line as the plugin wrote it, with its control characters made visible.
-    else say(`${entry.at} (${ago(entry.at)})  ${entry.source.padEnd(6)}  ${entry.line}`);
+    else printLogLine(entry);
   }
+}
+
+/**
+ * One log entry in aligned columns: time, relative time, source, then the
+ * line, wrapped under itself to the terminal's width. A narrow terminal (under
+ * 120 columns) gets the time of day (UTC) rather than the whole timestamp.
+ */
+function printLogLine(entry: LogEntry): void {
+  const width = outputWidth();
+  const time = width >= 120 ? entry.at : entry.at.slice(11);
+  const prefix = `${time}  ${(ago(entry.at) ?? '').padStart(8)}  ${entry.source.padEnd(6)}  `;
+  const room = width - prefix.length;
+  const line = escapeControl(entry.line);
+  if (!Number.isFinite(room) || room < 20 || line.length <= room) return say(`${prefix}${entry.line}`);
+  const [first, ...rest] = wrapKeepingFingerprints(line, room).split('\n');
+  process.stdout.write(`${prefix}${first}\n`);
+  for (const more of rest) process.stdout.write(`${' '.repeat(prefix.length)}${more}\n`);
 }
 
 export function limitsText(detail: PluginDetail): string {

@@ -7,7 +7,8 @@ import {
   operationOutcome,
   type OperationFilter,
 } from '../../core/work/operations/index.js';
-import { withBackend } from '../command-context.js';
+import { routes } from '../../core/contract/index.js';
+import { refuseUnlessRole, withBackend } from '../command-context.js';
 import { ago, emit, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 import { cancelOperation, finishOperation, printOperation } from './work-output.js';
@@ -37,8 +38,9 @@ export function registerOperationCommands(program: Command): void {
         options: { input?: string; yes?: boolean; idempotencyKey?: string; wait?: boolean; timeout?: number },
         command: Command,
       ) =>
-        withBackend(command, async ({ config, backend }) => {
+        withBackend(command, async ({ config, backend, target }) => {
           const input = parseJsonInput(options.input);
+          await refuseUnlessRole(target, routes.createOperation, 'run');
           requireYes(
             options.yes,
             `run ${pluginId} ${projectId} ${action}`,

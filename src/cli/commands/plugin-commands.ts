@@ -4,7 +4,8 @@ import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS, type Scope } from '@sw
 import { InvalidInputError } from '../../core/platform/index.js';
 import type { PluginDetail, PluginView } from '../../core/plugins/index.js';
 import type { LogLine } from '../backend.js';
-import { withBackend } from '../command-context.js';
+import { routes } from '../../core/contract/index.js';
+import { refuseUnlessRole, withBackend } from '../command-context.js';
 import { emit, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 import { collect, listLimit, requireYes } from '../parse.js';
 import { containmentText, limitsText, policyText, printLogEntries, untilFollowEnds } from './long-ops.js';
@@ -62,7 +63,8 @@ export function registerPluginCommands(program: Command): void {
       '\nExample:\n  switchyard plugin trust fixture-inspector --fingerprint 3f5a…e1 --yes',
     )
     .action(async (id: string, options: { fingerprint: string; yes?: boolean }, command: Command) =>
-      withBackend(command, async ({ config, backend }) => {
+      withBackend(command, async ({ config, backend, target }) => {
+        await refuseUnlessRole(target, routes.trustPlugin, 'plugin trust');
         requireYes(options.yes, `plugin trust ${id} --fingerprint ${options.fingerprint}`);
         if (!/^[0-9a-f]{64}$/.test(options.fingerprint)) {
           throw new InvalidInputError(
@@ -92,7 +94,8 @@ export function registerPluginCommands(program: Command): void {
       '\nExample:\n  switchyard plugin enable fixture-inspector --scope project.metadata.read --scope project.files.read --yes',
     )
     .action(async (id: string, options: { scope: string[]; yes?: boolean }, command: Command) =>
-      withBackend(command, async ({ config, backend }) => {
+      withBackend(command, async ({ config, backend, target }) => {
+        await refuseUnlessRole(target, routes.enablePlugin, 'plugin enable');
         requireYes(
           options.yes,
           `plugin enable ${id} ${options.scope.map((scope) => `--scope ${scope}`).join(' ')}`,

@@ -10,8 +10,18 @@ import { InvalidInputError } from '../../core/platform/index.js';
 import { TOKEN_PATTERN, redact } from '../../core/safety/index.js';
 import { targetOf } from '../command-context.js';
 import { ApiClient } from '../http.js';
-import { emit, say } from '../output.js';
-import { DEFAULT_PROFILE, checkProfileName, configPath, removeProfile, saveProfile } from '../profiles.js';
+import { emit, printTable, say } from '../output.js';
+import {
+  DEFAULT_PROFILE,
+  checkProfileName,
+  configPath,
+  currentProfile,
+  readProfiles,
+  removeProfile,
+  saveProfile,
+  useProfile,
+} from '../profiles.js';
+import { resolveTarget } from '../target.js';
 
 export function registerSessionCommands(program: Command): void {
   program
@@ -25,7 +35,12 @@ export function registerSessionCommands(program: Command): void {
       '\nExamples:\n  switchyard login --url http://127.0.0.1:7317 --token-file ~/.switchyard-token\n  pass show switchyard | switchyard login --url https://sy.example --token-stdin --profile work',
     )
     .action(async (options: { tokenFile?: string; tokenStdin?: boolean }, command: Command) => {
-      const globals = command.optsWithGlobals() as { json?: boolean; url?: string; profile?: string };
+      const globals = command.optsWithGlobals() as {
+        json?: boolean;
+        url?: string;
+        profile?: string;
+        remote?: boolean;
+      };
       const json = globals.json === true;
       const profile = checkProfileName(globals.profile ?? DEFAULT_PROFILE);
       if (globals.url === undefined)
@@ -33,7 +48,13 @@ export function registerSessionCommands(program: Command): void {
       const url = parseUrl(globals.url);
       const token = await readToken(options);
       const me = (await callRoute(new ApiClient(url, token), routes.me)).body;
-      await saveProfile(profile, { url, token, name: me.name, role: me.role });
+      await saveProfile(profile, {
+        url,
+        token,
+        name: me.name,
+        role: me.role,
+        ...(globals.remote ? { mode: 'remote' as const } : {}),
+      });
       emit(
         json,
         {
@@ -54,10 +75,70 @@ export function registerSessionCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard logout --profile work')
     .action(async (_options, command: Command) => {
       const globals = command.optsWithGlobals() as { json?: boolean; profile?: string };
-      const profile = checkProfileName(globals.profile ?? DEFAULT_PROFILE);
+      const profile = checkProfileName(globals.profile ?? currentProfile(await readProfiles()));
       const removed = await removeProfile(profile);
-      emit(globals.json === true, { profile, removed }, () =>
-        say(removed ? `logged out: profile ${profile} removed` : `no profile ${profile}`),
+      // What the next command talks to, said rather than found out (local mode is admin over Redis).
+      const after = await resolveTarget({ ...command.optsWithGlobals(), profile: undefined });
+      const now =
+        after.mode === 'local'
+          ? 'now in local mode (Redis directly, as admin); use --remote or a profile with mode remote to refuse that'
+          : `now in remote mode: ${after.url}${after.profile ? ` (profile ${after.profile})` : ''}${after.token ? '' : '; no token: switchyard login --url … --token-stdin'}`;
+      emit(
+        globals.json === true,
+        { profile, removed, mode: after.mode, ...(after.mode === 'remote' ? { url: after.url } : {}) },
+        () => {
+          say(removed ? `logged out: profile ${profile} removed` : `no profile ${profile}`);
+          say(now);
+        },
+      );
+    });
+
+  const profileCommand = program
+    .command('profile')
+    .description('the saved API profiles (kubectl contexts): list them, choose the current one')
+    .addHelpText('after', '\nExamples:\n  switchyard profile list\n  switchyard profile use work');
+  profileCommand
+    .command('list')
+    .description('each profile: name, URL, token name and role, mode; * marks the current one')
+    .addHelpText('after', '\nExample:\n  switchyard profile list')
+    .action(async (_options, command: Command) => {
+      const json = (command.optsWithGlobals() as { json?: boolean }).json === true;
+      const config = await readProfiles();
+      const current = currentProfile(config);
+      const rows = Object.entries(config.profiles).map(([name, profile]) => ({
+        name,
+        current: name === current,
+        url: profile.url,
+        ...(profile.name ? { tokenName: profile.name } : {}),
+        ...(profile.role ? { role: profile.role } : {}),
+        loggedIn: profile.token !== undefined,
+        mode: profile.mode ?? 'auto',
+      }));
+      emit(json, rows, () => {
+        if (rows.length === 0)
+          return say('no profiles: local mode. Add one with switchyard login --url <url> --token-stdin');
+        printTable(
+          ['CURRENT', 'NAME', 'URL', 'TOKEN', 'MODE'],
+          rows.map((row) => [
+            row.current ? '*' : '',
+            row.name,
+            row.url,
+            row.loggedIn ? `${row.tokenName ?? '?'} (${row.role ?? '?'})` : '(logged out)',
+            row.mode,
+          ]),
+        );
+      });
+    });
+  profileCommand
+    .command('use <name>')
+    .description('make a profile the current one: commands use it when no --profile or --url is given')
+    .addHelpText('after', '\nExample:\n  switchyard profile use work')
+    .action(async (name: string, _options, command: Command) => {
+      const json = (command.optsWithGlobals() as { json?: boolean }).json === true;
+      await useProfile(checkProfileName(name));
+      const profile = (await readProfiles()).profiles[name]!;
+      emit(json, { current: name, url: profile.url, mode: profile.mode ?? 'auto' }, () =>
+        say(`current profile: ${name} (${profile.url}${profile.mode === 'remote' ? ', remote only' : ''})`),
       );
     });
 

@@ -7,7 +7,7 @@ import { withoutResults, type BatchView } from '../../core/work/batches/index.js
 import { isTerminal, operationOutcome, type OperationView } from '../../core/work/operations/index.js';
 import { ERROR_CODES, EXIT, exitCodeOf, type ExitCode } from '../../core/platform/index.js';
 import type { Backend } from '../backend.js';
-import { emit, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
+import { emit, errorText, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
 
 /** Exit status set by commands whose requested work failed (docs/CLI.md: 1); an empty message prints nothing. */
 export class WorkFailed extends Error {
@@ -223,12 +223,13 @@ export function printBatchResults(batch: BatchView): void {
     (batch.results ?? []).map((outcome) => [
       outcome.projectId,
       outcome.status,
-      outcome.result?.summary ?? (outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : ''),
+      outcome.result?.summary ?? (outcome.error ? errorText(outcome.error.code, outcome.error.message) : ''),
       outcome.result ? outcome.result.facts.map((fact) => `${fact.label}: ${fact.value}`).join('; ') : '',
     ]),
   );
+  say(`batch ${batch.batchId}`);
   say(
-    `batch ${batch.batchId}: ${batch.state}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.cancelled ? `, ${batch.cancelled} cancelled` : ''}${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}`,
+    `${batch.state}: ${batch.succeeded} succeeded, ${batch.failed} failed${batch.cancelled ? `, ${batch.cancelled} cancelled` : ''}${batch.pending ? `, ${batch.pending} pending` : ''} of ${batch.total}`,
   );
 }
 
@@ -244,7 +245,7 @@ export function printOperation(operation: OperationView): void {
         ? 'failed — OUTCOME UNKNOWN: the plugin may have acted; check the project before running it again'
         : operation.state,
     ],
-    ['error', operation.errorCode ? `${operation.errorCode}: ${operation.errorMessage ?? ''}` : undefined],
+    ['error', operation.errorCode ? errorText(operation.errorCode, operation.errorMessage) : undefined],
     ['summary', operation.result?.summary],
     ['output', operation.result ? JSON.stringify(operation.result.output) : undefined],
     ['requested', whenWithAgo(operation.requestedAt)],

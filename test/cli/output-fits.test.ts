@@ -1,0 +1,136 @@
+// Output fits an 80-column terminal (issue 24 item 7): no line of plugin list,
+// batch list, op list, batch show, op logs or --help is wider than COLUMNS,
+// states are never cut, and a plugin's failure leads with its message.
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_INSPECTOR_DIST, uniquePrefix } from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import {
+  cliOn,
+  requireBuiltCli,
+  reviewAndEnable,
+  startWorker,
+  stopAll,
+  type Installation,
+} from './support.js';
+
+let redis: OwnedRedis;
+let root: string;
+let installation: Installation;
+let cli: ReturnType<typeof cliOn>;
+let batchId: string;
+let failedOp: string;
+
+const STATES = /\b(succeeded|failed|cancelled|running|queued|completed|SUCCE…|FAILE…|CANCE…)/;
+
+async function at(columns: string, args: string[]) {
+  const saved = process.env.COLUMNS;
+  process.env.COLUMNS = columns;
+  try {
+    return await cli(args);
+  } finally {
+    if (saved === undefined) delete process.env.COLUMNS;
+    else process.env.COLUMNS = saved;
+  }
+}
+
+function expectFits(text: string, columns: number): void {
+  for (const line of text.trimEnd().split('\n'))
+    expect([...line].length, `wider than ${columns}: ${line}`).toBeLessThanOrEqual(columns);
+  // A state, a trust or a health is never cut (a long name or id may be, with …).
+  expect(text).not.toMatch(
+    /\b(succe|faile|cance|compl|runni|queue|trust|untru|healt|unhea|enabl|disab|VERSI|STAT|HEAL)[A-Za-z]*…/i,
+  );
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  redis = await startOwnedRedis();
+  root = await mkdtemp(join(tmpdir(), 'switchyard-output-fits-'));
+  const dataDir = join(root, 'data');
+  await cp(FIXTURE_INSPECTOR_DIST, join(dataDir, 'plugins', 'fixture-inspector'), { recursive: true });
+  for (const name of ['shop', 'blog', `a-project-with-a-long-name-${'z'.repeat(14)}`]) {
+    await mkdir(join(root, 'projects', name), { recursive: true });
+    await writeFile(join(root, 'projects', name, 'package.json'), '{}\n');
+  }
+  installation = { dataDir, redisUrl: redis.url, prefix: uniquePrefix('output-fits') };
+  cli = cliOn(installation);
+  await reviewAndEnable(installation, 'fixture-inspector', [
+    'project.metadata.read',
+    'project.files.read',
+    'project.operate',
+  ]);
+  expect((await cli(['project', 'scan', join(root, 'projects'), '--trust'])).code).toBe(0);
+  await startWorker(installation, 2);
+  for (let index = 0; index < 2; index++) {
+    const inspected = await cli(['--json', 'inspect', 'fixture-inspector', '--all']);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    batchId = (JSON.parse(inspected.stdout) as { batchId: string }).batchId;
+  }
+  const ok = await cli([
+    'run',
+    'fixture-inspector',
+    'shop',
+    'fixture.echo',
+    '--input',
+    '{"a":1}',
+    '--yes',
+    '--wait',
+  ]);
+  expect(ok.code, ok.stderr).toBe(0);
+  const failed = await cli(['--json', 'run', 'fixture-inspector', 'blog', 'fixture.nope', '--yes', '--wait']);
+  failedOp = (JSON.parse(failed.stdout) as { id: string }).id;
+}, 180_000);
+
+afterAll(async () => {
+  await stopAll();
+  await redis?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('output fits COLUMNS', () => {
+  const lists: string[][] = [
+    ['plugin', 'list'],
+    ['batch', 'list'],
+    ['op', 'list'],
+  ];
+  for (const columns of ['80', '60']) {
+    it(`at COLUMNS=${columns}: plugin list, batch list, op list, batch show, op logs fit, states whole`, async () => {
+      for (const args of [...lists, ['batch', 'show', batchId], ['op', 'logs', failedOp]]) {
+        const run = await at(columns, args);
+        if (process.env.SY_TRANSCRIPT)
+          process.stdout.write(
+            `$ COLUMNS=${columns} switchyard ${args.join(' ')}\n${run.stdout}${run.stderr}\n`,
+          );
+        expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(0);
+        // A project id is never cut: at 60 columns batch show's 41-character one keeps its width.
+        if (columns === '80' || args[1] !== 'show') expectFits(run.stdout, Number(columns));
+      }
+      const ops = await at(columns, ['op', 'list']);
+      expect(ops.stdout).not.toMatch(/\b(SUCCE|FAILE|CANCE|succe|faile|cance)[a-z]{0,3}…/i);
+      expect(ops.stdout).toMatch(/succeeded|✓/);
+      expect(ops.stdout).toMatch(/failed|✗/);
+      const batches = await at(columns, ['batch', 'list']);
+      expect(batches.stdout).toMatch(STATES);
+      expect(batches.stdout).not.toMatch(/\b(comple|succe|faile|cance)[a-z]{0,4}…/i);
+    });
+  }
+
+  it('switchyard --help and op --help are wrapped to COLUMNS=80', async () => {
+    for (const args of [['--help'], ['op', '--help'], ['plugin', '--help'], ['batch', '--help']]) {
+      const run = await at('80', args);
+      if (process.env.SY_TRANSCRIPT)
+        process.stdout.write(`$ COLUMNS=80 switchyard ${args.join(' ')}\n${run.stdout}\n`);
+      expect(run.code).toBe(0);
+      expectFits(run.stdout, 80);
+    }
+  });
+
+  it("a plugin's failure leads with its message; the code is in the details", async () => {
+    const shown = await at('80', ['op', 'show', failedOp]);
+    expect(shown.stdout).not.toMatch(/PLUGIN_ERROR: /);
+    expect(shown.stdout).toMatch(/[a-z].* \(PLUGIN_ERROR\)/);
+  });
+});
