@@ -58,8 +58,8 @@ export async function runApiProcess(config: {
       // BullMQ re-emits every failed reconnect; without a listener it prints each
       // stack. One line per 10 s says it instead (requests answer 503 meanwhile).
       let warnedAt = 0;
-      const { inspect, operate, health, maintenance } = runtime.queues;
-      for (const queue of [inspect, operate, health, maintenance]) {
+      const { inspect, operate, health, maintenance, notify } = runtime.queues;
+      for (const queue of [inspect, operate, health, maintenance, notify]) {
         queue.on('error', (error: Error) => {
           if (Date.now() - warnedAt < 10_000) return;
           warnedAt = Date.now();

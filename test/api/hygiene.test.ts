@@ -145,6 +145,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['GET', '/api/v1/plugins/fixture-inspector/logs'],
   ['GET', '/api/v1/plugins/fixture-inspector/facts'],
   ['GET', '/api/v1/plugins/fixture-inspector/facts/counts?fact=x'],
+  ['GET', '/api/v1/plugins/fixture-inspector/trend'],
   ['POST', '/api/v1/plugins/fixture-inspector/limits', { operateMs: 60_000 }],
   ['GET', '/api/v1/projects'],
   ['POST', '/api/v1/projects', { path: '/tmp' }],
@@ -154,6 +155,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['DELETE', '/api/v1/projects/p'],
   ['POST', '/api/v1/projects/p/labels', { labels: ['go'] }],
   ['DELETE', '/api/v1/projects/p/labels/go'],
+  ['GET', '/api/v1/projects/p/history?plugin=fixture-inspector'],
   ['POST', '/api/v1/batches', { pluginId: 'fixture-inspector', projects: 'all' }],
   ['GET', '/api/v1/batches'],
   ['GET', '/api/v1/batches/b'],
@@ -181,6 +183,11 @@ const ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/tokens', { name: 'x', role: 'viewer' }],
   ['DELETE', '/api/v1/tokens/t'],
   ['GET', '/api/v1/me'],
+  ['GET', '/api/v1/webhooks'],
+  ['POST', '/api/v1/webhooks', { url: 'https://example.test/hook', events: ['batch.finished'], secret: 's' }],
+  ['DELETE', '/api/v1/webhooks/w'],
+  ['GET', '/api/v1/webhooks/deliveries'],
+  ['GET', '/api/v1/webhooks/w/deliveries'],
   ['GET', '/api/v1/openapi.json'],
 ];
 

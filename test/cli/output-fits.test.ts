@@ -1,4 +1,4 @@
-// Output fits an 80-column terminal (issue 24 item 7): no line of plugin list,
+// Output fits an 80-column terminal (tmux, a split pane): no line of plugin list,
 // batch list, op list, batch show, op logs or --help is wider than COLUMNS,
 // states are never cut, and a plugin's failure leads with its message.
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -65,6 +65,7 @@ export async function createInstallation(redisUrl: string, name: string): Promis
     runtime.queues.operate,
     runtime.queues.health,
     runtime.queues.maintenance,
+    runtime.queues.notify,
   ])
     queue.on('error', () => {});
   await trustAndEnable(runtime.core, PLUGIN_ID, ALL_SCOPES, ACTOR);
