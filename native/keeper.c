@@ -167,8 +167,23 @@ enum call_end { CALL_ENDED = 0, CALL_NOT_STARTED = 1, CALL_ENDED_RETIRE = 2 };
  * else -1) may say K (kill the call) or close (the helper is gone). SIGTERM,
  * SIGHUP, SIGINT end the call too — and a serving keeper then retires.
  */
+static enum call_end start_and_wait(const struct spawn_request *req, const struct limit_watch *watch, int joined,
+                                    int in_r, int out_w, int err_w, int status_w, int ctl, int signals);
+
+/** run_call owns the call's stdin, stdout and stderr ends: closed on every return, started or not. */
 static enum call_end run_call(const struct spawn_request *req, const struct limit_watch *watch, int joined, int in_r,
                               int out_w, int err_w, int status_w, int ctl, int signals) {
+  enum call_end end = start_and_wait(req, watch, joined, in_r, out_w, err_w, status_w, ctl, signals);
+  if (end == CALL_NOT_STARTED) {
+    close(in_r);
+    close(out_w);
+    close(err_w);
+  }
+  return end;
+}
+
+static enum call_end start_and_wait(const struct spawn_request *req, const struct limit_watch *watch, int joined,
+                                    int in_r, int out_w, int err_w, int status_w, int ctl, int signals) {
   // The leader by clone(CLONE_VM|CLONE_VFORK), as posix_spawn does it (no
   // copy of this process's page tables), but with our own code between the
   // clone and the exec: its own session, every signal at its default and
@@ -206,15 +221,15 @@ static enum call_end run_call(const struct spawn_request *req, const struct limi
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
   if (exec_fd >= 0) close(exec_fd);
-  close(in_r);
-  close(out_w);
-  close(err_w);
   if (spawn_error) {
     // A child that failed before its exec has exited; reap it so the keeper ends with no child.
     if (leader > 0) waitpid(leader, NULL, 0);
     report(status_w, 'F', spawn_error);
-    return CALL_NOT_STARTED;
+    return CALL_NOT_STARTED; // run_call closes the pipes' ends
   }
+  close(in_r);
+  close(out_w);
+  close(err_w);
   report(status_w, 'P', leader);
 
   int killing = 0, retire = 0;
@@ -347,8 +362,7 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
         memcpy(fds, CMSG_DATA(c), count * sizeof(int));
       }
     if (head[0] != 'S' || count < 4) _exit(KEEPER_NOT_STARTED);
-    uint32_t len = (uint32_t)(unsigned char)head[1] | ((uint32_t)(unsigned char)head[2] << 8) |
-                   ((uint32_t)(unsigned char)head[3] << 16) | ((uint32_t)(unsigned char)head[4] << 24);
+    uint32_t len = get_u32(head + 1);
     char *payload = malloc(len ? len : 1);
     struct spawn_request req;
     char **list = NULL;
@@ -369,11 +383,6 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
     if (end == CALL_ENDED_RETIRE) report(fds[3], 'R', 0);
     report(fds[3], 'E', 0);
     close(fds[3]);
-    if (end == CALL_NOT_STARTED) {
-      close(fds[0]);
-      close(fds[1]);
-      close(fds[2]);
-    }
     free(list);
     free(payload);
     if (end == CALL_ENDED_RETIRE) _exit(KEEPER_DONE);

@@ -70,6 +70,19 @@ enum { CHILD_EXEC_FAILED = 127 };
 enum helper_filter { HELPER_FILTER_NONE = 0, HELPER_FILTER_ALLOW_NETWORK = 1, HELPER_FILTER_NO_NETWORK = 2 };
 extern enum helper_filter helper_filter;
 
+/** Little-endian u32s of the helper's frames and of a serving keeper's requests. */
+static inline void put_u32(char *at, uint32_t value) {
+  at[0] = (char)(value & 0xff);
+  at[1] = (char)((value >> 8) & 0xff);
+  at[2] = (char)((value >> 16) & 0xff);
+  at[3] = (char)((value >> 24) & 0xff);
+}
+
+static inline uint32_t get_u32(const char *at) {
+  const unsigned char *u = (const unsigned char *)at;
+  return (uint32_t)u[0] | ((uint32_t)u[1] << 8) | ((uint32_t)u[2] << 16) | ((uint32_t)u[3] << 24);
+}
+
 /** Runs in the forked keeper of one call; never returns. */
 void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int in_r, int out_w, int err_w,
                  int status_w) __attribute__((noreturn));

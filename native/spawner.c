@@ -135,18 +135,6 @@ static void out_reserve(size_t extra) {
   if (!out_buf) die(EXIT_OUT_OF_MEMORY, "out of memory for the output buffer", 0);
 }
 
-static void put_u32(char *at, uint32_t value) {
-  at[0] = (char)(value & 0xff);
-  at[1] = (char)((value >> 8) & 0xff);
-  at[2] = (char)((value >> 16) & 0xff);
-  at[3] = (char)((value >> 24) & 0xff);
-}
-
-static uint32_t get_u32(const char *at) {
-  const unsigned char *u = (const unsigned char *)at;
-  return (uint32_t)u[0] | ((uint32_t)u[1] << 8) | ((uint32_t)u[2] << 16) | ((uint32_t)u[3] << 24);
-}
-
 static void emit(uint32_t id, int type, const void *data, size_t len) {
   out_reserve(HEADER + len);
   put_u32(out_buf + out_len, (uint32_t)len);
