@@ -5,12 +5,13 @@
 // no policy) and SWITCHYARD_CONFINEMENT=off; sequential plugin.health calls of
 // the native fixture through the supervisor (no Redis), started from a
 // descriptor as the worker does.
-// Per mode: calls/s, this process's CPU per call (process.cpuUsage, µs), the
-// spawn helper's own CPU per call and the reaped call trees' (keepers and
-// plugins, /proc cutime) — the last two in 10 ms clock ticks, so over many calls;
-// where this process may make a cgroup v1 cpuacct group (root), the CPU of all of
-// them together to the nanosecond (cpuacct.usage of a group the bench moves into
-// before it starts the helper: keepers and plugins inherit it).
+// Per mode: calls/s, this process's CPU per call (process.cpuUsage, µs) and,
+// where this process may make a cgroup v1 cpuacct group (root), the CPU of all
+// the processes together to the nanosecond (cpuacct.usage of a group the bench
+// moves into before it starts the helpers: keepers and plugins inherit it).
+// Without it there is no figure for the helpers and keepers: there is one helper
+// per kind of call, and serving keepers are never reaped, so /proc ticks cannot
+// count them.
 //
 //   node bench/confinement.mjs [calls per mode=600] [round=50]
 import { closeSync, mkdirSync, openSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -19,14 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { superviseCall } from '../dist/core/supervision/index.js';
 import { DEFAULT_RESOURCE_LIMITS } from '../dist/core/plugins/index.js';
-import {
-  NATIVE_FIXTURE_DIST,
-  childrenNamed,
-  machineNote,
-  processCpuMs,
-  reapedChildrenCpuMs,
-  table,
-} from './lib.mjs';
+import { NATIVE_FIXTURE_DIST, childrenNamed, machineNote, table } from './lib.mjs';
 
 /** @type {string | undefined} */
 let cpuacctUsage;
@@ -74,15 +68,13 @@ try {
     for (const mode of /** @type {const} */ (['full', 'signals', 'off'])) {
       if (mode === 'off') process.env.SWITCHYARD_CONFINEMENT = 'off';
       else delete process.env.SWITCHYARD_CONFINEMENT;
-      const before = await snapshot(helper);
+      const before = snapshot();
       for (let index = 0; index < round; index += 1) await call(mode);
-      const after = await snapshot(helper);
+      const after = snapshot();
       const totals = modes[mode];
       totals.calls += round;
       totals.wallMs += after.wall - before.wall;
       totals.hostUs += after.hostUs - before.hostUs;
-      totals.helperMs += after.helperMs - before.helperMs;
-      totals.treesMs += after.treesMs - before.treesMs;
       totals.allNs += after.allNs - before.allNs;
       totals.rounds.push({
         wallMs: (after.wall - before.wall) / round,
@@ -102,33 +94,19 @@ try {
     (t.calls / (t.wallMs / 1000)).toFixed(0),
     (t.wallMs / t.calls).toFixed(3),
     (t.hostUs / t.calls / 1000).toFixed(3),
-    (t.helperMs / t.calls).toFixed(3),
-    (t.treesMs / t.calls).toFixed(3),
     cpuacct ? (t.allNs / t.calls / 1e6).toFixed(3) : 'n/a',
   ]);
   console.log(
-    table(
-      [
-        'mode',
-        'calls/s',
-        'wall ms/call',
-        'host process CPU ms/call',
-        'helper CPU ms/call',
-        'keeper+plugin CPU ms/call',
-        'all CPU ms/call (cpuacct)',
-      ],
-      rows,
-    ),
+    table(['mode', 'calls/s', 'wall ms/call', 'host process CPU ms/call', 'all CPU ms/call (cpuacct)'], rows),
   );
   const perCall = (/** @type {ReturnType<typeof emptyTotals>} */ t) => ({
     wall: t.wallMs / t.calls,
-    cpu: cpuacct ? t.allNs / 1e6 / t.calls : (t.hostUs / 1000 + t.helperMs + t.treesMs) / t.calls,
+    cpu: cpuacct ? t.allNs / 1e6 / t.calls : undefined,
   });
   const [full, off] = [perCall(modes.full), perCall(modes.off)];
   console.log(
     `full confinement costs ${(full.wall - off.wall).toFixed(3)} ms wall and ` +
-      `${(full.cpu - off.cpu).toFixed(3)} ms CPU (host process + helper + keeper and plugin` +
-      `${cpuacct ? ', cpuacct' : ', ticks'}) per call; ` +
+      `${full.cpu === undefined || off.cpu === undefined ? 'n/a (no cpuacct group: run as root)' : (full.cpu - off.cpu).toFixed(3)} ms CPU (every process, cpuacct) per call; ` +
       `calls/s ratio full/off ${(off.wall / full.wall).toFixed(2)}`,
   );
   if (cpuacct) {
@@ -161,8 +139,6 @@ function emptyTotals() {
     calls: 0,
     wallMs: 0,
     hostUs: 0,
-    helperMs: 0,
-    treesMs: 0,
     allNs: 0,
     /** @type {{ wallMs: number; cpuMs: number }[]} */
     rounds: [],
@@ -190,14 +166,11 @@ function ownCpuacctGroup() {
   return join(group, 'cpuacct.usage');
 }
 
-/** @param {number} helper the spawn helper's pid */
-async function snapshot(helper) {
+function snapshot() {
   const usage = process.cpuUsage();
   return {
     wall: performance.now(),
     hostUs: usage.user + usage.system,
-    helperMs: (await processCpuMs(helper)) ?? 0,
-    treesMs: (await reapedChildrenCpuMs(helper)) ?? 0,
     allNs: cpuacctUsage ? Number(readFileSync(cpuacctUsage, 'utf8')) : 0,
   };
 }
