@@ -2,36 +2,16 @@
 // idempotency keys) and finished batches older than the cut-off go, except
 // the newest two finished batches of each plugin (what `batch diff` and the
 // web UI's comparison need); an operation still queued stays.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runRetention } from '../../src/core/work/upkeep/retention.js';
-import { createRuntime, type Runtime } from '../../src/core/runtime/runtime.js';
-import { makeDataDir, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useRuntimeSuite } from '../support/runtime-suite.js';
 import { sleep } from '../support/wait.js';
 
-let redis: OwnedRedis;
-let runtime: Runtime;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-  const made = await makeDataDir();
-  cleanup = made.cleanup;
-  runtime = await createRuntime({
-    dataDir: made.dataDir,
-    redisUrl: redis.url,
-    prefix: uniquePrefix('retention'),
-  });
-});
-
-afterAll(async () => {
-  await runtime?.close();
-  await redis?.stop();
-  await cleanup?.();
-});
+const suite = useRuntimeSuite('retention');
 
 describe('retention', () => {
   it('deletes terminal operations with their idempotency keys and old finished batches; keeps the newest two per plugin and the rest', async () => {
+    const runtime = suite.runtime();
     const operations = runtime.operations.store;
     const batches = runtime.batches.store;
     const request = { pluginId: 'p', projectId: 'x', action: 'a', input: null, requestedBy: 'test' };

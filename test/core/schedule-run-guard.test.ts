@@ -1,35 +1,15 @@
 // Two runs of one schedule at the same moment (a scheduler restarted beside the
 // old one, a manual run beside the timer) never both decide: one runs, the
 // other skips, and only one outcome is recorded.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runSchedule } from '../../src/core/work/upkeep/schedule-service.js';
-import { createRuntime, type Runtime } from '../../src/core/runtime/runtime.js';
-import { makeDataDir, uniquePrefix } from '../support/data-dir.js';
-import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { useRuntimeSuite } from '../support/runtime-suite.js';
 
-let redis: OwnedRedis;
-let runtime: Runtime;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  redis = await startOwnedRedis();
-  const made = await makeDataDir();
-  cleanup = made.cleanup;
-  runtime = await createRuntime({
-    dataDir: made.dataDir,
-    redisUrl: redis.url,
-    prefix: uniquePrefix('guard'),
-  });
-});
-
-afterAll(async () => {
-  await runtime?.close();
-  await redis?.stop();
-  await cleanup?.();
-});
+const suite = useRuntimeSuite('guard');
 
 describe('one run of a schedule at a time', () => {
   it('two runs at once: one decides (here: it fails, the plugin is gone), the other skips', async () => {
+    const runtime = suite.runtime();
     // Stored directly: the plugin it names no longer exists, so each run that decides fails (schedule.failed).
     const schedule = await runtime.schedules.add(
       { pluginId: 'gone-plugin', projects: 'all', everyMs: 3_600_000, name: 'raced' },
