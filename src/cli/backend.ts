@@ -75,6 +75,8 @@ export interface Backend {
   };
   work: {
     createBatch(pluginId: string, selection: ProjectSelection): Promise<BatchView>;
+    /** The batch id `ref` names: whole, a unique prefix, latest~N (of the plugin); id-refs.ts. */
+    resolveBatch(ref: string, scope?: { pluginId?: string }): Promise<string>;
     getBatch(batchId: string): Promise<BatchView>;
     listBatches(query: BatchQuery): Promise<Page<BatchView>>;
     /** Until the batch is over, or (signal aborted) as it is then. */
@@ -88,6 +90,8 @@ export interface Backend {
     cancelBatches(filter: { schedule?: string }): Promise<{ cancelled: BatchView[] }>;
     retryBatch(batchId: string, options: { failedOnly: boolean }): Promise<BatchView>;
     diffBatches(fromId: string, toId: string): Promise<BatchDiff>;
+    /** The id of the newest batch of the same plugin created before this one. */
+    previousBatch(batchId: string): Promise<string | undefined>;
     /** `project history`: the project's result in each of the plugin's kept batches, newest first. */
     projectHistory(projectId: string, pluginId: string, limit?: number): Promise<HistoryEntry[]>;
     /** The plugin's fleet: each project's latest successful result, filtered (fleet-facts.ts), by project id. */
@@ -97,6 +101,8 @@ export interface Backend {
     createOperation(
       request: Omit<OperationRequest, 'input'> & { input: OperationRequest['input'] },
     ): Promise<{ operation: OperationView; created: boolean }>;
+    /** The operation id `ref` names: whole, a unique prefix, latest~N (of the plugin, the project). */
+    resolveOperation(ref: string, scope?: { pluginId?: string; projectId?: string }): Promise<string>;
     getOperation(id: string): Promise<OperationView>;
     operationLogs(id: string): Promise<LogLine[]>;
     /** Its stderr as the call writes it, until the operation has ended or `signal` aborts. */
@@ -163,6 +169,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
     },
     work: {
       createBatch: (pluginId, selection) => batches.create(pluginId, selection, actor),
+      resolveBatch: (ref, scope) => batches.resolve(ref, scope),
       getBatch: (batchId) => batches.get(batchId),
       listBatches: (query) => batches.list(query),
       followBatch: (batchId, onProgress, options) => batches.follow(batchId, onProgress, options),
@@ -170,10 +177,12 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       cancelBatches: (filter) => cancelBatches(runtime, filter, actor),
       retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
       diffBatches: (fromId, toId) => batches.diff(fromId, toId),
+      previousBatch: async (batchId) => (await batches.previous(batchId))?.batchId,
       projectHistory: (projectId, pluginId, limit) => batches.history(projectId, pluginId, limit),
       fleet: (pluginId, query) => batches.fleet(pluginId, query),
       exportBatch: (batchId, format) => batches.export(batchId, format),
       createOperation: (request) => operations.create(request, actor),
+      resolveOperation: (ref, scope) => operations.resolve(ref, scope),
       getOperation: (id) => operations.get(id),
       operationLogs: (id) => operations.logs(id),
       followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
-import { MAX_PAGE_LIMIT } from '../core/redis/index.js';
+import { MAX_PAGE_LIMIT, isWholeId } from '../core/redis/index.js';
 import { parseWebhookEvents } from '../core/work/notify/index.js';
 import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
@@ -65,6 +65,11 @@ export function remoteBackend(api: ApiClient): Backend {
     work: {
       createBatch: (pluginId, selection) =>
         call(routes.createBatch, { body: { pluginId, projects: selection } }),
+      // A whole id needs no round trip; anything else the api resolves.
+      resolveBatch: async (ref, scope = {}) =>
+        isWholeId(ref, 'batch_')
+          ? ref
+          : (await call(routes.resolveBatch, { query: given({ ref, ...scope }) })).id,
       getBatch: (batchId) => call(routes.getBatch, id(batchId)),
       listBatches: (filters) => call(routes.listBatches, { query: given(filters) }),
       // The api's event stream: `progress` with the counts whenever they change, `done` with the results.
@@ -102,6 +107,7 @@ export function remoteBackend(api: ApiClient): Backend {
       retryBatch: (batchId, options) =>
         call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
       diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
+      previousBatch: async (batchId) => (await call(routes.previousBatch, id(batchId))).previous?.batchId,
       projectHistory: (projectId, pluginId, limit) =>
         call(routes.projectHistory, { ...id(projectId), query: given({ plugin: pluginId, limit }) }),
       fleet: async (pluginId, query) => {
@@ -139,6 +145,10 @@ export function remoteBackend(api: ApiClient): Backend {
         // 202: queued now; 200: the operation this idempotency key already names.
         return { operation: body, created: status === 202 };
       },
+      resolveOperation: async (ref, scope = {}) =>
+        isWholeId(ref, 'op_')
+          ? ref
+          : (await call(routes.resolveOperation, { query: given({ ref, ...scope }) })).id,
       getOperation: (operationId) => call(routes.getOperation, id(operationId)),
       operationLogs: (operationId) => call(routes.operationLogs, id(operationId)),
       followOperationLogs: (operationId, print, options) =>

@@ -150,6 +150,8 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     );
     await readEvents(api, `${P}/batches/${retry.json.batchId}/events`, api.adminToken, 30_000);
     await checked('GET', `${P}/batches/{id}/previous`, `${P}/batches/${retry.json.batchId}/previous`);
+    await checked('GET', `${P}/batches/resolve`, `${P}/batches/resolve?ref=latest&pluginId=${PLUGIN_ID}`);
+    await checked('GET', `${P}/batches/resolve`, `${P}/batches/resolve?ref=zz`); // 400 problem
     await checked(
       'GET',
       `${P}/batches/{id}/diff`,
@@ -209,6 +211,12 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('GET', `${P}/operations`, `${P}/operations?projectId=shop`);
     await checked('GET', `${P}/operations`, `${P}/operations?pluginId=${PLUGIN_ID}&state=succeeded&limit=1`);
     await checked('GET', `${P}/operations/{id}/logs`, `${P}/operations/${operation.json.id}/logs`);
+    await checked(
+      'GET',
+      `${P}/operations/resolve`,
+      `${P}/operations/resolve?ref=${operation.json.id.slice(3, 11)}`,
+    );
+    await checked('GET', `${P}/operations/resolve`, `${P}/operations/resolve?ref=latest~99`); // 404 problem
     await checked('POST', `${P}/operations/{id}/cancel`, `${P}/operations/${operation.json.id}/cancel`);
 
     const schedule = await checked<{ id: string }>('POST', `${P}/schedules`, `${P}/schedules`, {

@@ -6,6 +6,10 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { keysFor } from '../../src/core/redis/keys.js';
+import { BatchStore } from '../../src/core/work/batches/batch-store.js';
+import { OperationStore } from '../../src/core/work/operations/operation-store.js';
 import { FIXTURE_INSPECTOR_DIST, installPackage, uniquePrefix } from '../support/data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { CLI, requireBuiltCli, runCli } from './support.js';
@@ -86,6 +90,27 @@ describe('completion', () => {
     expect(await complete('inspect', 'fix')).toEqual(['fixture-inspector']);
     expect(await complete('inspect', 'fixture-inspector', '')).toEqual(['shop']);
     expect(await complete('project', 'trust', 's')).toEqual(['shop']);
+  }, 60_000);
+
+  it('completes batch and operation ids: latest and the newest by their first 8 hex digits', async () => {
+    const client = new Redis(redis!.url);
+    try {
+      const keys = keysFor(env.SWITCHYARD_PREFIX!);
+      const batch = await new BatchStore(client, keys).create('fixture-inspector', ['shop'], 'user:test');
+      const { operation } = await new OperationStore(client, keys).create({
+        pluginId: 'fixture-inspector',
+        projectId: 'shop',
+        action: 'x',
+        input: null,
+        requestedBy: 'user:test',
+      });
+      const short = (id: string) => id.replace(/^[a-z]+_/, '').slice(0, 8);
+      expect(await complete('batch', 'show', '')).toEqual(['latest', short(batch.batchId)]);
+      expect(await complete('batch', 'diff', 'fixture-inspector', 'la')).toEqual(['latest']);
+      expect(await complete('op', 'logs', short(operation.id).slice(0, 3))).toEqual([short(operation.id)]);
+    } finally {
+      client.disconnect();
+    }
   }, 60_000);
 
   it('zsh and fish scripts come from the same tree; an unknown shell exits 2', async () => {

@@ -93,6 +93,10 @@ describe('fleet facts', () => {
     expect(
       changed.filter((project) => project.changed.length > 0).map((project) => project.projectId),
     ).toEqual([...moved].sort());
+    // The same comparison as a fleet owner asks it: the plugin's latest batch against the one before.
+    const latest = await runCli(installation, ['batch', 'diff', PLUGIN_ID, 'latest']);
+    expect(latest.code, latest.stderr).toBe(0);
+    expect(JSON.parse(latest.stdout)).toEqual(JSON.parse(diff.stdout));
 
     // Each project's history: both batches' results, newest first, with a failure's error.
     const history = await runCli(installation, ['project', 'history', moved[0]!, '--plugin', PLUGIN_ID]);

@@ -15,6 +15,9 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
     const page = await batches.list(withoutUndefined(query));
     return { ...page, items: page.items.map(withoutResults) };
   });
+  route(routes.resolveBatch, async ({ query }) => ({
+    id: await batches.resolve(query.ref, withoutUndefined({ pluginId: query.pluginId })),
+  }));
   route(routes.getBatch, ({ params }) => batches.get(params.id));
   route(
     routes.batchEvents,

@@ -28,6 +28,12 @@ export function registerOperationRoutes({ route }: RouteKit, { runtime, streams 
     { raw: true },
   );
   route(routes.listOperations, ({ query }) => operations.list(withoutUndefined(query)));
+  route(routes.resolveOperation, async ({ query }) => ({
+    id: await operations.resolve(
+      query.ref,
+      withoutUndefined({ pluginId: query.pluginId, projectId: query.projectId }),
+    ),
+  }));
   route(routes.getOperation, ({ params }) => operations.get(params.id));
   route(routes.operationLogs, ({ params }) => operations.logs(params.id));
   route(routes.cancelOperation, ({ params, actor }) => operations.cancel(params.id, actor));

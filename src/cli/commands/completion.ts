@@ -1,13 +1,16 @@
 // switchyard completion bash|zsh|fish: completion scripts generated from the
-// command tree itself (commands, subcommands, options), plus plugin and
-// project ids, asked of `switchyard __complete plugins|projects` (the same
+// command tree itself (commands, subcommands, options), plus plugin, project,
+// batch and operation ids, asked of `switchyard __complete <kind>` (the same
 // backend as every command: local Redis or the remote API; silent on failure).
+// Batches and operations complete to `latest` and the short (8 hex digit)
+// prefixes of the newest ones, which every command taking them accepts.
 import type { Command, Option } from 'commander';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { escapeControl } from '../../core/safety/index.js';
 import { withBackend } from '../command-context.js';
 
-type IdKind = 'plugins' | 'projects' | '';
+type IdKind = 'plugins' | 'projects' | 'batches' | 'operations' | '';
+const RECENT_FOR_COMPLETION = 50;
 
 interface Node {
   path: string[];
@@ -49,12 +52,17 @@ export function registerCompletionCommand(program: Command): void {
     .action(async (kind: string, _options, command: Command) => {
       try {
         await withBackend(command, async ({ backend }) => {
+          const recent = { limit: RECENT_FOR_COMPLETION };
           const ids =
             kind === 'plugins'
               ? (await backend.plugins.list()).map((plugin) => plugin.id)
               : kind === 'projects'
                 ? (await backend.projects.list()).map((project) => project.id)
-                : [];
+                : kind === 'batches'
+                  ? shortIds((await backend.work.listBatches(recent)).items.map((batch) => batch.batchId))
+                  : kind === 'operations'
+                    ? shortIds((await backend.work.listOperations(recent)).items.map((item) => item.id))
+                    : [];
           process.stdout.write(completableIds(ids).join(''));
         });
       } catch {
@@ -82,6 +90,8 @@ function idKind(path: string[], name: string): IdKind {
   if (name === 'plugin' || (name === 'id' && path[0] === 'plugin')) return 'plugins';
   if (name === 'project' || name === 'projects' || (name === 'id' && path[0] === 'project'))
     return 'projects';
+  if (name === 'batch' || name === 'refs' || name === 'batchA' || name === 'batchB') return 'batches';
+  if (name === 'operation') return 'operations';
   return '';
 }
 
@@ -123,7 +133,7 @@ _switchyard() {
   fi
   if [[ -n "$subs" && $positional -eq 0 && -z "$args" ]]; then
     COMPREPLY=($(compgen -W "$subs" -- "$cur"))
-  elif [[ "$kind" == plugins || "$kind" == projects ]]; then
+  elif [[ -n "$kind" && "$kind" != - ]]; then
     COMPREPLY=($(compgen -W "$("\${COMP_WORDS[0]}" __complete "$kind" 2>/dev/null)" -- "$cur"))
   fi
   return 0
@@ -179,6 +189,11 @@ function fishScript(nodes: Node[], globals: string[]): string {
 
 function quote(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** `latest`, then each generated id by its first 8 hex digits (a unique prefix in practice). */
+function shortIds(ids: string[]): string[] {
+  return ['latest', ...ids.map((id) => id.replace(/^[a-z]+_/, '').slice(0, 8))];
 }
 
 /**

@@ -6,6 +6,7 @@ import { InvalidInputError } from '../../core/platform/index.js';
 import { checkLabels } from '../../core/projects/index.js';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
 import { withBackend } from '../command-context.js';
+import { REF_HELP, batchIdOf, withRefScope, type RefScope } from '../work-refs.js';
 import { BATCH_RESULTS_LEGEND, ago, batchResults, emit, printJson, printTable, say } from '../output.js';
 import { oneOf, positiveInt } from '../parse.js';
 import { registerBatchControlCommands } from './batch-commands.js';
@@ -58,17 +59,20 @@ export function registerInspectCommands(program: Command): void {
     .command('batch')
     .description('inspection batches')
     .addHelpText('after', '\nExamples:\n  switchyard batch list\n  switchyard batch show <batchId> --json');
-  batch
-    .command('show <batchId>')
-    .description('counts so far (pending too) and per-project results, each as soon as its call ended')
-    .option('--watch', 'follow it live until it ends; exit 1 if an inspection failed, as inspect does')
+  withRefScope(
+    batch
+      .command('show <batch>')
+      .description('counts so far (pending too) and per-project results, each as soon as its call ended')
+      .option('--watch', 'follow it live until it ends; exit 1 if an inspection failed, as inspect does'),
+    'batch',
+  )
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard batch show batch_1f2e… --json\n  switchyard batch show batch_1f2e… --watch',
+      `\n${REF_HELP}\n\nExamples:\n  switchyard batch show 1f2e9a07 --json\n  switchyard batch show latest --plugin fixture-inspector --watch`,
     )
-    .action(async (batchId: string, options: { watch?: boolean }, command: Command) =>
+    .action(async (ref: string, options: { watch?: boolean } & RefScope, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        let view = await backend.work.getBatch(batchId);
+        let view = await backend.work.getBatch(await batchIdOf(backend, ref, options));
         if (options.watch && !isBatchOver(view))
           view = await followWithProgress(backend.work, view, config.json);
         emit(config.json, batchDocument(view), () => printBatchResults(view));

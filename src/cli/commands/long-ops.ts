@@ -16,6 +16,7 @@ import {
 } from '../../core/plugins/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
+import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-refs.js';
 import { ago, emit, escapeControl, outputWidth, printJson, say, wrapKeepingFingerprints } from '../output.js';
 import { collect, durationFrom, durationIn, integerFrom, sizeFrom } from '../parse.js';
 import { untilInterrupted } from './work-output.js';
@@ -124,15 +125,20 @@ export function registerLongOpCommands(program: Command): void {
       }),
     );
 
-  op.command('logs <id>')
-    .description("that operation's redacted stderr (and how its call ended); live while it runs")
-    .option('--follow', 'keep printing lines as the call writes them; ends when the operation ends')
+  withRefScope(
+    op
+      .command('logs <operation>')
+      .description("that operation's redacted stderr (and how its call ended); live while it runs")
+      .option('--follow', 'keep printing lines as the call writes them; ends when the operation ends'),
+    'operation',
+  )
     .addHelpText(
       'after',
-      '\nWith --json: the entries as one array, or with --follow one JSON entry per line.\n\nExample:\n  switchyard op logs op_5c1d… --follow',
+      `\nWith --json: the entries as one array, or with --follow one JSON entry per line.\n${REF_HELP}\n\nExample:\n  switchyard op logs latest --follow`,
     )
-    .action(async (id: string, options: { follow?: boolean }, command: Command) =>
+    .action(async (ref: string, options: { follow?: boolean } & RefScope, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
+        const id = await operationIdOf(backend, ref, options);
         if (options.follow)
           return untilFollowEnds((signal) =>
             backend.work.followOperationLogs(id, (entries) => printLogEntries(entries, config.json), {

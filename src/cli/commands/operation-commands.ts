@@ -9,6 +9,7 @@ import {
 } from '../../core/work/operations/index.js';
 import { routes } from '../../core/contract/index.js';
 import { refuseUnlessRole, withBackend } from '../command-context.js';
+import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-refs.js';
 import { ago, emit, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 import { cancelOperation, finishOperation, printOperation } from './work-output.js';
@@ -107,30 +108,34 @@ export function registerOperationCommands(program: Command): void {
           );
         }),
     );
-  op.command('show <id>')
+  withRefScope(op.command('show <operation>'), 'operation')
     .description('one operation with its result or error')
-    .addHelpText('after', '\nExample:\n  switchyard op show op_5c1d…')
-    .action(async (id: string, _options, command: Command) =>
+    .addHelpText(
+      'after',
+      `\n${REF_HELP}\n\nExamples:\n  switchyard op show 5c1d20aa\n  switchyard op show latest --project shop`,
+    )
+    .action(async (ref: string, options: RefScope, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        const operation = await backend.work.getOperation(id);
+        const operation = await backend.work.getOperation(await operationIdOf(backend, ref, options));
         emit(config.json, operation, () => printOperation(operation));
       }),
     );
-  op.command('cancel <id>')
+  withRefScope(op.command('cancel <operation>'), 'operation')
     .description(
       'cancel: a queued operation never starts; a running one is killed (prints how it ended; waits up to 10s)',
     )
-    .addHelpText('after', '\nExample:\n  switchyard op cancel op_5c1d…')
-    .action(async (id: string, _options, command: Command) =>
+    .addHelpText('after', `\n${REF_HELP}\n\nExample:\n  switchyard op cancel 5c1d20aa`)
+    .action(async (ref: string, options: RefScope, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        await cancelOperation(backend.work, id, config.json);
+        await cancelOperation(backend.work, await operationIdOf(backend, ref, options), config.json);
       }),
     );
-  op.command('wait <id>')
+  withRefScope(op.command('wait <operation>'), 'operation')
     .description('follow an operation to a terminal state (exit 1 unless it succeeded)')
-    .addHelpText('after', '\nExample:\n  switchyard op wait op_5c1d…')
-    .action(async (id: string, _options, command: Command) =>
+    .addHelpText('after', `\n${REF_HELP}\n\nExample:\n  switchyard op wait latest --plugin fixture-inspector`)
+    .action(async (ref: string, options: RefScope, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
+        const id = await operationIdOf(backend, ref, options);
         await finishOperation(backend.work, await backend.work.getOperation(id), config.json);
       }),
     );

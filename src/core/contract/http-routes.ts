@@ -244,6 +244,15 @@ export const routes = {
     query: queries.batches,
     response: responses.page(responses.batchSummary),
   }),
+  resolveBatch: define({
+    method: 'GET',
+    path: '/batches/resolve',
+    role: 'viewer',
+    summary:
+      'the batch id a reference names: ?ref= a whole id, a unique hex prefix, latest or latest~N (of ?pluginId=); 400 listing the matches when ambiguous',
+    query: queries.batchRef,
+    response: responses.resolvedId,
+  }),
   getBatch: define({
     method: 'GET',
     path: '/batches/:id',
@@ -331,6 +340,15 @@ export const routes = {
     summary: 'newest operations, filtered (projectId, pluginId, state), paginated',
     query: queries.operations,
     response: responses.page(responses.operationView),
+  }),
+  resolveOperation: define({
+    method: 'GET',
+    path: '/operations/resolve',
+    role: 'viewer',
+    summary:
+      'the operation id a reference names: ?ref= a whole id, a unique hex prefix, latest or latest~N (of ?pluginId=, ?projectId=); 400 listing the matches when ambiguous',
+    query: queries.operationRef,
+    response: responses.resolvedId,
   }),
   getOperation: define({
     method: 'GET',

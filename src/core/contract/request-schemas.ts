@@ -173,6 +173,8 @@ export const queries = {
     fact: z.string().min(1).max(128).optional(),
   }),
   diff: z.strictObject({ from: id }),
+  batchRef: z.strictObject({ ref: id, pluginId: id.optional() }),
+  operationRef: z.strictObject({ ref: id, pluginId: id.optional(), projectId: id.optional() }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),
 };
 

@@ -195,6 +195,8 @@ export const batchView: z.ZodType<BatchView> = z.object({
   results: z.array(projectOutcome).optional(),
 });
 
+/** What an id reference (a prefix, latest~N) names. */
+export const resolvedId = z.object({ id: z.string() });
 export const previousBatch = z.object({ previous: batchSummary.nullable() });
 
 const diffStatus = z.enum(['succeeded', 'failed', 'cancelled', 'pending', 'absent']);

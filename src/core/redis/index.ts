@@ -9,3 +9,4 @@ export * from './redis-server.js';
 export * from './replica-ack.js';
 export * from './scripts.js';
 export * from './watched-key.js';
+export * from './id-refs.js';

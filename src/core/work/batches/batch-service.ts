@@ -27,6 +27,8 @@ import {
   inspectJobId,
   inspectJobSchema,
   projectsPerJob,
+  nthNewest,
+  resolveIdRef,
   type EventHub,
   type Keys,
   type Queues,
@@ -149,6 +151,23 @@ export class BatchService {
     if (!batch)
       throw new NotFoundError(`unknown batch ${JSON.stringify(batchId)} (batch list shows the known ones)`);
     return batch;
+  }
+
+  /** A batch id from what a person typed (id-refs.ts): whole, a unique prefix, or latest~N of the plugin. */
+  resolve(ref: string, scope: { pluginId?: string } = {}): Promise<string> {
+    const { pluginId } = scope;
+    return resolveIdRef(this.deps.redis, ref, {
+      kind: 'batch_',
+      index: this.deps.keys.batches,
+      noun: 'batch',
+      ...(pluginId ? { scopeText: `of plugin ${pluginId}` } : {}),
+      newest: (skip) =>
+        nthNewest(
+          (cursor) =>
+            this.store.list({ limit: 100, ...(cursor ? { cursor } : {}), ...(pluginId ? { pluginId } : {}) }),
+          skip,
+        ),
+    });
   }
 
   /** Newest first, filtered, one page (`nextCursor` continues). */

@@ -16,6 +16,8 @@ import {
   ReplicaAcknowledger,
   operateJobId,
   operateJobSchema,
+  nthNewest,
+  resolveIdRef,
   type EventHub,
   type Keys,
   type Page,
@@ -132,6 +134,31 @@ export class OperationService {
     if (!record)
       throw new NotFoundError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
     return toOperationView(record);
+  }
+
+  /** An operation id from what a person typed (id-refs.ts): whole, a unique prefix, or latest~N in a scope. */
+  resolve(ref: string, scope: { pluginId?: string; projectId?: string } = {}): Promise<string> {
+    const { pluginId, projectId } = scope;
+    const scopeText = [pluginId && `of plugin ${pluginId}`, projectId && `on project ${projectId}`]
+      .filter(Boolean)
+      .join(' ');
+    return resolveIdRef(this.deps.redis, ref, {
+      kind: 'op_',
+      index: this.deps.keys.operationsByTime,
+      noun: 'operation',
+      scopeText,
+      newest: (skip) =>
+        nthNewest(
+          (cursor) =>
+            this.store.list({
+              limit: 100,
+              ...(cursor ? { cursor } : {}),
+              ...(pluginId ? { pluginId } : {}),
+              ...(projectId ? { projectId } : {}),
+            }),
+          skip,
+        ),
+    });
   }
 
   /** The operation's redacted stderr (and how its call ended), oldest first. */
