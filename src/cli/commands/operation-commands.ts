@@ -12,6 +12,7 @@ import { refuseUnlessRole, withBackend } from '../command-context.js';
 import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-refs.js';
 import { ago, emit, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
+import { printLogEntries } from './long-ops.js';
 import { cancelOperation, finishOperation, printOperation } from './work-output.js';
 
 export function registerOperationCommands(program: Command): void {
@@ -21,7 +22,9 @@ export function registerOperationCommands(program: Command): void {
     .option('--input <json>', 'the action input, as JSON')
     .option('--yes', 'confirm: this lets the plugin change the project')
     .option('--idempotency-key <key>', 'the same key returns the same operation')
-    .option('--wait', 'follow it to a terminal state (exit 1 unless it succeeded)')
+    .option('--wait', 'follow it to a terminal state (exit 1 unless it succeeded); prints its id at once')
+    .option('--follow', "with --wait: print the plugin's stderr live (the default on a terminal)")
+    .option('--no-follow', 'with --wait: only the outcome')
     .option(
       '--timeout <duration>',
       "a shorter time limit than the plugin's operate limit (`plugin show` prints it): 30s, 15m",
@@ -29,14 +32,21 @@ export function registerOperationCommands(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nExample:\n  switchyard run fixture-inspector shop fixture.echo --input \'{"hello":"world"}\' --yes --wait',
+      '\nExample:\n  switchyard run fixture-inspector shop fixture.echo --input \'{"hello":"world"}\' --yes --wait\n\nWith --wait the id is printed first (on stderr with --json), so another terminal can follow it.',
     )
     .action(
       async (
         pluginId: string,
         projectId: string,
         action: string,
-        options: { input?: string; yes?: boolean; idempotencyKey?: string; wait?: boolean; timeout?: number },
+        options: {
+          input?: string;
+          yes?: boolean;
+          idempotencyKey?: string;
+          wait?: boolean;
+          follow?: boolean;
+          timeout?: number;
+        },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend, target }) => {
@@ -59,7 +69,25 @@ export function registerOperationCommands(program: Command): void {
             if (config.json) return printJson(operation);
             return say(`${operation.id}${created ? '' : ' (existing operation for this idempotency key)'}`);
           }
-          await finishOperation(backend.work, operation, config.json);
+          // The id first: another terminal can follow, show or cancel it while this one waits.
+          const started = `operation ${operation.id} ${operation.state}${created ? '' : ' (existing operation for this idempotency key)'}`;
+          if (config.json) process.stderr.write(`${started}\n`);
+          else say(started);
+          // With --json stdout holds one document: no log lines in it.
+          const follow = !config.json && (options.follow ?? process.stdout.isTTY === true);
+          await finishOperation(
+            backend.work,
+            operation,
+            config.json,
+            follow
+              ? (signal) =>
+                  backend.work.followOperationLogs(
+                    operation.id,
+                    (entries) => printLogEntries(entries, config.json),
+                    { signal },
+                  )
+              : undefined,
+          );
         }),
     );
 

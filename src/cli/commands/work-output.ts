@@ -54,12 +54,21 @@ export async function finishOperation(
   work: Backend['work'],
   operation: OperationView,
   json: boolean,
+  /** Prints the operation's stderr while it runs (`run --follow`); ends when the operation has ended. */
+  follow?: (signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
   const warning = warnWithoutWorkers(work, 'operate', () => operation.state === 'queued');
   // Ctrl-C stops waiting, not the operation: it keeps going on its worker.
-  const final = await untilInterrupted((signal) => work.waitOperation(operation.id, { signal })).finally(() =>
-    clearTimeout(warning),
-  );
+  const final = await untilInterrupted(async (signal) => {
+    const [ended] = await Promise.all([
+      work.waitOperation(operation.id, { signal }),
+      // A follow that fails (the logs route refused, the stream broke) must not lose the outcome.
+      follow?.(signal).catch((error: unknown) =>
+        note(`stopped following its stderr: ${error instanceof Error ? error.message : String(error)}`),
+      ),
+    ]);
+    return ended;
+  }).finally(() => clearTimeout(warning));
   if (!isTerminal(final.state))
     throw new Interrupted(
       [
