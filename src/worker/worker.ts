@@ -197,7 +197,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     async (job: Job) => {
       const task = parseOrFail(maintenanceJobSchema, job.data);
       log('maintenance', { task: task.task });
-      return maintenance.run(task, job.id);
+      return maintenance.run(task);
     },
     { ...common, concurrency: 1 },
   );

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { freePort, startOwnedRedis } from '../support/redis.js';
 import {
+  CLI,
   exitWithin,
   killMentioning,
   processesMentioning,
@@ -352,4 +353,58 @@ describe('switchyard up with a Redis that needs a password', () => {
       await redis.stop();
     }
   });
+});
+
+describe('switchyard up on a terminal', () => {
+  /** `up` under a pseudo-terminal (script(1)) until its banner; what the terminal showed. */
+  async function upOnTerminal(extra: string[]): Promise<string> {
+    const port = await freePort();
+    const command = [
+      process.execPath,
+      CLI,
+      '--data-dir',
+      dataDir,
+      'up',
+      '--port',
+      String(port),
+      '--workers',
+      '1',
+      ...extra,
+    ]
+      .map((word) => `'${word}'`)
+      .join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let seen = '';
+    child.stdout.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+    try {
+      const gone = () => child.exitCode !== null;
+      await waitFor(
+        () => seen.includes('Switchyard is up'),
+        60_000,
+        'the banner on the terminal',
+        gone,
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\n${seen}`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // maintenance runs at start
+      return seen;
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await new Promise((resolve) =>
+        child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve),
+      );
+      await waitFor(() => leftovers().length === 0, 20_000, 'every process of up to end');
+    }
+  }
+
+  it('logs only warnings on a terminal, and says where the admin token is; --log-level info shows the rest', async () => {
+    const quiet = await upOnTerminal([]);
+    expect(quiet).not.toMatch(/INFO/);
+    expect(quiet).toContain(`The web UI signs in with the admin token in ${join(dataDir, 'api-token')}`);
+    const chatty = await upOnTerminal(['--log-level', 'info']);
+    expect(chatty).toMatch(/INFO/);
+  }, 150_000);
 });

@@ -1,4 +1,6 @@
 // switchyard up / api: the embedded default and the front process.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { runApiProcess } from '../../api/api-process.js';
 import { createLogger } from '../../core/platform/index.js';
@@ -45,7 +47,10 @@ export function registerUpCommand(program: Command): void {
       [] as string[],
     )
     .option('--appendfsync <mode>', 'embedded Redis AOF fsync: everysec or always', appendfsync, 'everysec')
-    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .option(
+      '--log-level <level>',
+      'fatal, error, warn, info, debug (default: warn on a terminal, where maintenance lines would bury your prompt; info when logged to a file or a pipe)',
+    )
     .addHelpText('after', '\nExample:\n  switchyard up --workers 4 --port 8080')
     .action(
       async (
@@ -55,14 +60,15 @@ export function registerUpCommand(program: Command): void {
           host: string;
           port: number;
           appendfsync: AppendFsync;
-          logLevel: string;
+          logLevel?: string;
           insecureHttp?: boolean;
           allowedHost: string[];
         },
         command: Command,
       ) => {
         const config = globalsOf(command);
-        const logger = createLogger('up', options.logLevel);
+        const logLevel = options.logLevel ?? (process.stderr.isTTY ? 'warn' : 'info');
+        const logger = createLogger('up', logLevel);
         // Signals are handled from the first moment: during start-up they abort it cleanly.
         const aborter = new AbortController();
         let up: RunningUp | undefined;
@@ -77,7 +83,7 @@ export function registerUpCommand(program: Command): void {
               workerConcurrency: options.concurrency,
               host: options.host,
               port: options.port,
-              logLevel: options.logLevel,
+              logLevel,
               appendfsync: options.appendfsync,
               ...(options.insecureHttp ? { insecureHttp: true } : {}),
               allowedHosts: options.allowedHost,
@@ -90,8 +96,11 @@ export function registerUpCommand(program: Command): void {
             return void process.stdout.write('Switchyard stopped during start-up\n');
           throw error;
         }
+        // The api logs where it wrote the first admin token at info, below a terminal's level: say it here.
+        const tokenFile = join(config.dataDir, 'api-token');
         process.stdout.write(
-          `Switchyard is up: ${up.url}/ (Redis ${redact(up.redisUrl)}); Ctrl-C stops everything\n`,
+          `Switchyard is up: ${up.url}/ (Redis ${redact(up.redisUrl)}); Ctrl-C stops everything\n` +
+            (existsSync(tokenFile) ? `The web UI signs in with the admin token in ${tokenFile}\n` : ''),
         );
         await up.stopped;
         process.stdout.write('Switchyard stopped\n');

@@ -73,7 +73,7 @@ export class PluginService {
     private readonly projects: ProjectService,
     readonly options: PluginServiceOptions,
   ) {
-    this.#store = new PluginStore(redis, keys);
+    this.#store = new PluginStore(redis, keys, options.processActor);
     this.#redis = redis;
     this.#keys = keys;
     this.calls = new PluginCalls(redis, keys, this.#store, {

@@ -87,6 +87,8 @@ export class PluginStore {
   constructor(
     readonly redis: Redis,
     readonly keys: Keys,
+    /** Who the audit names when this process sees a plugin's health change. */
+    readonly actor = 'switchyard',
   ) {
     this.#records = new WatchedKey(redis, keys.plugins, 'the plugin registry');
   }
@@ -115,10 +117,26 @@ export class PluginStore {
     return new Map(Object.entries(raw).map(([id, value]) => [id, JSON.parse(value) as HealthRecord]));
   }
 
-  /** The only writer of a plugin's health: stores it, with new log entries in the same MULTI. */
-  async setHealth(id: string, health: HealthRecord, logs: LogEntry[] = []): Promise<void> {
+  /**
+   * The only writer of a plugin's health: stores it, with new log entries in
+   * the same MULTI, and with one `plugin.health` audit entry when its state
+   * changed from `from` (the audit keeps changes, not every check).
+   */
+  async setHealth(
+    id: string,
+    health: HealthRecord,
+    logs: LogEntry[] = [],
+    from?: HealthState,
+  ): Promise<void> {
     this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
     const multi = this.redis.multi().hset(this.keys.pluginHealth, id, JSON.stringify(health));
+    if (from !== undefined && from !== health.health)
+      auditInto(multi, this.keys, {
+        actor: this.actor,
+        action: 'plugin.health',
+        target: id,
+        detail: { from, to: health.health, ...(health.lastError ? { error: health.lastError } : {}) },
+      });
     this.#appendLogs(multi, id, logs);
     await multi.exec();
   }
@@ -135,7 +153,7 @@ export class PluginStore {
       const changed = previous.health !== health.health || previous.lastError !== health.lastError;
       if (!changed && logs.length === 0) return;
       if (changed || health.health !== 'healthy')
-        return this.setHealth(id, { ...health, checkedAt: at }, logs);
+        return this.setHealth(id, { ...health, checkedAt: at }, logs, previous.health);
       // Unchanged and healthy: the cache keeps what we know without the write.
       this.#healthSeen.set(id, { record: health, until: Date.now() + HEALTH_CACHE_MS });
     }

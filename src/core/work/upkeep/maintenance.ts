@@ -1,7 +1,6 @@
 // Time-driven work the scheduler enqueues and any worker runs: health checks
 // (the fan-out and each plugin's check), rediscovery, retention and recurring
 // inspections. The queue shell only parses the job and calls these.
-import { appendAudit } from '../../access/index.js';
 import { errorCode } from '../../platform/index.js';
 import type { MaintenanceJob, RetentionConfig, Keys, Queues } from '../../redis/index.js';
 import { runRetention } from './retention.js';
@@ -33,8 +32,8 @@ export class MaintenanceService {
     private readonly retention?: RetentionConfig,
   ) {}
 
-  /** One maintenance task; `jobId` names the job in the audit. */
-  async run(task: MaintenanceJob, jobId: string | undefined): Promise<Record<string, unknown>> {
+  /** One maintenance task. */
+  async run(task: MaintenanceJob): Promise<Record<string, unknown>> {
     const { core, batches, queues, identity, schedules } = this.runtime;
     switch (task.task) {
       case 'rediscover':
@@ -42,12 +41,8 @@ export class MaintenanceService {
       case 'retention':
         return runRetention(this.runtime, this.retention);
       case 'health-checks': {
-        await appendAudit(core.redis, core.keys, {
-          actor: identity,
-          action: 'scheduler.health-checks',
-          target: '*',
-          detail: { job: jobId },
-        });
+        // No audit entry per run (one every 30 s buried the rest): each
+        // plugin's health change is audited where it is stored (plugin-store.ts).
         const ids = await core.plugins.enabledIds();
         await queues.health.addBulk(ids.map((pluginId) => ({ name: 'health', data: { pluginId } })));
         return { plugins: ids.length };
