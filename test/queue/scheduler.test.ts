@@ -12,7 +12,7 @@ const EVERY_MS = 1_000;
 describe('two scheduler processes', () => {
   it('with --health-every 1000 for ~5.5 s: one health check per interval, not two', async () => {
     const installation = await suite.install('schedulers');
-    const { runtime, packageDir } = installation;
+    const { packageDir } = installation;
     await startWorker(installation);
     const first = await startScheduler(installation, EVERY_MS);
     const windowStart = Date.now();
