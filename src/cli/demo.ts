@@ -3,8 +3,9 @@
 // built and installed, sample projects, the review (fingerprint), trust and
 // enable, one batch inspection with progress, the results, the UI address;
 // then it keeps serving until Ctrl-C.
+import { realpathSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OS_TRUST_BOUNDARY_STATEMENT } from '@switchyard/plugin-sdk/protocol';
 import { packPlugin } from '@switchyard/plugin-sdk/pack';
@@ -139,11 +140,30 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   say(`Switchyard keeps serving at ${up.url}/`);
   say(`   web UI token (admin): ${join(dataDir, 'api-token')} — paste its content when the UI asks`);
   say('Try, in another terminal:');
-  say(`   npx switchyard --data-dir ${dataDir} plugin show fixture-inspector`);
+  const cli = cliInvocation();
+  say(`   ${cli} --data-dir ${dataDir} plugin show fixture-inspector`);
   say(
-    `   npx switchyard --data-dir ${dataDir} run fixture-inspector shop-frontend fixture.echo --input '{"hello":"world"}' --yes --wait`,
+    `   ${cli} --data-dir ${dataDir} run fixture-inspector shop-frontend fixture.echo --input '{"hello":"world"}' --yes --wait`,
   );
   say('Press Ctrl-C to stop everything.');
   await up.stopped;
   say('stopped; nothing left running.');
+}
+
+/**
+ * How the reader runs this CLI: `switchyard` when that name on PATH is this
+ * installation (npm link, npm install -g), else node and this file. Never
+ * `npx switchyard`: outside the clone npx fetches an unrelated public package.
+ */
+function cliInvocation(): string {
+  const self = realpathSync(process.argv[1] ?? '');
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, 'switchyard');
+    try {
+      if (dir && realpathSync(candidate) === self) return 'switchyard';
+    } catch {
+      // Not there: look further.
+    }
+  }
+  return `node ${self}`;
 }

@@ -1,11 +1,12 @@
 // `switchyard demo` (npm start): the commands it suggests work as printed, and
 // it says where the web UI's token is.
+import { realpathSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/redis.js';
-import { requireBuiltCli, runCli, spawnCli, stopAll, stopProcess, waitFor } from './support.js';
+import { CLI, requireBuiltCli, runCli, spawnCli, stopAll, stopProcess, waitFor } from './support.js';
 
 let root: string | undefined;
 
@@ -48,8 +49,10 @@ describe('switchyard demo', () => {
         '--yes',
         '--wait',
       ];
+      // Never `npx switchyard` (outside the clone it fetches an unrelated package): this CLI by its path.
+      expect(stdout).not.toContain('npx switchyard');
       expect(stdout).toContain(
-        `npx switchyard --data-dir ${dataDir} ${suggested.join(' ').replace(input, `'${input}'`)}`,
+        `node ${realpathSync(CLI)} --data-dir ${dataDir} ${suggested.join(' ').replace(input, `'${input}'`)}`,
       );
       const ran = await runCli(['--data-dir', dataDir, ...suggested], 60_000);
       expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);

@@ -2,7 +2,6 @@
 // directory: one bundled executable (shebang, mode 0755, no node_modules needed
 // at run time, since the fingerprint covers only manifest and executable)
 // plus its plugin.json.
-import { build } from 'esbuild';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fingerprintOf } from '../fingerprint.js';
@@ -37,6 +36,18 @@ const BANNER = [
   "var require = typeof require === 'function' ? require : (id) => process.getBuiltinModule(id);",
 ].join('\n');
 
+/**
+ * esbuild, loaded when a plugin is packed: a host that only speaks the
+ * protocol (a packed release of Switchyard) runs without the packager.
+ */
+async function loadEsbuild(): Promise<typeof import('esbuild')> {
+  try {
+    return await import('esbuild');
+  } catch {
+    throw new Error('packing a plugin needs esbuild: npm install --save-dev esbuild');
+  }
+}
+
 export async function packPlugin(options: PackOptions): Promise<PackResult> {
   const entry = resolve(options.entry);
   const manifestPath = resolve(options.manifest ?? join(dirname(entry), 'plugin.json'));
@@ -59,6 +70,7 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
 
   const executablePath = join(outDir, manifest.executable);
   await mkdir(dirname(executablePath), { recursive: true, mode: 0o755 });
+  const { build } = await loadEsbuild();
   await build({
     entryPoints: [entry],
     outfile: executablePath,
