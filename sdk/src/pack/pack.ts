@@ -4,6 +4,7 @@
 // plus its plugin.json.
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { fingerprintOf } from '../fingerprint.js';
 import { parseManifest } from '../manifest.js';
 import type { Manifest } from '../schemas.js';
@@ -69,9 +70,8 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
   const manifest = parsed.manifest;
 
   const executablePath = join(outDir, manifest.executable);
-  await mkdir(dirname(executablePath), { recursive: true, mode: 0o755 });
   const { build } = await loadEsbuild();
-  await build({
+  const bundled = await build({
     entryPoints: [entry],
     outfile: executablePath,
     bundle: true,
@@ -82,7 +82,15 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
     legalComments: 'none',
     banner: { js: BANNER },
     logLevel: 'silent',
+    metafile: true,
+    write: false,
   });
+  // Nothing is written before the code is known to announce the manifest being packed.
+  await refuseOtherManifests(Object.keys(bundled.metafile.inputs), manifestPath, manifestBytes);
+  const code = bundled.outputFiles.find((file) => file.path === executablePath);
+  if (!code) throw new Error(`esbuild wrote no ${executablePath}`);
+  await mkdir(dirname(executablePath), { recursive: true, mode: 0o755 });
+  await writeFile(executablePath, code.contents, { mode: 0o755 });
   await chmod(executablePath, 0o755);
   const outManifest = join(outDir, 'plugin.json');
   await writeFile(outManifest, manifestBytes, { mode: 0o644 });
@@ -94,6 +102,51 @@ export async function packPlugin(options: PackOptions): Promise<PackResult> {
     executableBytes: (await stat(executablePath)).size,
     fingerprint: await fingerprintOf(manifestBytes, executablePath),
   };
+}
+
+/**
+ * The code's identity comes from the manifest it imports (serve(manifest, …)),
+ * the host's from the packed plugin.json: a bundle that imports another
+ * manifest would announce an identity the host refuses on every call, a
+ * package that could never be enabled. Any imported JSON file that is a
+ * manifest (it has `protocolVersion` and `executable`) must be the same as the
+ * one packed.
+ */
+async function refuseOtherManifests(
+  inputs: string[],
+  manifestPath: string,
+  manifestBytes: Buffer,
+): Promise<void> {
+  const packed: unknown = JSON.parse(manifestBytes.toString('utf8'));
+  for (const input of inputs) {
+    if (!input.endsWith('.json') || input.includes('node_modules/')) continue;
+    const path = resolve(input);
+    let imported: unknown;
+    try {
+      imported = JSON.parse(await readFile(path, 'utf8'));
+    } catch {
+      continue;
+    }
+    if (!isManifestLike(imported) || isDeepStrictEqual(imported, packed)) continue;
+    const differing = Object.keys({ ...(imported as object), ...(packed as object) })
+      .filter(
+        (key) =>
+          !isDeepStrictEqual(
+            (imported as Record<string, unknown>)[key],
+            (packed as Record<string, unknown>)[key],
+          ),
+      )
+      .join(', ');
+    throw new Error(
+      `the code imports ${path}, which differs from the manifest being packed, ${manifestPath} (${differing}): ` +
+        'the plugin would announce an identity the host refuses. Import the manifest you pack, or pack with --manifest ' +
+        path,
+    );
+  }
+}
+
+function isManifestLike(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && 'protocolVersion' in value && 'executable' in value;
 }
 
 async function isFile(path: string): Promise<boolean> {
