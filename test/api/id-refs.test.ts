@@ -82,6 +82,9 @@ describe('the api resolves references', () => {
     expect((await resolveRef('batches', `ref=${newest}`)).json.id).toBe(newest);
     expect((await resolveRef('batches', `ref=${hex(newest).slice(0, 8)}`)).json.id).toBe(newest);
     expect((await resolveRef('batches', `ref=batch_${hex(newest).slice(0, 6)}`)).json.id).toBe(newest);
+    // As a table shows it, ellipsis and all.
+    const shown = encodeURIComponent(`batch_${hex(newest).slice(0, 8)}…`);
+    expect((await resolveRef('batches', `ref=${shown}`)).json.id).toBe(newest);
     expect((await resolveRef('batches', 'ref=latest')).json.id).toBe(newest);
     expect((await resolveRef('batches', 'ref=latest&pluginId=alpha')).json.id).toBe(batchIds[4]);
     expect((await resolveRef('batches', 'ref=latest~2&pluginId=alpha')).json.id).toBe(batchIds[0]);

@@ -132,5 +132,9 @@ describe('output fits COLUMNS', () => {
     const shown = await at('80', ['op', 'show', failedOp]);
     expect(shown.stdout).not.toMatch(/PLUGIN_ERROR: /);
     expect(shown.stdout).toMatch(/[a-z].* \(PLUGIN_ERROR\)/);
+    // op list's ERROR column too: the message, then the code.
+    const listed = await at('200', ['op', 'list']);
+    const row = listed.stdout.split('\n').find((line) => line.includes('fixture.nope'));
+    expect(row, listed.stdout).toMatch(/\s[a-z][a-z ]+.* \(PLUGIN_ERROR\)/);
   });
 });

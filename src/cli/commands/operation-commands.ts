@@ -10,7 +10,7 @@ import {
 import { routes } from '../../core/contract/index.js';
 import { refuseUnlessRole, withBackend } from '../command-context.js';
 import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-refs.js';
-import { ago, emit, printJson, printTable, say } from '../output.js';
+import { ago, emit, errorText, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 import { printLogEntries } from './long-ops.js';
 import { cancelOperation, finishOperation, printOperation } from './work-output.js';
@@ -130,7 +130,8 @@ export function registerOperationCommands(program: Command): void {
               item.projectId,
               item.action,
               operationOutcome(item),
-              item.errorCode,
+              // The plugin's message leads; the code is the detail (JSON keeps both apart).
+              item.errorCode ? errorText(item.errorCode, item.errorMessage) : undefined,
               ago(item.requestedAt),
             ]),
           );

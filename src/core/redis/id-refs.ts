@@ -38,7 +38,9 @@ export function isWholeId(ref: string, kind: string): boolean {
 
 const PLURAL = { batch: 'batches', operation: 'operations' } as const;
 
-export async function resolveIdRef(redis: Redis, ref: string, scope: IdRefScope): Promise<string> {
+export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScope): Promise<string> {
+  // A short id copied from a table comes with the table's ellipsis.
+  const ref = given.replace(/(?:…|\.\.\.)$/, '');
   if (isWholeId(ref, scope.kind)) return ref;
   const plural = PLURAL[scope.noun];
   const skip = latestOffset(ref);
