@@ -1,6 +1,7 @@
 // Output fits an 80-column terminal (tmux, a split pane): no line of plugin list,
 // batch list, op list, batch show, op logs or --help is wider than COLUMNS,
 // states are never cut, and a plugin's failure leads with its message.
+import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_INSPECTOR_DIST, uniquePrefix } from '../support/data-dir.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
+  CLI,
   cliOn,
+  globalArgs,
   requireBuiltCli,
   reviewAndEnable,
   startWorker,
@@ -117,6 +120,35 @@ describe('output fits COLUMNS', () => {
       expect(batches.stdout).not.toMatch(/\b(comple|succe|faile|cance)[a-z]{0,4}…/i);
     });
   }
+
+  it('the progress bar fits COLUMNS=80 on a terminal', async () => {
+    const command = [
+      process.execPath,
+      CLI,
+      ...globalArgs(installation),
+      'inspect',
+      'fixture-inspector',
+      '--all',
+    ]
+      .map((word) => `'${word}'`)
+      .join(' ');
+    // script(1) gives the CLI a terminal (no size: it reads COLUMNS), where the bar is drawn.
+    const drawn = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'script',
+        ['-qfec', command, '/dev/null'],
+        { env: { ...process.env, COLUMNS: '80', NO_COLOR: '1' }, timeout: 60_000 },
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
+      ),
+    );
+    const frames = drawn
+      .replace(/\x1b\[1G/g, '\n') // each redraw starts at column 1
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, '')
+      .split(/[\r\n]+/)
+      .filter((frame) => frame.startsWith('inspecting'));
+    expect(frames.length, drawn).toBeGreaterThan(0);
+    for (const frame of frames) expect([...frame.trimEnd()].length, frame).toBeLessThanOrEqual(80);
+  });
 
   it('switchyard --help and op --help are wrapped to COLUMNS=80', async () => {
     for (const args of [['--help'], ['op', '--help'], ['plugin', '--help'], ['batch', '--help']]) {

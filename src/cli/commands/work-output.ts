@@ -7,7 +7,17 @@ import { withoutResults, type BatchView } from '../../core/work/batches/index.js
 import { isTerminal, operationOutcome, type OperationView } from '../../core/work/operations/index.js';
 import { ERROR_CODES, EXIT, exitCodeOf, type ExitCode } from '../../core/platform/index.js';
 import type { Backend } from '../backend.js';
-import { emit, errorText, note, printFields, printJson, printTable, say, whenWithAgo } from '../output.js';
+import {
+  emit,
+  errorText,
+  note,
+  outputWidth,
+  printFields,
+  printJson,
+  printTable,
+  say,
+  whenWithAgo,
+} from '../output.js';
 
 /** Exit status set by commands whose requested work failed (docs/CLI.md: 1); an empty message prints nothing. */
 export class WorkFailed extends Error {
@@ -106,6 +116,18 @@ export async function cancelOperation(work: Backend['work'], id: string, json: b
   emit(json, final, () => say(`${id}: ${final.state}${pending}`));
 }
 
+/**
+ * The bar's width that keeps the whole line within the terminal: the text
+ * around it takes about 48 columns plus three times the digits of the total
+ * (value, total, failed); the bar gets the rest, from 10 to 40.
+ */
+function barSize(total: number): number {
+  const digits = String(total).length;
+  const text = 'inspecting '.length + 1 + 2 * digits + 1 + ' | '.length + digits + ' failed'.length;
+  const tail = ' | 99999.9/s | eta 99h59m'.length;
+  return Math.max(10, Math.min(40, outputWidth() - text - tail - 1));
+}
+
 export async function followWithProgress(
   work: Backend['work'],
   batch: BatchView,
@@ -120,6 +142,7 @@ export async function followWithProgress(
             // Our own eta: cli-progress shows "eta INFs" until the first call ends.
             format: 'inspecting {bar} {value}/{total} | {failed} failed | {rate}/s | eta {etaText}',
             hideCursor: true,
+            barsize: barSize(count(batch.total)),
           },
           cliProgress.Presets.shades_classic,
         )
