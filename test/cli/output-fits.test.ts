@@ -26,6 +26,7 @@ let cli: ReturnType<typeof cliOn>;
 let batchId: string;
 let failedOp: string;
 
+const ESC = String.fromCharCode(0x1b);
 const STATES = /\b(succeeded|failed|cancelled|running|queued|completed|SUCCE…|FAILE…|CANCE…)/;
 
 async function at(columns: string, args: string[]) {
@@ -142,8 +143,8 @@ describe('output fits COLUMNS', () => {
       ),
     );
     const frames = drawn
-      .replace(/\x1b\[1G/g, '\n') // each redraw starts at column 1
-      .replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, '')
+      .replaceAll(`${ESC}[1G`, '\n') // each redraw starts at column 1
+      .replace(new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]|${ESC}[78]`, 'g'), '')
       .split(/[\r\n]+/)
       .filter((frame) => frame.startsWith('inspecting'));
     expect(frames.length, drawn).toBeGreaterThan(0);
