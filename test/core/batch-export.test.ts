@@ -15,7 +15,7 @@ const outcomes: ProjectOutcome[] = [
         { id: 'cmd', label: 'Script', value: '=HYPERLINK("x")', source: 'package.json', warning: 'odd' },
       ],
       actions: [],
-      warnings: [],
+      warnings: ['lock file is old', 'no CI'],
       observedAt: '2026-01-01T00:00:00Z',
     },
   },
@@ -46,10 +46,10 @@ describe('exportBatch', () => {
     const text = (await collect(exportBatch('b1', 'csv', chunked()))).join('');
     expect(text).toBe(
       [
-        'batchId,projectId,status,factId,label,value,source,warning,errorCode,errorMessage,redacted',
-        'b1,shop,succeeded,name,Name,"shop, ""the"" store\nline 2",package.json,,,,',
-        `b1,shop,succeeded,cmd,Script,"'=HYPERLINK(""x"")",package.json,odd,,,`,
-        'b1,blog,failed,,,,,,TIMEOUT,no response within 15s,',
+        'batchId,projectId,status,factId,label,value,source,warning,warnings,errorCode,errorMessage,redacted',
+        'b1,shop,succeeded,name,Name,"shop, ""the"" store\nline 2",package.json,,lock file is old; no CI,,,',
+        `b1,shop,succeeded,cmd,Script,"'=HYPERLINK(""x"")",package.json,odd,lock file is old; no CI,,,`,
+        'b1,blog,failed,,,,,,,TIMEOUT,no response within 15s,',
         '',
       ].join('\n'),
     );

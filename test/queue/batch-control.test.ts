@@ -177,10 +177,10 @@ describe('batch control on 200 projects', () => {
     expect(csv.code).toBe(0);
     const rows = csv.stdout.trimEnd().split('\n');
     expect(rows[0]).toBe(
-      'batchId,projectId,status,factId,label,value,source,warning,errorCode,errorMessage,redacted',
+      'batchId,projectId,status,factId,label,value,source,warning,warnings,errorCode,errorMessage,redacted',
     );
     expect(rows).toHaveLength(1 + PROJECTS + 2); // one row per fact: p007 has three
-    expect(rows).toContain(`${b.batchId},${changed},succeeded,license,license,MIT,facts.json,,,,`);
+    expect(rows).toContain(`${b.batchId},${changed},succeeded,license,license,MIT,facts.json,,,,,`);
     report.add(
       `two ${PROJECTS}-project batches, 3 projects failing in the first, one project's facts changed in between`,
       'retry --failed covers exactly the failed; diff finds the added, removed and changed fact and the status changes; export streams',

@@ -255,8 +255,16 @@ export function printBatchResults(batch: BatchView): void {
     (batch.results ?? []).map((outcome) => [
       outcome.projectId,
       outcome.status,
-      outcome.result?.summary ?? (outcome.error ? errorText(outcome.error.code, outcome.error.message) : ''),
-      outcome.result ? outcome.result.facts.map((fact) => `${fact.label}: ${fact.value}`).join('; ') : '',
+      outcome.result
+        ? [outcome.result.summary, ...outcome.result.warnings.map((warning) => `⚠ ${warning}`)].join('; ')
+        : outcome.error
+          ? errorText(outcome.error.code, outcome.error.message)
+          : '',
+      outcome.result
+        ? outcome.result.facts
+            .map((fact) => `${fact.label}: ${fact.value}${fact.warning ? ` ⚠ ${fact.warning}` : ''}`)
+            .join('; ')
+        : '',
     ]),
   );
   say(`batch ${batch.batchId}`);

@@ -5,6 +5,8 @@
 // csv-stringify; cells that a spreadsheet would run as a formula (=, +, -, @)
 // are escaped, since fact values come from third-party plugins. `redacted` is
 // `true` on the rows of a result in which the host replaced a secret.
+// `warning` is a fact's own; `warnings` the result's (joined by "; "), on
+// every row of the project so a filter on any row keeps them.
 import { stringify } from 'csv-stringify/sync';
 import type { FleetRow } from './fleet-facts.js';
 import type { ProjectOutcome } from './batch-store.js';
@@ -21,6 +23,7 @@ export const CSV_COLUMNS = [
   'value',
   'source',
   'warning',
+  'warnings',
   'errorCode',
   'errorMessage',
   'redacted',
@@ -51,9 +54,10 @@ export async function* exportBatch(
 function csvRows(batchId: string, outcome: ExportRow): string[][] {
   const error = [outcome.error?.code ?? '', outcome.error?.message ?? ''];
   const redacted = outcome.result?.redacted ? 'true' : '';
+  const warnings = (outcome.result?.warnings ?? []).join('; ');
   const facts = outcome.result?.facts ?? [];
   if (facts.length === 0)
-    return [[batchId, outcome.projectId, outcome.status, '', '', '', '', '', ...error, redacted]];
+    return [[batchId, outcome.projectId, outcome.status, '', '', '', '', '', warnings, ...error, redacted]];
   return facts.map((fact) => [
     batchId,
     outcome.projectId,
@@ -63,6 +67,7 @@ function csvRows(batchId: string, outcome: ExportRow): string[][] {
     fact.value,
     fact.source,
     fact.warning ?? '',
+    warnings,
     ...error,
     redacted,
   ]);
