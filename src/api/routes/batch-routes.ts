@@ -16,6 +16,7 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
     return { ...page, items: page.items.map(withoutResults) };
   });
   route(routes.getBatch, ({ params }) => batches.get(params.id));
+  route(routes.batchResults, ({ params, query }) => batches.results(params.id, withoutUndefined(query)));
   route(
     routes.batchEvents,
     ({ params }, request, reply) =>

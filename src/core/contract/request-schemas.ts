@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import ms from 'ms';
-import { EXPORT_FORMATS, BATCH_STATES } from '../work/batches/index.js';
+import { EXPORT_FORMATS, BATCH_STATES, RESULT_STATUSES } from '../work/batches/index.js';
 import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
 import { WEBHOOK_EVENTS } from '../work/notify/index.js';
@@ -171,6 +171,12 @@ export const queries = {
   trend: z.strictObject({
     batches: z.coerce.number().int().min(1).max(100).optional(),
     fact: z.string().min(1).max(128).optional(),
+  }),
+  /** GET /batches/:id/results: one status or all, failures first, `offset` rows skipped. */
+  batchResults: z.strictObject({
+    status: z.enum(RESULT_STATUSES).optional(),
+    offset: z.coerce.number().int().min(0).max(10_000_000).optional(),
+    limit: limit(MAX_PAGE_LIMIT),
   }),
   diff: z.strictObject({ from: id }),
   export: z.strictObject({ format: z.enum(EXPORT_FORMATS) }),
