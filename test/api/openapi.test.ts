@@ -169,6 +169,11 @@ describe('every route answers what /api/v1/openapi.json says', () => {
       `${P}/plugins/${PLUGIN_ID}/facts?limit=1`,
     );
     expect(fleet.json.items).toHaveLength(1);
+    await checked(
+      'GET',
+      `${P}/plugins/{id}/facts`,
+      `${P}/plugins/${PLUGIN_ID}/facts?sort=x&order=desc&limit=1`,
+    );
     await checked('GET', `${P}/plugins/{id}/facts`, `${P}/plugins/${PLUGIN_ID}/facts?where=x~(`); // 400 problem
     await checked('GET', `${P}/plugins/{id}/facts/counts`, `${P}/plugins/${PLUGIN_ID}/facts/counts?fact=x`);
     const trend = await checked<{ batchId: string; succeeded: number }[]>(

@@ -159,6 +159,16 @@ export const queries = {
   fleet: pageQuery.extend({
     where: oneOrMany(z.string().min(1).max(500)).optional(),
     label: oneOrMany(label).optional(),
+    sort: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('a fact id: rows by its value (none: by project id)'),
+    order: z
+      .enum(['asc', 'desc'])
+      .optional()
+      .describe('with sort; rows without the fact come last either way'),
   }),
   fleetCounts: z.strictObject({
     fact: z.string().min(1).max(128),
