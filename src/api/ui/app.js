@@ -5,6 +5,7 @@ import { auditView } from './audit.js';
 import { batchView, batchesView } from './batches.js';
 import { byId, errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
+import { fleetView, fleetsView } from './fleet.js';
 import { pluginView, pluginsView } from './plugins.js';
 import { projectsView } from './projects.js';
 import { navigate, setRenderer, takeFlash } from './router.js';
@@ -20,6 +21,8 @@ import { webhooksView } from './webhooks.js';
 const ROUTES = [
   [/^\/plugins$/, pluginsView],
   [/^\/plugins\/([^/]+)$/, pluginView],
+  [/^\/plugins\/([^/]+)\/fleet$/, fleetView],
+  [/^\/fleet$/, fleetsView],
   [/^\/projects$/, projectsView],
   [/^\/batches$/, batchesView],
   [/^\/batches\/([^/]+)$/, batchView],
