@@ -116,6 +116,7 @@ describe('fleet page in Chromium', () => {
     await page.getByTestId(`fleet-link-${PLUGIN_ID}`).click();
     await page.getByTestId('fleet-counts-table').waitFor();
     expect(page.url()).toContain(`#/plugins/${PLUGIN_ID}/fleet`);
+    expect(await page.locator('#nav a[aria-current="page"]').innerText()).toBe('Fleet');
     // The plugin page links here too.
     await page.goto(`${base}/#/plugins/${PLUGIN_ID}`);
     await page.getByTestId('plugin-fleet-link').click();

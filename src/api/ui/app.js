@@ -80,8 +80,10 @@ function render() {
     .catch(() => {});
 
   const path = decodeURIComponent(location.hash.replace(/^#/, '')) || '/plugins';
+  // A plugin's fleet page is under /plugins/ but belongs to the nav's Fleet.
+  const section = /^\/plugins\/[^/]+\/fleet$/.test(path) ? '/fleet' : path;
   for (const link of nav.querySelectorAll('a')) {
-    if (path.startsWith(`/${link.dataset.route}`)) link.setAttribute('aria-current', 'page');
+    if (section.startsWith(`/${link.dataset.route}`)) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
   const flashText = takeFlash();

@@ -57,7 +57,7 @@ export function batchRows(path, signal, onCounts) {
     ]),
   );
   const body = h('div', { testid: 'batch-results' });
-  const pages = pager('results', PAGE_SIZE, (at) => void load(at));
+  const pages = pager('results', PAGE_SIZE, (at) => void load(at).catch(() => pages.again()));
 
   /** @param {number} [at] */
   const load = async (at = offset) => {

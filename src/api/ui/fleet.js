@@ -84,9 +84,14 @@ export async function fleetView(container, { signal, params: [id] }) {
   const tableBox = h('div', { testid: 'fleet-table' });
   const pages = pager('fleet', PAGE_SIZE, (offset) => {
     const index = offset / PAGE_SIZE;
-    if (index > cursors.length - 1 && nextCursor) cursors.push(nextCursor);
+    const before = cursors;
+    if (index > cursors.length - 1 && nextCursor) cursors = [...cursors, nextCursor];
     else cursors = cursors.slice(0, index + 1);
-    void load().catch((error) => errors.show(error));
+    void load().catch((error) => {
+      cursors = before;
+      pages.again();
+      errors.show(error);
+    });
   });
   const trendBox = h('div', { class: 'chart', testid: 'trend-chart' });
 
@@ -324,7 +329,12 @@ function barChart(box, labels, counts, fact) {
         y: { range: [0, Math.max(...counts) * 1.1] },
       },
       axes: [
-        { splits: () => xs, values: (_u, splits) => splits.map((i) => labels[i] ?? '') },
+        {
+          splits: () => xs,
+          values: (_u, splits) => splits.map((i) => labels[i] ?? ''),
+          // Many values: slanted, so each keeps its label.
+          ...(labels.length > 8 ? { rotate: -40, size: 90 } : {}),
+        },
         { label: 'projects' },
       ],
       series: [
@@ -357,6 +367,9 @@ function lineChart(box, trend) {
     return;
   }
   const xs = trend.map((_point, index) => index);
+  // At most about eight dates under the axis; every batch still has its point.
+  const step = Math.ceil(trend.length / 8);
+  const labelled = xs.filter((index) => (trend.length - 1 - index) % step === 0);
   /** @param {string} label @param {string} color */
   const series = (label, color) => ({ label, stroke: color, width: 2, points: { show: true, size: 6 } });
   new uPlot(
@@ -366,8 +379,8 @@ function lineChart(box, trend) {
       scales: { x: { time: false, range: [-0.5, Math.max(0.5, trend.length - 0.5)] } },
       axes: [
         {
-          splits: () => xs,
-          values: (_u, splits) => splits.map((i) => (trend[i] ? formatTime(trend[i].createdAt) : '')),
+          splits: () => labelled,
+          values: (_u, splits) => splits.map((i) => (trend[i] ? shortTime(trend[i].createdAt) : '')),
         },
         { label: 'projects' },
       ],
@@ -382,6 +395,16 @@ function lineChart(box, trend) {
     box,
   );
   box.dataset.points = String(trend.length);
+}
+
+/** @param {string} iso a batch's creation time, as "Dec 5, 14:03" */
+function shortTime(iso) {
+  return new Date(iso).toLocaleString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
 }
 
 /** @param {Trend} trend */
