@@ -139,8 +139,20 @@ export async function fleetView(container, { signal, params: [id] }) {
 
   /** @param {string[]} next */
   const setFilters = (next) => {
+    const before = filters;
     filters = next;
     cursors = [undefined];
+    showFilters();
+    void load().catch((error) => {
+      // A filter the api refused (a bad NAME<op>VALUE, a bad regex) is dropped, with the reason shown.
+      if (filters === next) {
+        filters = before;
+        showFilters();
+      }
+      errors.show(error);
+    });
+  };
+  const showFilters = () => {
     filterChips.replaceChildren(
       ...filters.map((filter, index) =>
         h(
@@ -157,7 +169,6 @@ export async function fleetView(container, { signal, params: [id] }) {
         ),
       ),
     );
-    void load().catch((error) => errors.show(error));
   };
 
   const load = async () => {
