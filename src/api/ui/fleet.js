@@ -396,7 +396,10 @@ function lineChart(box, trend) {
         { label: 'projects' },
       ],
       series: [
-        {},
+        {
+          label: 'Batch',
+          value: (_u, index) => (index !== null && trend[index] ? shortTime(trend[index].createdAt) : '—'),
+        },
         series('succeeded', COLORS.succeeded),
         series('failed', COLORS.failed),
         series('new failures', COLORS.newFailures),
