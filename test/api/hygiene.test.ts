@@ -160,6 +160,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['GET', '/api/v1/batches'],
   ['GET', '/api/v1/batches/b'],
   ['GET', '/api/v1/batches/b/events'],
+  ['GET', '/api/v1/batches/b/results?status=failed&offset=0&limit=100'],
   ['POST', '/api/v1/batches/b/cancel', {}],
   ['POST', '/api/v1/batches/cancel', { state: 'running' }],
   ['POST', '/api/v1/batches/b/retry', {}],

@@ -138,6 +138,13 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     expect(events.events.map((event) => event.event)).toContain('done');
     covered.set(`get ${P}/batches/{id}/events`, new Set([events.status]));
     await checked('GET', `${P}/batches/{id}`, `${P}/batches/${batch.json.batchId}`);
+    const results = await checked<{ items: { projectId: string }[]; total: number }>(
+      'GET',
+      `${P}/batches/{id}/results`,
+      `${P}/batches/${batch.json.batchId}/results?status=succeeded&offset=1&limit=1`,
+    );
+    expect(results.json).toMatchObject({ total: 2, items: [{ projectId: 'shop' }] });
+    await checked('GET', `${P}/batches/{id}/results`, `${P}/batches/${batch.json.batchId}/results?status=x`); // 400 problem
     await checked('GET', `${P}/batches`, `${P}/batches`);
     await checked('GET', `${P}/batches`, `${P}/batches?state=succeeded&pluginId=${PLUGIN_ID}&limit=1`);
     // Batch control: previous (none yet), retry, diff, cancel (idempotent on a finished batch), export.
@@ -164,6 +171,11 @@ describe('every route answers what /api/v1/openapi.json says', () => {
       `${P}/plugins/${PLUGIN_ID}/facts?limit=1`,
     );
     expect(fleet.json.items).toHaveLength(1);
+    await checked(
+      'GET',
+      `${P}/plugins/{id}/facts`,
+      `${P}/plugins/${PLUGIN_ID}/facts?sort=x&order=desc&limit=1`,
+    );
     await checked('GET', `${P}/plugins/{id}/facts`, `${P}/plugins/${PLUGIN_ID}/facts?where=x~(`); // 400 problem
     await checked('GET', `${P}/plugins/{id}/facts/counts`, `${P}/plugins/${PLUGIN_ID}/facts/counts?fact=x`);
     const trend = await checked<{ batchId: string; succeeded: number }[]>(

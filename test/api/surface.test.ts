@@ -50,6 +50,7 @@ const DOCUMENTED: [string, string][] = [
   ['get', '/api/v1/batches/{id}/export'],
   ['get', '/api/v1/batches/{id}'],
   ['get', '/api/v1/batches/{id}/events'],
+  ['get', '/api/v1/batches/{id}/results'],
   ['post', '/api/v1/operations'],
   ['get', '/api/v1/operations'],
   ['get', '/api/v1/operations/resolve'],

@@ -93,11 +93,15 @@ describe('batch page in Chromium', () => {
     const batch = await runtime.batches.create(PLUGIN_ID, ids, ACTOR);
     await page.goto(`${base}/#/batches/${batch.batchId}`);
 
-    // Rows and the failure count while it runs, from the live stream.
+    // Rows and the failure count while it runs, from the live stream (pending projects have rows
+    // from the start: wait for the failing ones' rows to say failed).
     await page.waitForFunction(
       (failing) => {
-        const text = globalThis.document.querySelector('[data-testid="batch-results"]')?.textContent ?? '';
-        return failing.every((id: string) => text.includes(id));
+        const rows = [...globalThis.document.querySelectorAll('[data-testid="batch-results"] tbody tr')];
+        const failed = rows
+          .filter((row) => row.textContent?.includes('failed'))
+          .map((row) => row.textContent);
+        return failing.every((id: string) => failed.some((text) => text?.includes(id)));
       },
       FAILING,
       { timeout: 30_000 },

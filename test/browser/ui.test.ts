@@ -343,9 +343,18 @@ describe('review web UI in Chromium', () => {
     expect(results).toContain('go.mod');
     expect(await page.locator('[data-testid="batch-results"] tbody tr').count()).toBe(3);
     await shot(page, '10-batch-finished', true);
-    await page.getByTestId('failures-only').check();
-    expect(await page.locator('[data-testid="batch-results"] tbody tr').innerText()).toContain('Nothing yet');
-    await page.getByTestId('failures-only').uncheck();
+    // Failures only: the Failed chip (its count 0).
+    expect(await page.getByTestId('count-failed').innerText()).toBe('0');
+    await page.getByTestId('chip-failed').click();
+    await page.waitForFunction(() =>
+      globalThis.document
+        .querySelector('[data-testid="batch-results"] tbody tr')
+        ?.textContent?.includes('Nothing yet'),
+    );
+    await page.getByTestId('chip-all').click();
+    await page.waitForFunction(
+      () => globalThis.document.querySelectorAll('[data-testid="batch-results"] tbody tr').length === 3,
+    );
   });
 
   it('runs an operation to its result after the plugin is re-enabled with project.operate', async () => {

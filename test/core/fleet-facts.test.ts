@@ -5,6 +5,8 @@ import {
   compareFactValues,
   countFactValues,
   filterFleet,
+  fleetOrder,
+  fleetPosition,
   parseWhere,
   type FleetRow,
 } from '../../src/core/work/batches/fleet-facts.js';
@@ -46,6 +48,23 @@ describe('fleet facts', () => {
       { value: '1', count: 1 },
       { value: null, count: 1 },
     ]);
+  });
+
+  it('sorts by a fact as versions, either way, ties by project, projects without it last', () => {
+    const rows = [
+      row('e', {}),
+      row('d', { v: '1.9' }),
+      row('c', { v: '1.20' }),
+      row('b', { v: '1.9' }),
+      row('a', { v: '1.21.1' }),
+    ];
+    const sorted = (descending: boolean) =>
+      rows
+        .map((r) => fleetPosition(r, 'v'))
+        .sort(fleetOrder('v', descending))
+        .map(([, projectId]) => projectId);
+    expect(sorted(false)).toEqual(['b', 'd', 'c', 'a', 'e']);
+    expect(sorted(true)).toEqual(['a', 'c', 'b', 'd', 'e']);
   });
 
   it('a bad --where names what is wrong', () => {

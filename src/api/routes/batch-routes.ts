@@ -19,6 +19,7 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
     id: await batches.resolve(query.ref, withoutUndefined({ pluginId: query.pluginId })),
   }));
   route(routes.getBatch, ({ params }) => batches.get(params.id));
+  route(routes.batchResults, ({ params, query }) => batches.results(params.id, withoutUndefined(query)));
   route(
     routes.batchEvents,
     ({ params }, request, reply) =>

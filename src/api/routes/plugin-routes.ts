@@ -1,7 +1,14 @@
 // /api/v1/plugins: review, trust, grants, health, call policy and logs.
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
 import { routes } from '../../core/contract/index.js';
-import { countFactValues } from '../../core/work/batches/index.js';
+import {
+  countFactValues,
+  fleetOrder,
+  fleetPosition,
+  type FleetPosition,
+  type FleetRow,
+} from '../../core/work/batches/index.js';
+import { decodeCursor } from '../../core/redis/index.js';
 import { redactDeep } from '../../core/safety/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
@@ -31,15 +38,10 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
   // The fleet: stored redacted as recorded, redacted again as read (patterns added since).
   route(routes.pluginFacts, async ({ params, query }) => {
     const rows = await runtime.batches.fleet(params.id, fleetFilters(query));
-    const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;
-    const start = after === undefined ? 0 : rows.findIndex((row) => row.projectId > after);
-    const limit = query.limit ?? 100;
-    const items = start < 0 ? [] : rows.slice(start, start + limit);
-    const more = start >= 0 && start + limit < rows.length;
-    return {
-      items: redactDeep(items),
-      ...(more ? { nextCursor: Buffer.from(items.at(-1)!.projectId).toString('base64url') } : {}),
-    };
+    const { sort } = query;
+    // Unsorted, the cursor is the last project id (as before); sorted, the last row's position.
+    const page = sort === undefined ? byProjectPage(rows, query) : sortedPage(rows, sort, query);
+    return { ...page, items: redactDeep(page.items) };
   });
   route(routes.pluginTrend, async ({ params, query }) =>
     redactDeep(await runtime.batches.trend(params.id, query.batches ?? 10, query.fact)),
@@ -52,4 +54,49 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
 
 function fleetFilters(query: { where?: string[]; label?: string[] }) {
   return { ...(query.where ? { where: query.where } : {}), ...(query.label ? { labels: query.label } : {}) };
+}
+
+interface FleetPageQuery {
+  cursor?: string | undefined;
+  limit?: number | undefined;
+  order?: 'asc' | 'desc' | undefined;
+}
+
+function byProjectPage(rows: FleetRow[], query: FleetPageQuery) {
+  const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;
+  const start = after === undefined ? 0 : rows.findIndex((row) => row.projectId > after);
+  return pageFrom(rows, start, query.limit, (row) => row.projectId);
+}
+
+function sortedPage(rows: FleetRow[], fact: string, query: FleetPageQuery) {
+  const order = fleetOrder(fact, query.order === 'desc');
+  const sorted = rows
+    .map((row) => ({ row, position: fleetPosition(row, fact) }))
+    .sort((a, b) => order(a.position, b.position));
+  const after = query.cursor ? decodeCursor(query.cursor, isFleetPosition) : undefined;
+  const start = after === undefined ? 0 : sorted.findIndex(({ position }) => order(position, after) > 0);
+  return pageFrom(
+    sorted.map(({ row }) => row),
+    start,
+    query.limit,
+    (row) => JSON.stringify(fleetPosition(row, fact)),
+  );
+}
+
+function pageFrom(rows: FleetRow[], start: number, limit = 100, cursorOf: (row: FleetRow) => string) {
+  const items = start < 0 ? [] : rows.slice(start, start + limit);
+  const more = start >= 0 && start + limit < rows.length;
+  return {
+    items,
+    ...(more ? { nextCursor: Buffer.from(cursorOf(items.at(-1)!)).toString('base64url') } : {}),
+  };
+}
+
+function isFleetPosition(value: unknown): value is FleetPosition {
+  return (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    (value[0] === null || typeof value[0] === 'string') &&
+    typeof value[1] === 'string'
+  );
 }

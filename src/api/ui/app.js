@@ -5,6 +5,7 @@ import { auditView } from './audit.js';
 import { batchView, batchesView } from './batches.js';
 import { byId, errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
+import { fleetView, fleetsView } from './fleet.js';
 import { pluginView, pluginsView } from './plugins.js';
 import { projectsView } from './projects.js';
 import { navigate, setRenderer, takeFlash } from './router.js';
@@ -20,6 +21,8 @@ import { webhooksView } from './webhooks.js';
 const ROUTES = [
   [/^\/plugins$/, pluginsView],
   [/^\/plugins\/([^/]+)$/, pluginView],
+  [/^\/plugins\/([^/]+)\/fleet$/, fleetView],
+  [/^\/fleet$/, fleetsView],
   [/^\/projects$/, projectsView],
   [/^\/batches$/, batchesView],
   [/^\/batches\/([^/]+)$/, batchView],
@@ -77,8 +80,10 @@ function render() {
     .catch(() => {});
 
   const path = decodeURIComponent(location.hash.replace(/^#/, '')) || '/plugins';
+  // A plugin's fleet page is under /plugins/ but belongs to the nav's Fleet.
+  const section = /^\/plugins\/[^/]+\/fleet$/.test(path) ? '/fleet' : path;
   for (const link of nav.querySelectorAll('a')) {
-    if (path.startsWith(`/${link.dataset.route}`)) link.setAttribute('aria-current', 'page');
+    if (section.startsWith(`/${link.dataset.route}`)) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
   const flashText = takeFlash();

@@ -1,19 +1,21 @@
 // @ts-check
-// One batch, live: a bar that shows failures (green succeeded, red failed,
-// grey cancelled), per-project rows as soon as each call ends (the event
-// stream's `outcomes`), Cancel and Retry (failed) buttons, and the comparison
-// with the previous batch of the same plugin.
-import { get, post } from './api.js';
+// One batch, live and at any size: the counts at the top (a bar that shows
+// failures, and status chips that filter the rows), the comparison with
+// another batch of the same plugin, then the per-project rows one server
+// page at a time, failures first (batch-rows.js). Cancel and Retry (failed)
+// buttons. While the batch runs the event stream moves the counts, and new
+// outcomes re-read the page shown.
+import { post } from './api.js';
+import { batchComparison } from './batch-compare.js';
+import { batchRows } from './batch-rows.js';
 import { follow } from './live.js';
 import { navigate } from './router.js';
-import { badge, busy, errorBox, formatTime, h, table } from './dom.js';
+import { badge, busy, errorBox, formatTime, h } from './dom.js';
 import { can, currentUser } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
 /** @import { AnswerOf, EventOf } from '../../core/contract/index.js' */
-/** @typedef {AnswerOf<'getBatch'>} Batch */
-/** @typedef {EventOf<'batchEvents', 'outcomes'>[number]} Outcome */
-/** @typedef {AnswerOf<'diffBatches'>['projects'][number]['added'][number]} Fact */
+/** @typedef {AnswerOf<'batchResults'>['batch']} Batch */
 
 /**
  * @param {HTMLElement} container
@@ -57,19 +59,16 @@ export async function batchView(container, { signal, params: [id] }) {
     'Cancel batch',
   );
   const retry = h('button', { type: 'button', testid: 'batch-retry', hidden: true }, 'Retry failed');
-  const failuresOnly = h('input', { type: 'checkbox', id: 'failures-only', testid: 'failures-only' });
-  const results = h('div', { testid: 'batch-results' });
-  const compare = h('section', {
-    class: 'card',
-    'aria-labelledby': 'batch-diff-title',
-    testid: 'batch-diff',
-  });
+  /** @type {Batch | undefined} the batch as last read (the rows' reads carry it) */
+  let shown;
+  const rows = batchRows(path, signal, (batch) => showBatch(batch));
   const progressCard = h(
     'section',
     { class: 'card', 'aria-labelledby': 'batch-progress-label', testid: 'batch-progress-card' },
     label,
     bar,
     failures,
+    rows.chips,
     meta,
     h('div', { class: 'actions' }, cancel, retry),
     errors.el,
@@ -81,27 +80,15 @@ export async function batchView(container, { signal, params: [id] }) {
     h('p', {}, h('a', { href: '#/batches' }, '← All batches')),
     loading,
   );
-  const cards = [
-    progressCard,
-    h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'batch-results-title' },
-      h(
-        'div',
-        { class: 'page-head' },
-        h('h2', { id: 'batch-results-title' }, 'Results per project'),
-        h('div', { class: 'check' }, failuresOnly, h('label', { for: 'failures-only' }, 'Failures only')),
-      ),
-      results,
-    ),
-    compare,
-  ];
+  const resultsCard = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'batch-results-title' },
+    h('h2', { id: 'batch-results-title' }, 'Results per project (failures first)'),
+    rows.el,
+  );
 
   let operator = false;
-  /** projectId → outcome; filled by the first read, then by each `outcomes` event. */
-  /** @type {Map<string, Outcome>} */
-  const outcomes = new Map();
-  /** @param {AnswerOf<'cancelBatch'>} p a batch's counts and state (a batch view has them too) */
+  /** @param {EventOf<'batchEvents', 'progress'>} p a batch's counts and state (a batch view has them too) */
   const showProgress = (p) => {
     const cancelled = p.cancelled ?? 0;
     const done = p.succeeded + p.failed + cancelled;
@@ -123,61 +110,24 @@ export async function batchView(container, { signal, params: [id] }) {
     failures.textContent = p.failed > 0 ? `${p.failed} failed${p.state === 'running' ? ' so far' : ''}` : '';
     failures.hidden = p.failed === 0;
     state.replaceChildren(badge(p.state));
+    rows.showCounts(p);
     const running = p.state === 'running';
     // Cancel and Retry need the operator role (operator = false until the role is known).
     cancel.hidden = !running || !operator;
     retry.hidden = running || p.failed + cancelled === 0 || !operator;
   };
-  const showResults = () => {
-    const rows = [...outcomes.values()]
-      .filter((r) => !failuresOnly.checked || r.status !== 'succeeded')
-      .sort((a, b) => a.projectId.localeCompare(b.projectId));
-    results.replaceChildren(
-      table(
-        ['Project', 'Status', 'Summary', 'Facts', 'Error'],
-        rows.map((r) => [
-          h('code', {}, r.projectId),
-          badge(r.status),
-          // `redacted` is not in the contract's inspect result (the api does not send it yet); read as before
-          /** @type {{ redacted?: boolean } | undefined} */ (r.result)?.redacted
-            ? h(
-                'span',
-                {},
-                r.result.summary,
-                ' ',
-                h(
-                  'span',
-                  { class: 'muted', title: 'the host replaced a secret in this result' },
-                  '(redacted)',
-                ),
-              )
-            : (r.result?.summary ?? ''),
-          factsList(r.result?.facts),
-          r.error
-            ? h('span', { class: 'error-text' }, h('code', {}, r.error.code), ' ', r.error.message)
-            : '',
-        ]),
-        { class: 'data', testid: 'batch-results-table' },
-      ),
-    );
-  };
-  /** @param {Outcome[] | undefined} list */
-  const addOutcomes = (list) => {
-    for (const outcome of list ?? []) outcomes.set(outcome.projectId, outcome);
-    showResults();
-  };
   /** @param {Batch} batch */
-  const showBatch = (batch) => {
+  function showBatch(batch) {
+    shown = batch;
     showProgress(batch);
     meta.textContent = `Plugin ${batch.pluginId} · started ${formatTime(batch.createdAt)} by ${batch.createdBy ?? '—'}${
       batch.finishedAt ? ` · finished ${formatTime(batch.finishedAt)}` : ''
     }${batch.retryOf ? ` · retry of ${batch.retryOf}` : ''}`;
-    addOutcomes(batch.results);
-  };
-  failuresOnly.addEventListener('change', showResults);
+  }
   cancel.addEventListener('click', () =>
     busy(cancel, errors, async () => {
       showBatch(/** @type {AnswerOf<'cancelBatch'>} */ (await post(`${path}/cancel`)));
+      await rows.load();
     }),
   );
   retry.addEventListener('click', () =>
@@ -189,19 +139,19 @@ export async function batchView(container, { signal, params: [id] }) {
   );
 
   // The cards appear once the batch is read: an unknown id leaves only the error the shell shows.
-  /** @type {Batch} */
-  let first;
   try {
-    [first, operator] = await Promise.all([
-      get(path, signal),
+    [, operator] = await Promise.all([
+      rows.load(0),
       currentUser(signal).then((user) => can(user, 'operator')),
     ]);
   } finally {
     loading.remove();
   }
-  container.append(...cards);
+  const first = /** @type {Batch} */ (shown);
+  const comparison = batchComparison(first, signal);
+  container.append(progressCard, comparison.el, resultsCard);
   showBatch(first);
-  void showComparison(compare, path, signal);
+  void comparison.refresh();
   if (first.state !== 'running') return;
 
   const followed = await follow({
@@ -211,97 +161,19 @@ export async function batchView(container, { signal, params: [id] }) {
     onEvent: (name, data) => {
       // the stream's data per event name: EventOf<'batchEvents', name>
       if (name === 'progress') showProgress(/** @type {EventOf<'batchEvents', 'progress'>} */ (data));
-      if (name === 'outcomes') addOutcomes(/** @type {EventOf<'batchEvents', 'outcomes'>} */ (data));
-      if (name === 'done') showBatch(/** @type {EventOf<'batchEvents', 'done'>} */ (data));
+      if (name === 'outcomes') rows.refreshSoon();
+      // The rows and the counts together, from one read (the event's own results may be 10,000).
+      if (name === 'done') void rows.load().catch(() => {});
     },
     // No done event (stream failed or ended early): read until finished.
     read: async () => {
-      /** @type {Batch} */
-      const batch = await get(path, signal);
-      showBatch(batch);
-      return batch.state !== 'running';
+      const batch = await rows.load();
+      return batch !== undefined && batch.state !== 'running';
     },
     onMode: (mode, error) => {
       progressCard.dataset.live = mode;
       if (error) streamNote.textContent = `Live stream unavailable (${error.message}); polling every second.`;
     },
   });
-  if (followed) void showComparison(compare, path, signal);
-}
-
-/**
- * "Compare with the previous batch of this plugin": the diff, project by project.
- * @param {HTMLElement} section
- * @param {string} path the batch's, under /api/v1
- * @param {AbortSignal} signal
- */
-async function showComparison(section, path, signal) {
-  const title = h('h2', { id: 'batch-diff-title' }, 'Compared with the previous batch of this plugin');
-  /** @type {AnswerOf<'previousBatch'>} */
-  const { previous } = await get(`${path}/previous`, signal);
-  if (!previous) {
-    section.replaceChildren(title, h('p', { class: 'muted' }, 'No earlier batch of this plugin is kept.'));
-    return;
-  }
-  /** @type {AnswerOf<'diffBatches'>} */
-  const diff = await get(`${path}/diff?from=${encodeURIComponent(previous.batchId)}`, signal);
-  const link = h(
-    'a',
-    { href: `#/batches/${encodeURIComponent(previous.batchId)}` },
-    h('code', {}, previous.batchId),
-  );
-  const lede = h(
-    'p',
-    { testid: 'batch-diff-summary' },
-    diff.projects.length === 0
-      ? 'No difference from '
-      : `${diff.projects.length} project${diff.projects.length === 1 ? '' : 's'} changed since `,
-    link,
-    ` (${formatTime(previous.createdAt)}).`,
-  );
-  section.replaceChildren(
-    title,
-    lede,
-    // no table when nothing changed (replaceChildren would print a null as the text "null")
-    ...(diff.projects.length === 0
-      ? []
-      : [
-          table(
-            ['Project', 'Status', 'Added', 'Removed', 'Changed'],
-            diff.projects.map((p) => [
-              h('code', {}, p.projectId),
-              p.status.from === p.status.to ? p.status.to : `${p.status.from} → ${p.status.to}`,
-              factsList(p.added),
-              factsList(p.removed),
-              p.changed.length === 0
-                ? h('span', { class: 'muted' }, 'none')
-                : h(
-                    'ul',
-                    { class: 'facts-list' },
-                    p.changed.map((c) => h('li', {}, h('strong', {}, c.id), `: ${c.from} → ${c.to}`)),
-                  ),
-            ]),
-            { class: 'data', testid: 'batch-diff-table' },
-          ),
-        ]),
-  );
-}
-
-/** @param {Fact[] | undefined} facts */
-function factsList(facts) {
-  if (!Array.isArray(facts) || facts.length === 0) return h('span', { class: 'muted' }, 'none');
-  return h(
-    'ul',
-    { class: 'facts-list' },
-    facts.map((f) =>
-      h(
-        'li',
-        {},
-        h('strong', {}, f.label ?? f.id),
-        ': ',
-        typeof f.value === 'string' ? f.value : JSON.stringify(f.value),
-        f.source ? h('span', { class: 'sub' }, ` (${f.source})`) : null,
-      ),
-    ),
-  );
+  if (followed) void comparison.refresh();
 }

@@ -172,7 +172,16 @@ export async function pluginView(container, { signal, params: [id] }) {
     boundary,
   );
 
-  container.append(...[head, changed, reviewPanel].filter((el) => el !== null));
+  const fleetLink = h(
+    'p',
+    {},
+    h(
+      'a',
+      { href: `#/plugins/${encodeURIComponent(plugin.id)}/fleet`, testid: 'plugin-fleet-link' },
+      'Fleet: facts across projects, and the trend of its batches →',
+    ),
+  );
+  container.append(...[head, fleetLink, changed, reviewPanel].filter((el) => el !== null));
 
   // ---- details -----------------------------------------------------------------------------
   const granted = new Set(plugin.grantedScopes ?? []);

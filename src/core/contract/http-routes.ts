@@ -260,6 +260,15 @@ export const routes = {
     summary: 'a batch with its results',
     response: responses.batchView,
   }),
+  batchResults: define({
+    method: 'GET',
+    path: '/batches/:id/results',
+    role: 'viewer',
+    summary:
+      "the batch's counts and one page of its per-project rows, failures first (?status=failed|cancelled|pending|succeeded&offset=&limit=)",
+    query: queries.batchResults,
+    response: responses.batchResults,
+  }),
   batchEvents: define({
     method: 'GET',
     path: '/batches/:id/events',

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import ms from 'ms';
-import { EXPORT_FORMATS, BATCH_STATES } from '../work/batches/index.js';
+import { EXPORT_FORMATS, BATCH_STATES, RESULT_STATUSES } from '../work/batches/index.js';
 import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
 import { WEBHOOK_EVENTS } from '../work/notify/index.js';
@@ -159,6 +159,16 @@ export const queries = {
   fleet: pageQuery.extend({
     where: oneOrMany(z.string().min(1).max(500)).optional(),
     label: oneOrMany(label).optional(),
+    sort: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('a fact id: rows by its value (none: by project id)'),
+    order: z
+      .enum(['asc', 'desc'])
+      .optional()
+      .describe('with sort; rows without the fact come last either way'),
   }),
   fleetCounts: z.strictObject({
     fact: z.string().min(1).max(128),
@@ -171,6 +181,12 @@ export const queries = {
   trend: z.strictObject({
     batches: z.coerce.number().int().min(1).max(100).optional(),
     fact: z.string().min(1).max(128).optional(),
+  }),
+  /** GET /batches/:id/results: one status or all, failures first, `offset` rows skipped. */
+  batchResults: z.strictObject({
+    status: z.enum(RESULT_STATUSES).optional(),
+    offset: z.coerce.number().int().min(0).max(10_000_000).optional(),
+    limit: limit(MAX_PAGE_LIMIT),
   }),
   diff: z.strictObject({ from: id }),
   batchRef: z.strictObject({ ref: id, pluginId: id.optional() }),

@@ -197,6 +197,18 @@ export const batchView: z.ZodType<BatchView> = z.object({
 
 /** What an id reference (a prefix, latest~N) names. */
 export const resolvedId = z.object({ id: z.string() });
+
+/** GET /batches/:id/results: the batch's counts and one page of its rows (`pending`: no outcome yet). */
+export const batchResults = z.object({
+  batch: batchSummary,
+  items: z.array(
+    z.union([projectOutcome, z.object({ projectId: z.string(), status: z.literal('pending') })]),
+  ),
+  total: z.number().int().describe('rows matching the status filter'),
+  offset: z.number().int(),
+  limit: z.number().int(),
+});
+
 export const previousBatch = z.object({ previous: batchSummary.nullable() });
 
 const diffStatus = z.enum(['succeeded', 'failed', 'cancelled', 'pending', 'absent']);

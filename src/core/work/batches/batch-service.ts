@@ -39,6 +39,7 @@ import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
 import { filterFleet, parseWhere, type FleetRow } from './fleet-facts.js';
+import { pageOfResults, type ResultRow, type ResultsPage, type ResultsQuery } from './batch-results.js';
 import {
   BatchStore,
   isBatchOver,
@@ -263,6 +264,23 @@ export class BatchService {
       );
     }
     return this.create(source.pluginId, projectIds, actor, { retryOf: batchId });
+  }
+
+  /**
+   * One page of the batch's per-project results (batch-results.ts: failures
+   * first, one status or all), with the batch's counts: what a page showing
+   * one slice of a large batch needs, in one read.
+   */
+  async results(
+    batchId: string,
+    query: ResultsQuery = {},
+  ): Promise<ResultsPage & { batch: Omit<BatchView, 'results'> }> {
+    const batch = await this.get(batchId, { results: false });
+    const rows: ResultRow[] = [];
+    for await (const chunk of this.store.outcomeChunks(batchId, 2_000))
+      for (const [projectId, outcome] of chunk)
+        rows.push(outcome === 'pending' ? { projectId, status: 'pending' } : outcome);
+    return { batch, ...pageOfResults(rows, query) };
   }
 
   /** What changed from batch `fromId` to batch `toId`. */

@@ -118,3 +118,28 @@ export function countFactValues(
         (a.value === null ? 1 : b.value === null ? -1 : compareFactValues(a.value, b.value)),
     );
 }
+
+/** Where a row stands in a sorted fleet: its value of the sort fact (null: none) and its project id. */
+export type FleetPosition = [value: string | null, projectId: string];
+
+/**
+ * A fleet ordered by one fact's value (versions, numbers, then text;
+ * `descending` reverses it), ties and rows without the fact by project id,
+ * rows without the fact last in either order.
+ */
+export function fleetOrder(fact: string, descending = false): (a: FleetPosition, b: FleetPosition) => number {
+  return ([va, pa], [vb, pb]) => {
+    if (va !== vb) {
+      if (va === null) return 1;
+      if (vb === null) return -1;
+      const order = compareFactValues(va, vb);
+      if (order !== 0) return descending ? -order : order;
+    }
+    return pa < pb ? -1 : pa > pb ? 1 : 0;
+  };
+}
+
+/** The row's position under a sort by `fact`. */
+export function fleetPosition(row: FleetRow, fact: string): FleetPosition {
+  return [row.facts[fact]?.value ?? null, row.projectId];
+}

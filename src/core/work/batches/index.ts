@@ -4,6 +4,7 @@ export * from './batch-diff.js';
 export * from './batch-export.js';
 export * from './batch-follow.js';
 export * from './batch-notices.js';
+export * from './batch-results.js';
 export * from './batch-service.js';
 export * from './batch-store.js';
 export * from './fleet-facts.js';
