@@ -113,12 +113,11 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       identity,
       projectLockMs: options.projectLockMs ?? 30_000,
       onStarted: (operationId) => announce({ kind: 'started', operationId }),
-      onEnded: (operationId) => {
-        announce({ kind: 'ended', operationId });
-        announceOperationEnd(operationService.store, runtime.notifier, operationId).catch((error: Error) =>
-          log('notify-failed', { error: error.message }),
-        );
-      },
+      onEnded: (operationId) => announce({ kind: 'ended', operationId }),
+      onFinished: (operationId) =>
+        void announceOperationEnd(operationService.store, runtime.notifier, operationId).catch(
+          (error: Error) => log('notify-failed', { error: error.message }),
+        ),
     },
   );
 

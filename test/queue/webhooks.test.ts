@@ -295,6 +295,28 @@ describe('webhooks', () => {
     expect(other.received).toEqual([]);
   }, 60_000);
 
+  it('an operation cancelled while queued is told too (it never reaches a worker)', async () => {
+    const installation = await suite.install('webhooks-cancel-queued');
+    const { runtime } = installation;
+    await installation.addProject('shop');
+    const receiver = await startReceiver();
+    await addWebhook(
+      runtime.notifier,
+      { url: receiver.url, events: ['operation.finished'], secret: SECRET },
+      ACTOR,
+    );
+    // No worker yet: the operation stays queued until cancelled.
+    const { operation } = await runtime.operations.create(
+      { pluginId: PLUGIN_ID, projectId: 'shop', action: 'append', input: { append: 'never' } },
+      ACTOR,
+    );
+    expect((await runtime.operations.cancel(operation.id, ACTOR)).state).toBe('cancelled');
+    await startWorker(installation); // delivers what was queued for the receiver
+    await waitFor('operation.finished', async () => receiver.received.length >= 1, 20_000);
+    expect(receiver.received[0]!.body.data.operation).toMatchObject({ id: operation.id, state: 'cancelled' });
+    verify(receiver.received[0]!);
+  }, 60_000);
+
   it('a batch end recorded but not announced (its worker died in between) is announced when seen again, once', async () => {
     const installation = await suite.install('webhooks-recover');
     const { runtime } = installation;

@@ -52,7 +52,7 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
     queues,
     notifier,
     batches: new BatchService({ ...deps, projects: core.projects, notices: notifier }),
-    operations: new OperationService(deps),
+    operations: new OperationService({ ...deps, notices: notifier }),
     events,
     tokens: new TokenStore(core.redis, core.keys),
     schedules: new ScheduleStore(core.redis, core.keys),

@@ -21,6 +21,8 @@ export interface OperationRunnerOptions {
   /** Told when an operation's call starts and ends (operation priority). */
   onStarted?: (operationId: string) => void;
   onEnded?: (operationId: string) => void;
+  /** Told after this runner may have ended an operation's record, however (the operation.finished notice). */
+  onFinished?: (operationId: string) => void;
 }
 
 export interface OperationAttempt {
@@ -76,7 +78,11 @@ export class OperationRunner {
     const operation = await this.operations.get(operationId);
     if (!operation) throw new FinalJobError(`operation ${operationId} does not exist`);
     if (isTerminal(operation.state)) return { state: operation.state };
-    if (operation.state === 'running' && operation.dispatched) return this.#endOutcomeUnknown(operation);
+    if (operation.state === 'running' && operation.dispatched) {
+      const ended = await this.#endOutcomeUnknown(operation);
+      this.options.onFinished?.(operation.id);
+      return ended;
+    }
 
     const controller = new AbortController();
     const lockName = await this.#lockName(operation.projectId);
@@ -99,6 +105,7 @@ export class OperationRunner {
     } finally {
       this.#running.delete(operation.id);
       this.options.onEnded?.(operation.id);
+      this.options.onFinished?.(operation.id);
       attempt.signal?.removeEventListener('abort', onShutdown);
       await lock.release();
     }
@@ -108,6 +115,14 @@ export class OperationRunner {
   async endStalled(operationId: string, maxStalls: number): Promise<void> {
     const operation = await this.operations.get(operationId);
     if (!operation || isTerminal(operation.state)) return;
+    try {
+      await this.#endStalledRecord(operation, maxStalls);
+    } finally {
+      this.options.onFinished?.(operation.id);
+    }
+  }
+
+  async #endStalledRecord(operation: OperationRecord, maxStalls: number): Promise<void> {
     if (operation.dispatched) return void (await this.#endOutcomeUnknown(operation));
     await this.#releaseHeldBy(operation);
     await this.#endFailed(

@@ -24,6 +24,8 @@ import {
   type Queues,
 } from '../../redis/index.js';
 import { followOperation, type OperationFollowOptions } from './operation-follow.js';
+import { announceOperationEnd } from './operation-notices.js';
+import type { Notices } from '../notify/index.js';
 import {
   OperationStore,
   requestHash,
@@ -50,6 +52,8 @@ export interface OperationServiceDeps {
   queues: Queues;
   /** The process's shared pub/sub subscriber (the live followers'). */
   events: EventHub;
+  /** Where an operation's end is told (webhooks): a queued one cancelled here never reaches a worker. */
+  notices?: Notices;
 }
 
 export class OperationService {
@@ -189,6 +193,8 @@ export class OperationService {
       target: id,
       detail: { outcome, stateBefore: state },
     });
+    if (outcome === 'cancelled' && this.deps.notices)
+      await announceOperationEnd(this.store, this.deps.notices, id);
     return this.get(id);
   }
 
