@@ -51,6 +51,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4 };
@@ -98,6 +99,12 @@ static void die(enum helper_exit code, const char *what, int error) {
 #define HEADER 9
 #define CHUNK 65536
 #define MAX_FRAME (64u << 20)
+// A call's stderr is relayed up to STDERR_WINDOW_BYTES per STDERR_WINDOW_NS (1.25 MiB/s: live logs stay live);
+// beyond that the helper reads it and drops it, saying how much, and keeps the last STDERR_TAIL bytes for the
+// end. A flood then costs a read and a copy here, not a trip through the worker's streams.
+#define STDERR_WINDOW_NS 100000000LL
+#define STDERR_WINDOW_BYTES (128u << 10)
+#define STDERR_TAIL (64u << 10)
 
 // ---- helper -----------------------------------------------------------------------
 
@@ -116,6 +123,12 @@ struct call {
   unsigned limits_hit; // LIMIT_* bits the keeper reported ('L'), sent with the cgroups' at the end
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
+  // stderr beyond the relay budget (deliver_stderr): counted, its last STDERR_TAIL bytes kept for the end.
+  long long err_window_ns;
+  size_t err_window_bytes;
+  unsigned long long err_dropped;
+  char *err_tail;
+  size_t err_tail_len;
 };
 
 static struct call *calls;
@@ -459,19 +472,84 @@ static void queue_stdin(struct call *call, const char *data, size_t len) {
 }
 
 /** Relays what the stream holds now (up to 1 MiB per turn); EOF closes it. */
+static long long monotonic_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/** The last STDERR_TAIL bytes of what was dropped (without memory for it, it is only counted). */
+static void keep_tail(struct call *call, const char *data, size_t n) {
+  if (!call->err_tail && !(call->err_tail = malloc(STDERR_TAIL))) return;
+  if (n >= STDERR_TAIL) {
+    memcpy(call->err_tail, data + n - STDERR_TAIL, STDERR_TAIL);
+    call->err_tail_len = STDERR_TAIL;
+    return;
+  }
+  size_t keep = call->err_tail_len + n > STDERR_TAIL ? STDERR_TAIL - n : call->err_tail_len;
+  memmove(call->err_tail, call->err_tail + call->err_tail_len - keep, keep);
+  memcpy(call->err_tail + keep, data, n);
+  call->err_tail_len = keep + n;
+}
+
+/** Says how much stderr was dropped; at the stream's end its last whole lines follow (the tail a reader keeps). */
+static void report_dropped(struct call *call, int at_end) {
+  if (!call->err_dropped) return;
+  size_t tail = at_end ? call->err_tail_len : 0, skip = 0;
+  // A tail that was cut starts inside a line: whole lines only (a fragment could hide a secret from redaction).
+  if (tail && call->err_dropped > tail) {
+    const char *newline = memchr(call->err_tail, '\n', tail);
+    skip = newline ? (size_t)(newline - call->err_tail) + 1 : tail;
+  }
+  size_t kept = tail - skip;
+  if (call->err_dropped > kept) {
+    char note[160];
+    int len = snprintf(note, sizeof note,
+                       "\n[switchyard: %llu bytes of stderr dropped: the plugin wrote more than 1.25 MiB/s]\n",
+                       call->err_dropped - kept);
+    emit(call->id, S_STDERR, note, (size_t)len);
+  }
+  if (kept) emit(call->id, S_STDERR, call->err_tail + skip, kept);
+  call->err_dropped = 0;
+  call->err_tail_len = 0;
+}
+
+static void deliver(struct call *call, int data_type, const char *data, size_t n) {
+  if (data_type != S_STDERR) return emit(call->id, data_type, data, n);
+  long long now = monotonic_ns();
+  if (now - call->err_window_ns >= STDERR_WINDOW_NS) {
+    call->err_window_ns = now;
+    call->err_window_bytes = 0;
+  }
+  if (call->err_window_bytes + n <= STDERR_WINDOW_BYTES) {
+    report_dropped(call, 0);
+    call->err_window_bytes += n;
+    emit(call->id, S_STDERR, data, n);
+    return;
+  }
+  call->err_window_bytes = STDERR_WINDOW_BYTES; // this window is spent
+  call->err_dropped += n;
+  keep_tail(call, data, n);
+}
+
+static void end_stream(struct call *call, int *fd, int data_type, int eof_type) {
+  close_fd(fd);
+  if (data_type == S_STDERR) report_dropped(call, 1);
+  emit(call->id, eof_type, NULL, 0);
+}
+
 static void relay(struct call *call, int *fd, int data_type, int eof_type) {
   static char chunk[CHUNK];
   for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {
     ssize_t n = read(*fd, chunk, sizeof chunk);
     if (n > 0) {
-      emit(call->id, data_type, chunk, (size_t)n);
+      deliver(call, data_type, chunk, (size_t)n);
       if (n < (ssize_t)sizeof chunk) return;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
-    close_fd(fd);
-    emit(call->id, eof_type, NULL, 0);
+    end_stream(call, fd, data_type, eof_type);
   }
 }
 
@@ -481,13 +559,12 @@ static void drain(struct call *call, int *fd, int data_type, int eof_type) {
   while (*fd >= 0) {
     ssize_t n = read(*fd, chunk, sizeof chunk);
     if (n > 0) {
-      emit(call->id, data_type, chunk, (size_t)n);
+      deliver(call, data_type, chunk, (size_t)n);
       if (out_len > (1u << 20)) flush_out();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    close_fd(fd);
-    emit(call->id, eof_type, NULL, 0);
+    end_stream(call, fd, data_type, eof_type);
   }
 }
 
@@ -548,6 +625,8 @@ static void finish_if_done(struct call *call) {
   close_fd(&call->in_w);
   free(call->pending);
   call->pending = NULL;
+  free(call->err_tail);
+  call->err_tail = NULL;
   if (call->limits) call->limits_hit |= limits_end((unsigned)(call - calls));
   if (call->limits_hit) emit_u32s(call->id, S_LIMIT, call->limits_hit, 0, 1);
   emit(call->id, S_DONE, NULL, 0);
