@@ -109,6 +109,10 @@ describe('the api resolves references', () => {
     }
     expect(expectProblem(await resolveRef('batches', 'ref=abc'), 400).detail).toMatch(/at least 4/);
     expect(expectProblem(await resolveRef('batches', 'ref=shop'), 400).detail).toMatch(/not a batch id/);
+    // An id of the kind that names nothing is unknown, as a whole id would be.
+    expect(expectProblem(await resolveRef('operations', 'ref=op_nope'), 404).detail).toBe(
+      'unknown operation "op_nope" (op list shows the known ones)',
+    );
     const unknownHex = hex(batchIds[0]!).startsWith('ffff') ? 'eeeeeeee' : 'ffffffff';
     expect(expectProblem(await resolveRef('operations', `ref=${unknownHex}`), 404).detail).toMatch(
       /no operation id starts with/,

@@ -665,7 +665,8 @@ describe('remote follows and waits, live', () => {
   }, 60_000);
 
   it('op logs --follow prints the stderr as the call writes it and ends (exit 0) when the operation ends', async () => {
-    const id = await startTicking('ticking', 3_000);
+    // Long enough that a CLI started under load still sees it running.
+    const id = await startTicking('ticking', 8_000);
     const follow = startAs('admin', ['op', 'logs', id, '--follow']);
     await waitFor(
       'the remote follow to print a tick',

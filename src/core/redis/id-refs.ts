@@ -51,10 +51,13 @@ export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScop
       `no ${scope.noun} is ${ref}${scope.scopeText ? ` ${scope.scopeText}` : ''} (there are fewer ${plural} kept)`,
     );
   }
-  const hex = (ref.startsWith(scope.kind) ? ref.slice(scope.kind.length) : ref).toLowerCase();
+  const prefixed = ref.startsWith(scope.kind);
+  const hex = (prefixed ? ref.slice(scope.kind.length) : ref).toLowerCase();
+  // `op_nope` is an id of the kind that names nothing: unknown, as a whole id that names nothing is.
+  if (prefixed && !/^[0-9a-f-]*$/.test(hex)) throw unknown(ref, scope.noun);
   if (!/^[0-9a-f-]+$/.test(hex) || hex.replace(/-/g, '').length < MIN_PREFIX_HEX)
     throw new InvalidInputError(
-      `${JSON.stringify(ref)} is not a ${scope.noun} id: give the whole id, at least ${MIN_PREFIX_HEX} of its first hex digits, latest or latest~N`,
+      `${JSON.stringify(ref)} is not ${scope.noun === 'batch' ? 'a' : 'an'} ${scope.noun} id: give the whole id, at least ${MIN_PREFIX_HEX} of its first hex digits, latest or latest~N`,
     );
   const matches = await membersWithPrefix(redis, scope.index, `${scope.kind}${hex}`);
   if (matches.length === 1) return matches[0]!;
@@ -66,6 +69,12 @@ export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScop
   const more = matches.length > SHOWN_MATCHES ? ` and ${matches.length - SHOWN_MATCHES} more` : '';
   throw new InvalidInputError(
     `${JSON.stringify(ref)} names ${matches.length} ${plural}: ${shown}${more}; give more of the id`,
+  );
+}
+
+function unknown(ref: string, noun: IdRefScope['noun']): NotFoundError {
+  return new NotFoundError(
+    `unknown ${noun} ${JSON.stringify(ref)} (${noun === 'batch' ? 'batch' : 'op'} list shows the known ones)`,
   );
 }
 
