@@ -11,7 +11,7 @@ import { routes } from '../../core/contract/index.js';
 import { refuseUnlessRole, withBackend } from '../command-context.js';
 import { ago, emit, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
-import { cancelOperation, finishOperation, printOperation } from './work-output.js';
+import { cancelOperation, finishOperation, printOperation, runAgainCommand } from './work-output.js';
 
 export function registerOperationCommands(program: Command): void {
   program
@@ -108,12 +108,21 @@ export function registerOperationCommands(program: Command): void {
         }),
     );
   op.command('show <id>')
-    .description('one operation with its result or error')
+    .description(
+      'one operation: its input and result or error, who requested and cancelled it, the worker, the duration, and the command that runs it again',
+    )
     .addHelpText('after', '\nExample:\n  switchyard op show op_5c1d…')
     .action(async (id: string, _options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
         const operation = await backend.work.getOperation(id);
-        emit(config.json, operation, () => printOperation(operation));
+        emit(config.json, operation, () => {
+          printOperation(operation);
+          say('');
+          say('Run it again:');
+          say(`  ${runAgainCommand(operation)}`);
+          if (JSON.stringify(operation.input ?? null).includes('[REDACTED]'))
+            say('  (the input shows [REDACTED] where a secret was: put the real value back)');
+        });
       }),
     );
   op.command('cancel <id>')
