@@ -372,12 +372,16 @@ function enableCard(plugin, describe, user) {
     { type: 'submit', class: 'primary', disabled: true, testid: 'enable-button' },
     plugin.enabled ? 'Enable with these scopes' : 'Enable',
   );
+  // An enabled plugin's form starts from what it holds now, so changing one scope
+  // does not silently drop the others; a plugin never enabled starts from none.
+  const granted = new Set(plugin.enabled ? (plugin.grantedScopes ?? []) : []);
   const boxes = (plugin.requestedScopes ?? []).map((scope) => {
     const id = nextId('scope');
     const input = h('input', {
       type: 'checkbox',
       id,
       value: scope,
+      checked: granted.has(scope),
       disabled: !trusted || !admin,
       testid: `enable-scope-${scope}`,
     });
@@ -395,13 +399,20 @@ function enableCard(plugin, describe, user) {
     button.disabled = !trusted || !admin || !boxes.some((box) => box.input.checked);
   };
   for (const box of boxes) box.input.addEventListener('change', update);
+  update();
   const form = h(
     'form',
     { testid: 'enable-form' },
     h(
       'fieldset',
       {},
-      h('legend', {}, 'Grant scopes (none are pre-selected)'),
+      h(
+        'legend',
+        {},
+        granted.size > 0
+          ? 'Grant scopes (the ones granted now are checked)'
+          : 'Grant scopes (none are pre-selected)',
+      ),
       boxes.map((box) => box.el),
     ),
     !admin
