@@ -430,7 +430,7 @@ describe('operations in the web UI', () => {
       ['plugins', '#/plugins', 'plugins-table'],
       ['operations', '#/operations', 'operations-table'],
       ['audit', '#/audit', 'audit-table'],
-      ['operation', `#/operations/${cancelledId}`, 'op-details'],
+      ['operation', `#/operations/${cancelledId}`, 'op-card'],
     ] as const) {
       await phone.goto(`${base}/${hash}`);
       await phone.getByTestId(ready).waitFor();
