@@ -86,6 +86,14 @@ describe('op show', () => {
     const text = await cli(['op', 'show', id]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^cancelled by\\s+${shown.cancelledBy}$`, 'm'));
+
+    const mine = onlyJson<ShownOperation[]>(
+      await cli(['--json', 'op', 'list', '--requested-by', shown.requestedBy!]),
+    );
+    expect(mine.map((operation) => operation.id)).toEqual([id]);
+    expect(
+      onlyJson<ShownOperation[]>(await cli(['--json', 'op', 'list', '--requested-by', 'token:nobody'])),
+    ).toEqual([]);
   });
 
   it('shows input and output, requester, worker and duration, and a run-again line that works', async () => {

@@ -73,6 +73,7 @@ export function registerOperationCommands(program: Command): void {
     .description('the newest operations')
     .option('--project <id>', 'only this project')
     .option('--plugin <id>', 'only this plugin')
+    .option('--requested-by <actor>', 'only those this actor requested (token:<name>, user:<name>@<host>)')
     .option(
       '--state <state>',
       `only this state: ${OPERATION_FILTERS.join(', ')} (outcome_unknown: failed, and the plugin may have acted)`,
@@ -82,7 +83,13 @@ export function registerOperationCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard op list --project shop --state failed')
     .action(
       async (
-        options: { project?: string; plugin?: string; state?: OperationFilter; limit: number },
+        options: {
+          project?: string;
+          plugin?: string;
+          requestedBy?: string;
+          state?: OperationFilter;
+          limit: number;
+        },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -91,6 +98,7 @@ export function registerOperationCommands(program: Command): void {
             ...(options.project ? { projectId: options.project } : {}),
             ...(options.plugin ? { pluginId: options.plugin } : {}),
             ...(options.state ? { state: options.state } : {}),
+            ...(options.requestedBy ? { requestedBy: options.requestedBy } : {}),
           });
           if (config.json) return printJson(operations);
           printTable(
