@@ -307,6 +307,12 @@ describe('operations in the web UI', () => {
     await line.waitFor();
     expect(await line.getAttribute('title')).toMatch(ISO);
     expect(await page.getByTestId('op-logs').innerText()).not.toMatch(ISO);
+    // Other pages too: the batches list.
+    await page.goto(`${base}/#/batches`);
+    const created = page.locator('[data-testid="batches-table"] tbody time').first();
+    await created.waitFor();
+    expect(await created.getAttribute('title')).toMatch(ISO);
+    expect(await created.innerText()).not.toMatch(ISO);
   });
 
   it('filters the list by plugin, project, state (outcome unknown too) and requester, and pages past 50', async () => {

@@ -2,7 +2,7 @@
 // Plugins list and the plugin review page.
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
-import { badge, busy, errorBox, field, formatTime, h, nextId, table } from './dom.js';
+import { badge, busy, errorBox, field, formatTime, h, nextId, table, when } from './dom.js';
 import { can, currentUser, needsRole } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -194,7 +194,10 @@ export async function pluginView(container, { signal, params: [id] }) {
           dt('Capabilities', (plugin.capabilities ?? []).join(', ') || '—', 'plugin-capabilities'),
           dt('Executable', plugin.executable),
           dt('Package directory', plugin.packageDir),
-          dt('Trusted by', plugin.trustedBy ? `${plugin.trustedBy}, ${formatTime(plugin.trustedAt)}` : '—'),
+          dt(
+            'Trusted by',
+            plugin.trustedBy ? h('span', {}, `${plugin.trustedBy}, `, when(plugin.trustedAt)) : '—',
+          ),
           dt('Time limits', limitsText(plugin.timeLimits), 'plugin-time-limits'),
           dt('Network', `${plugin.policy.network} — ${plugin.policy.networkReason}`, 'plugin-network'),
           dt(
@@ -515,7 +518,7 @@ function healthCard(plugin, user) {
       'dl',
       { class: 'facts' },
       dt('Health', badge(plugin.health)),
-      dt('Checked', formatTime(plugin.healthCheckedAt)),
+      dt('Checked', when(plugin.healthCheckedAt)),
       dt(
         'Last error',
         plugin.lastError
@@ -545,7 +548,7 @@ function logsCard(plugin, signal) {
               'ol',
               { class: 'log' },
               entries.map((e) =>
-                h('li', {}, h('span', { class: 'log-meta' }, `${formatTime(e.at)} ${e.source}`), ' ', e.line),
+                h('li', {}, h('span', { class: 'log-meta' }, when(e.at), ` ${e.source}`), ' ', e.line),
               ),
             ),
       );
