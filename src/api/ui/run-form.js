@@ -86,10 +86,13 @@ export function runForm(plugins, projects, signal) {
 
   const describeAction = () => {
     const chosen = offered.get(action.value);
-    actionNote.textContent = chosen
-      ? `${chosen.description} Risk: ${chosen.risk}${isMutating(chosen.risk) ? ' — you confirm before it runs.' : '.'}`
-      : actionNote.textContent;
+    if (!chosen) return;
+    const description = chosen.description.trim();
+    const sentence = !description || /[.!?]$/.test(description) ? description : `${description}.`;
+    const consequence = isMutating(chosen.risk) ? ' — you confirm before it runs.' : '.';
+    actionNote.textContent = `${sentence} Risk: ${chosen.risk}${consequence}`.trim();
   };
+
   /** @param {string} [wanted] the action to select when offered */
   const loadActions = async (wanted) => {
     const mine = ++loads;
