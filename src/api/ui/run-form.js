@@ -133,7 +133,7 @@ export function runForm(plugins, projects, signal) {
     if (wanted) action.value = wanted;
     if (options.length === 0) {
       actionNote.textContent = answer.inspectedAt
-        ? `The latest inspection of ${project.value} by ${plugin.value} advertised no action.`
+        ? `The latest inspection of ${project.value} by ${plugin.value} advertised no action (or it failed): inspect it again to list them.`
         : `${plugin.value} has not inspected ${project.value} yet: run a batch first; its actions are listed here then.`;
     } else {
       actionNote.replaceChildren();

@@ -234,7 +234,10 @@ export const operationView: z.ZodType<OperationView> = z.object({
   finishedAt: time.optional(),
   timeoutMs: z.number().int().optional(),
   input: json.optional().describe('the action input as requested, redacted'),
-  requestedBy: z.string().optional().describe('who requested it: token:<name> or cli:<user>'),
+  requestedBy: z
+    .string()
+    .optional()
+    .describe('who requested it: token:<name> (api) or user:<name>@<host> (local CLI)'),
   cancelledBy: z.string().optional().describe('who asked first to cancel it'),
   worker: z.string().optional().describe('the worker that ran it: worker:<host>:<pid>'),
   durationMs: z.number().int().optional().describe('from started to finished'),

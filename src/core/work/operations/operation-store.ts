@@ -63,7 +63,7 @@ export interface OperationQuery extends PageRequest {
   projectId?: string;
   pluginId?: string;
   state?: OperationFilter;
-  /** Who requested it (`token:<name>`, `cli:<user>`). */
+  /** Who requested it (`token:<name>`, `user:<name>@<host>`). */
   requestedBy?: string;
 }
 const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
@@ -88,7 +88,7 @@ export interface OperationView {
   timeoutMs?: number;
   /** The action input as requested, redacted like a result (absent from servers before it was shown). */
   input?: JsonValue;
-  /** Who requested it: the audit actor (`token:<name>`, `cli:<user>`). */
+  /** Who requested it: the audit actor (`token:<name>`, `user:<name>@<host>`). */
   requestedBy?: string;
   /** Who asked to cancel it first, when anyone did. */
   cancelledBy?: string;
