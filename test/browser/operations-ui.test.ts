@@ -447,6 +447,24 @@ describe('operations in the web UI', () => {
     await phone.context().close();
   });
 
+  it('offers a viewer neither the run form nor run again', async () => {
+    const viewerToken = (await api<{ token: string }>('POST', '/tokens', { name: 'looker', role: 'viewer' }))
+      .token;
+    const viewer = await (await browser!.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    viewer.setDefaultTimeout(20_000);
+    await viewer.goto(`${base}/`);
+    await viewer.getByTestId('token-input').fill(viewerToken);
+    await viewer.getByTestId('sign-in').click();
+    await viewer.getByTestId('plugins-table').waitFor();
+    await viewer.goto(`${base}/#/operations/${cancelledId}`);
+    await viewer.getByTestId('op-cancelled-by').waitFor();
+    expect(await viewer.getByTestId('op-run-again').isHidden()).toBe(true);
+    await viewer.goto(`${base}/#/operations`);
+    await viewer.getByTestId('op-start-needs-role').waitFor();
+    expect(await viewer.getByTestId('op-form').count()).toBe(0);
+    await viewer.context().close();
+  });
+
   it('raised no page error', () => {
     expect(consoleErrors).toEqual([]);
   });
