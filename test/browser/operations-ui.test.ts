@@ -440,7 +440,7 @@ describe('operations in the web UI', () => {
     ] as const) {
       await phone.goto(`${base}/${hash}`);
       await phone.getByTestId(ready).waitFor();
-      await phone.screenshot({ path: join(SHOTS, `ops-390-${name}.png`), fullPage: true });
+      await phone.screenshot({ path: join(SHOTS, `ops-390-${name}.png`) });
       widths[name] = await phone.evaluate(() => globalThis.document.documentElement.scrollWidth);
     }
     expect(widths).toEqual({ plugins: 390, operations: 390, audit: 390, operation: 390 });
