@@ -156,6 +156,7 @@ const ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/projects/p/labels', { labels: ['go'] }],
   ['DELETE', '/api/v1/projects/p/labels/go'],
   ['GET', '/api/v1/projects/p/history?plugin=fixture-inspector'],
+  ['GET', '/api/v1/projects/p/actions?plugin=fixture-inspector'],
   ['POST', '/api/v1/batches', { pluginId: 'fixture-inspector', projects: 'all' }],
   ['GET', '/api/v1/batches'],
   ['GET', '/api/v1/batches/b'],

@@ -193,6 +193,15 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     expect(history.json.map((entry) => entry.batchId)).toEqual([retry.json.batchId, batch.json.batchId]);
     await checked('GET', `${P}/projects/{id}/history`, `${P}/projects/shop/history`); // 400 problem
     await checked('GET', `${P}/projects/{id}/history`, `${P}/projects/nope/history?plugin=${PLUGIN_ID}`); // 404
+    const actions = await checked<{ batchId?: string; actions: { id: string; risk: string }[] }>(
+      'GET',
+      `${P}/projects/{id}/actions`,
+      `${P}/projects/shop/actions?plugin=${PLUGIN_ID}`,
+    );
+    expect(actions.json.batchId).toBe(retry.json.batchId);
+    expect(actions.json.actions).toEqual([expect.objectContaining({ id: 'fixture.echo', risk: 'none' })]);
+    await checked('GET', `${P}/projects/{id}/actions`, `${P}/projects/shop/actions`); // 400 problem
+    await checked('GET', `${P}/projects/{id}/actions`, `${P}/projects/nope/actions?plugin=${PLUGIN_ID}`); // 404
     await checked('POST', `${P}/batches/{id}/cancel`, `${P}/batches/${retry.json.batchId}/cancel`, {
       body: {},
     });

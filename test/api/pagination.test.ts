@@ -199,4 +199,50 @@ describe('cursor pagination', () => {
     ])) as Entry[];
     expect(listed.map((e) => e.detail.index)).toEqual([28, 26, 24, 22]);
   });
+
+  it('operations by requester, audit until a time: both pages, each once', async () => {
+    const operations = new OperationStore(redis, keys);
+    const mine: string[] = [];
+    for (let index = 0; index < 9; index += 1) {
+      const { operation } = await operations.create({
+        pluginId: 'alpha',
+        projectId: 'a',
+        action: 'x',
+        input: {},
+        requestedBy: index % 3 === 0 ? 'token:ci' : 'user:someone@host',
+      });
+      if (index % 3 === 0) mine.unshift(operation.id);
+    }
+    const byCi = await readAll<{ id: string; requestedBy: string }>(
+      '/api/v1/operations?requestedBy=token:ci',
+      2,
+    );
+    expect(byCi.items.map((o) => o.id)).toEqual(mine);
+    expect(byCi.items.every((o) => o.requestedBy === 'token:ci')).toBe(true);
+
+    type Entry = { actor: string; detail: { step?: number } };
+    for (let step = 0; step < 4; step += 1)
+      await appendAudit(redis, keys, {
+        actor: 'until-test',
+        action: 'plugin.trust',
+        target: 'x',
+        detail: { step },
+      });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const cut = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let step = 4; step < 6; step += 1)
+      await appendAudit(redis, keys, {
+        actor: 'until-test',
+        action: 'plugin.trust',
+        target: 'x',
+        detail: { step },
+      });
+    const before = await readAll<Entry>(`/api/v1/audit?actor=until-test&until=${encodeURIComponent(cut)}`, 3);
+    expect(before.items.map((e) => e.detail.step)).toEqual([3, 2, 1, 0]);
+    const aWhileAgo = await readAll<Entry>('/api/v1/audit?actor=until-test&until=1h', 3);
+    expect(aWhileAgo.items).toEqual([]);
+    const { api } = setup!;
+    expectProblem(await call(api, 'GET', '/api/v1/audit?until=later', { token: api.adminToken }), 400);
+  });
 });

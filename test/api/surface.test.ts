@@ -39,6 +39,7 @@ const DOCUMENTED: [string, string][] = [
   ['delete', '/api/v1/projects/{id}/labels/{label}'],
   ['delete', '/api/v1/projects/{id}'],
   ['get', '/api/v1/projects/{id}/history'],
+  ['get', '/api/v1/projects/{id}/actions'],
   ['post', '/api/v1/batches'],
   ['get', '/api/v1/batches'],
   ['post', '/api/v1/batches/cancel'],

@@ -377,7 +377,7 @@ describe('review web UI in Chromium', () => {
     await page.getByTestId('op-start').waitFor();
     await page.getByTestId('op-plugin').selectOption(PLUGIN);
     await page.getByTestId('op-project').selectOption('alpha');
-    await page.getByTestId('op-action').fill('fixture.echo');
+    await page.getByTestId('op-action').selectOption('fixture.echo');
     // Invalid JSON is refused in the page, before anything is sent.
     await page.getByTestId('op-input').fill('{"hello": ');
     await page.getByTestId('op-start').click();
@@ -398,7 +398,7 @@ describe('review web UI in Chromium', () => {
     await page.getByTestId('op-start').waitFor();
     await page.getByTestId('op-plugin').selectOption(PLUGIN);
     await page.getByTestId('op-project').selectOption('beta');
-    await page.getByTestId('op-action').fill('fixture.echo');
+    await page.getByTestId('op-action').selectOption('fixture.echo');
     await page.getByTestId('op-start').click();
     await page.waitForSelector('[data-testid="op-state"][data-state="queued"]');
     await page.getByTestId('op-cancel').waitFor();

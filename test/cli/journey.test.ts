@@ -22,6 +22,10 @@ const OPERATION_FIELDS = [
   'requestedAt',
   'startedAt',
   'finishedAt',
+  'input',
+  'requestedBy',
+  'worker',
+  'durationMs',
 ];
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 

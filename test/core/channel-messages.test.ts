@@ -85,7 +85,7 @@ describe('operation scripts and their messages', () => {
     const id = await newOperation();
     await store.transition(id, ['queued'], 'running');
     heard.length = 0;
-    expect((await store.requestCancel(id)).outcome).toBe('requested');
+    expect((await store.requestCancel(id, 'user:test')).outcome).toBe('requested');
     await waitFor('the cancel message', async () =>
       heard.find((entry) => entry.channel === keys.operationCancelChannel),
     );
@@ -97,7 +97,7 @@ describe('operation scripts and their messages', () => {
   it("a cancel of a queued operation ends it CANCELLED and publishes the new state on the operation's events", async () => {
     const id = await newOperation();
     heard.length = 0;
-    expect((await store.requestCancel(id)).outcome).toBe('cancelled');
+    expect((await store.requestCancel(id, 'user:test')).outcome).toBe('cancelled');
     await waitFor('the state message', async () =>
       heard.find((entry) => entry.channel === keys.operationEvents(id)),
     );

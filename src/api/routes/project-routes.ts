@@ -23,4 +23,7 @@ export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps)
   route(routes.projectHistory, async ({ params, query }) =>
     redactDeep(await runtime.batches.history(params.id, query.plugin, query.limit)),
   );
+  route(routes.projectActions, async ({ params, query }) =>
+    redactDeep(await runtime.batches.actions(params.id, query.plugin)),
+  );
 }

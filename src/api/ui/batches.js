@@ -4,7 +4,7 @@
 import { get, post } from './api.js';
 import { navigate } from './router.js';
 import { can, currentUser, needsRole } from './session.js';
-import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
+import { badge, busy, errorBox, field, h, table, when } from './dom.js';
 import { projectPicker } from './project-picker.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -55,7 +55,7 @@ export async function batchesView(container, { signal }) {
       b.pluginId,
       badge(b.state),
       `${b.succeeded} succeeded, ${b.failed} failed${b.cancelled ? `, ${b.cancelled} cancelled` : ''}, ${b.pending} pending of ${b.total}`,
-      `${formatTime(b.createdAt)} by ${b.createdBy ?? '—'}`,
+      h('span', {}, when(b.createdAt), ` by ${b.createdBy ?? '—'}`),
     ]);
     const tbody = listBody.querySelector('tbody');
     if (append && tbody) {

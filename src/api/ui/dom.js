@@ -141,6 +141,24 @@ export function formatTime(value) {
 }
 
 /**
+ * A time as people read it, in this browser's time zone, with the exact ISO
+ * time in its title (hover) and datetime attribute; '—' for nothing.
+ * @param {string | number | Date | null | undefined} value as formatTime takes it
+ */
+export function when(value) {
+  const text = formatTime(value);
+  if (text === '—') return h('span', { class: 'muted' }, text);
+  const date = new Date(
+    typeof value === 'string' && /^\d+$/.test(value)
+      ? Number(value)
+      : /** @type {string | number | Date} */ (value),
+  );
+  if (Number.isNaN(date.getTime())) return h('span', {}, text);
+  const iso = date.toISOString();
+  return h('time', { datetime: iso, title: iso, class: 'nowrap' }, text);
+}
+
+/**
  * A duration the way the CLI prints it (the `ms` package's short form): the
  * largest unit that fits, rounded — 1h, 6h, 1d, 90s → 2m, 999ms.
  *

@@ -1,23 +1,29 @@
 // @ts-check
-// Operations: live list, start form, detail with cancel.
+// Operations: the run form (run-form.js), the live list filtered and paged,
+// and one operation's page with cancel and run again.
 import { get, post } from './api.js';
 import { every, follow } from './live.js';
-import { navigate } from './router.js';
 import { can, currentUser, needsRole } from './session.js';
-import { badge, busy, errorBox, field, formatTime, h, pretty, table } from './dom.js';
+import { runAgain, runForm } from './run-form.js';
+import { badge, busy, errorBox, field, formatDuration, h, pretty, table, when } from './dom.js';
 
 /** @import { ViewContext } from './router.js' */
-/** @import { AnswerOf, BodyIn, EventOf, routes } from '../../core/contract/index.js' */
+/** @import { AnswerOf, EventOf } from '../../core/contract/index.js' */
 /** @typedef {AnswerOf<'getOperation'>} Operation */
-/** @typedef {BodyIn<typeof routes.createOperation>} NewOperation */
 
 /** @type {Set<string>} */
 const ACTIVE = new Set(['queued', 'running']);
-
-function idempotencyKey() {
-  if (crypto.randomUUID) return crypto.randomUUID();
-  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
+/** What the state filter offers (the api's OPERATION_FILTERS): outcome_unknown is its own outcome. */
+const STATE_FILTERS = [
+  'queued',
+  'running',
+  'succeeded',
+  'partially_succeeded',
+  'failed',
+  'outcome_unknown',
+  'cancelled',
+];
+const PAGE_SIZE = 50;
 
 /**
  * @param {HTMLElement} container
@@ -33,42 +39,132 @@ export async function operationsView(container, { signal }) {
   ]);
   const listBody = h('div', { testid: 'operations-list' }, h('p', { class: 'muted' }, 'Loading…'));
   const listNote = h('p', { class: 'hint' }, 'Refreshes every 2 seconds.');
+
+  /** @param {string} label @param {string} testid @param {[string, string][]} choices */
+  const choice = (label, testid, choices) =>
+    h(
+      'select',
+      { testid },
+      h('option', { value: '' }, label),
+      choices.map(([value, text]) => h('option', { value }, text)),
+    );
+  const byPlugin = choice(
+    'Every plugin',
+    'ops-filter-plugin',
+    plugins.map((p) => [p.id, p.id]),
+  );
+  const byProject = choice(
+    'Every project',
+    'ops-filter-project',
+    projects.map((p) => [p.id, p.id]),
+  );
+  const byState = choice(
+    'Every state',
+    'ops-filter-state',
+    STATE_FILTERS.map((state) => [state, state.replaceAll('_', ' ')]),
+  );
+  const byRequester = h('input', {
+    type: 'search',
+    placeholder: 'token:ci or user:ana@host',
+    testid: 'ops-filter-requested-by',
+  });
+  const newer = h('button', { type: 'button', testid: 'ops-newer', disabled: true }, '← Newer');
+  const older = h('button', { type: 'button', testid: 'ops-older', disabled: true }, 'Older →');
+  const pageLabel = h('span', { class: 'muted', testid: 'ops-page' }, 'Page 1');
+  /** The cursor of each page shown so far: [undefined] is the newest page. */
+  /** @type {(string | undefined)[]} */
+  let cursors = [undefined];
+  /** @type {string | undefined} */
+  let nextCursor;
+
+  const query = () => {
+    const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (byPlugin.value) params.set('pluginId', byPlugin.value);
+    if (byProject.value) params.set('projectId', byProject.value);
+    if (byState.value) params.set('state', byState.value);
+    if (byRequester.value.trim()) params.set('requestedBy', byRequester.value.trim());
+    const cursor = cursors.at(-1);
+    if (cursor) params.set('cursor', cursor);
+    return params;
+  };
+  let reads = 0;
+  const refresh = async () => {
+    // A filter changed while the timer's read was on its way: only the newest read is shown.
+    const mine = ++reads;
+    /** @type {AnswerOf<'listOperations'>} */
+    const page = await get(`/operations?${query()}`, signal);
+    if (mine !== reads) return;
+    nextCursor = page.nextCursor;
+    older.disabled = !nextCursor;
+    newer.disabled = cursors.length === 1;
+    pageLabel.textContent = `Page ${cursors.length}`;
+    listBody.replaceChildren(
+      table(
+        ['Operation', 'Action', 'Plugin', 'Project', 'State', 'Requested', 'By'],
+        page.items.map((op) => [
+          h('a', { href: `#/operations/${encodeURIComponent(op.id)}` }, h('code', { class: 'id' }, op.id)),
+          h('code', {}, op.action),
+          op.pluginId,
+          op.projectId,
+          badge(outcomeOf(op)),
+          when(op.requestedAt),
+          op.requestedBy ?? '—',
+        ]),
+        { class: 'data', testid: 'operations-table' },
+      ),
+    );
+  };
+  const reload = () =>
+    void refresh().catch(
+      (error) => (listNote.textContent = `Could not read: ${error.detail ?? error.message}`),
+    );
+  for (const control of [byPlugin, byProject, byState, byRequester]) {
+    control.addEventListener('change', () => {
+      cursors = [undefined];
+      reload();
+    });
+  }
+  older.addEventListener('click', () => {
+    if (!nextCursor) return;
+    cursors.push(nextCursor);
+    reload();
+  });
+  newer.addEventListener('click', () => {
+    if (cursors.length > 1) cursors.pop();
+    reload();
+  });
+
   container.append(
     // Starting work needs the operator role; a viewer gets a note instead of a form.
     can(user, 'operator')
-      ? startForm(
+      ? runForm(
           plugins.filter((p) => p.enabled),
           projects.filter((p) => p.trusted),
+          signal,
         )
       : needsRole(user, 'operator', 'Running an operation', 'op-start-needs-role'),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'ops-title' },
-      h('h2', { id: 'ops-title' }, 'Recent operations'),
+      h('h2', { id: 'ops-title' }, 'Operations'),
+      h(
+        'div',
+        { class: 'row filters', testid: 'ops-filters' },
+        field('Plugin', byPlugin),
+        field('Project', byProject),
+        field('State', byState),
+        field('Requested by', byRequester),
+      ),
       listNote,
       listBody,
+      h('div', { class: 'actions pager' }, newer, pageLabel, older),
     ),
   );
   await every(
     2000,
     signal,
     async () => {
-      /** @type {AnswerOf<'listOperations'>} */
-      const { items: operations } = await get('/operations?limit=50', signal);
-      listBody.replaceChildren(
-        table(
-          ['Operation', 'Action', 'Plugin', 'Project', 'State', 'Requested'],
-          operations.map((op) => [
-            h('a', { href: `#/operations/${encodeURIComponent(op.id)}` }, h('code', {}, op.id)),
-            h('code', {}, op.action),
-            op.pluginId,
-            op.projectId,
-            badge(outcomeOf(op)),
-            formatTime(op.requestedAt),
-          ]),
-          { class: 'data', testid: 'operations-table' },
-        ),
-      );
+      await refresh();
       return false;
     },
     /** @param {{ detail?: string, message?: string }} error an ApiError or a network Error */
@@ -79,100 +175,6 @@ export async function operationsView(container, { signal }) {
 }
 
 /**
- * @param {AnswerOf<'listPlugins'>} plugins the enabled ones
- * @param {AnswerOf<'listProjects'>} projects the trusted ones
- */
-function startForm(plugins, projects) {
-  const errors = errorBox('op-start-error');
-  const plugin = h(
-    'select',
-    { required: true, testid: 'op-plugin' },
-    plugins.map((p) => h('option', { value: p.id }, `${p.name} (${p.id})`)),
-  );
-  const project = h(
-    'select',
-    { required: true, testid: 'op-project' },
-    projects.map((p) => h('option', { value: p.id }, `${p.displayName} (${p.id})`)),
-  );
-  const action = h('input', {
-    type: 'text',
-    class: 'mono',
-    required: true,
-    placeholder: 'fixture.echo',
-    testid: 'op-action',
-  });
-  const input = h('textarea', {
-    class: 'mono',
-    rows: '4',
-    spellcheck: 'false',
-    placeholder: '{"message": "hello"}',
-    testid: 'op-input',
-  });
-  const inputError = h('p', { class: 'field-error', role: 'alert', testid: 'op-input-error', hidden: true });
-  const button = h('button', { type: 'submit', class: 'primary', testid: 'op-start' }, 'Run operation');
-  let key = idempotencyKey();
-  /** @type {() => { ok: true, value: unknown } | { ok: false, message: string }} */
-  const parseInput = () => {
-    const text = input.value.trim();
-    if (!text) return { ok: true, value: undefined };
-    try {
-      return { ok: true, value: JSON.parse(text) };
-    } catch (error) {
-      return { ok: false, message: `Input is not valid JSON: ${/** @type {SyntaxError} */ (error).message}` };
-    }
-  };
-  const check = () => {
-    const parsed = parseInput();
-    inputError.hidden = parsed.ok;
-    inputError.textContent = parsed.ok ? '' : parsed.message;
-    input.setAttribute('aria-invalid', parsed.ok ? 'false' : 'true');
-    return parsed;
-  };
-  input.addEventListener('input', () => {
-    key = idempotencyKey();
-    check();
-  });
-  for (const control of [plugin, project, action])
-    control.addEventListener('change', () => (key = idempotencyKey()));
-  const form = h(
-    'form',
-    { class: 'card', 'aria-labelledby': 'op-start-title' },
-    h('h2', { id: 'op-start-title' }, 'Run an operation'),
-    plugins.length === 0 ? h('p', { class: 'notice' }, 'No plugin is enabled.') : null,
-    projects.length === 0 ? h('p', { class: 'notice' }, 'No project is trusted.') : null,
-    h(
-      'div',
-      { class: 'row' },
-      field('Plugin', plugin),
-      field('Project (trusted only)', project),
-      field('Action', action),
-    ),
-    field('Input (JSON, optional)', input, 'Checked before sending. Leave empty for no input.'),
-    inputError,
-    h('div', { class: 'actions' }, button),
-    errors.el,
-  );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const parsed = check();
-    if (!parsed.ok) {
-      input.focus();
-      return;
-    }
-    /** @type {NewOperation} */
-    const body = { pluginId: plugin.value, projectId: project.value, action: action.value.trim() };
-    // any JSON as typed: the api answers 400 when it is not an object
-    if (parsed.value !== undefined) body.input = /** @type {NewOperation['input']} */ (parsed.value);
-    void busy(button, errors, async () => {
-      /** @type {AnswerOf<'createOperation'>} */
-      const op = await post('/operations', body, { 'Idempotency-Key': key });
-      navigate(`#/operations/${encodeURIComponent(op.id)}`);
-    });
-  });
-  return form;
-}
-
-/**
  * @param {HTMLElement} container
  * @param {ViewContext} context `params`: the operation id
  */
@@ -180,32 +182,44 @@ export async function operationView(container, { signal, params: [id] }) {
   const path = `/operations/${encodeURIComponent(/** @type {string} */ (id))}`;
   const errors = errorBox('op-cancel-error');
   const state = h('span', { testid: 'op-state' });
-  const details = h('dl', { class: 'facts' });
+  const details = h('dl', { class: 'facts', testid: 'op-details' });
+  const inputShown = h('div', { testid: 'op-input-shown' });
   const outcome = h('div', { testid: 'op-outcome' });
   const cancel = h(
     'button',
     { type: 'button', class: 'danger', testid: 'op-cancel', hidden: true },
     'Cancel operation',
   );
+  const again = h('button', { type: 'button', testid: 'op-run-again', hidden: true }, 'Run again…');
   const note = h('p', { class: 'hint', role: 'status' });
-  const logs = h('pre', { class: 'log', testid: 'op-logs' }, 'No stderr yet.');
+  const logs = h('ol', { class: 'log', testid: 'op-logs' }, h('li', {}, 'No stderr yet.'));
   const card = h(
     'section',
     { class: 'card', testid: 'op-card' },
     details,
-    h('div', { class: 'actions' }, cancel),
+    h('div', { class: 'actions' }, cancel, again),
     errors.el,
     note,
   );
   container.append(
-    h('div', { class: 'page-head' }, h('h1', {}, 'Operation ', h('code', {}, id)), state),
+    h('div', { class: 'page-head' }, h('h1', {}, 'Operation ', h('code', { class: 'id' }, id)), state),
     h('p', {}, h('a', { href: '#/operations' }, '← All operations')),
     card,
     h(
-      'section',
-      { class: 'card', 'aria-labelledby': 'op-outcome-title' },
-      h('h2', { id: 'op-outcome-title' }, 'Outcome'),
-      outcome,
+      'div',
+      { class: 'grid-2 side-by-side' },
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'op-input-title' },
+        h('h2', { id: 'op-input-title' }, 'Input (redacted)'),
+        inputShown,
+      ),
+      h(
+        'section',
+        { class: 'card', 'aria-labelledby': 'op-outcome-title' },
+        h('h2', { id: 'op-outcome-title' }, 'Outcome'),
+        outcome,
+      ),
     ),
     h(
       'section',
@@ -219,17 +233,33 @@ export async function operationView(container, { signal, params: [id] }) {
   const show = (op) => {
     state.replaceChildren(badge(outcomeOf(op)));
     state.dataset.state = op.state;
-    /** @type {[string, string | Node][]} */
+    /** @type {[string, string | Node, string][]} */
     const rows = [
-      ['Action', h('code', {}, op.action)],
-      ['Plugin', op.pluginId],
-      ['Project', op.projectId],
-      ['Requested', formatTime(op.requestedAt)],
-      ['Started', formatTime(op.startedAt)],
-      ['Finished', formatTime(op.finishedAt)],
+      ['Action', h('code', {}, op.action), 'action'],
+      ['Plugin', op.pluginId, 'plugin'],
+      ['Project', op.projectId, 'project'],
+      ['Requested', when(op.requestedAt), 'requested'],
+      ['Requested by', op.requestedBy ?? '—', 'requested-by'],
+      ['Started', when(op.startedAt), 'started'],
+      ['Worker', op.worker ?? '—', 'worker'],
+      ['Finished', when(op.finishedAt), 'finished'],
+      ['Duration', op.durationMs !== undefined ? formatDuration(op.durationMs) : '—', 'duration'],
     ];
-    details.replaceChildren(...rows.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
+    if (op.cancelledBy) rows.push(['Cancelled by', op.cancelledBy, 'cancelled-by']);
+    if (op.timeoutMs) rows.push(['Time limit', `${formatDuration(op.timeoutMs)} (asked for)`, 'timeout']);
+    details.replaceChildren(
+      ...rows.flatMap(([term, value, testid]) => [
+        h('dt', {}, term),
+        h('dd', { testid: `op-${testid}` }, value),
+      ]),
+    );
     cancel.hidden = !ACTIVE.has(op.state) || !operator;
+    again.hidden = !operator;
+    inputShown.replaceChildren(
+      op.input === undefined
+        ? h('p', { class: 'muted' }, 'Not shown by this server.')
+        : h('pre', { class: 'json' }, pretty(op.input)),
+    );
     /** @type {HTMLElement[]} */
     const parts = [];
     if (op.errorCode || op.errorMessage) {
@@ -255,8 +285,9 @@ export async function operationView(container, { signal, params: [id] }) {
       show(/** @type {AnswerOf<'cancelOperation'>} */ (await post(`${path}/cancel`)));
     }),
   );
+  again.addEventListener('click', () => runAgain(op));
 
-  // Cancel needs the operator role.
+  // Cancel and run again need the operator role.
   /** @type {[Operation, import('./session.js').Me]} */
   const [first, user] = await Promise.all([get(path, signal), currentUser(signal)]);
   const operator = can(user, 'operator');
@@ -288,7 +319,8 @@ export async function operationView(container, { signal, params: [id] }) {
 }
 
 /**
- * The operation's stderr, read every second while it runs and once more after it ended.
+ * The operation's stderr, read every second while it runs and once more after
+ * it ended; each line's time in local time (the exact time on hover).
  * @param {string} path
  * @param {HTMLElement} target
  * @param {() => boolean} ended
@@ -301,9 +333,16 @@ async function followLogs(path, target, ended, signal) {
       /** @type {AnswerOf<'operationLogs'>} */
       const entries = await get(path, signal);
       if (entries.length > 0) {
-        target.textContent = entries
-          .map((entry) => `${entry.at}  ${entry.source.padEnd(6)}  ${entry.line}`)
-          .join('\n');
+        target.replaceChildren(
+          ...entries.map((entry) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'log-meta' }, when(entry.at), ` ${entry.source.padEnd(6)} `),
+              entry.line,
+            ),
+          ),
+        );
         target.dataset.lines = String(entries.length);
       }
     } catch (error) {

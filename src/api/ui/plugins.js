@@ -2,7 +2,7 @@
 // Plugins list and the plugin review page.
 import { get, post } from './api.js';
 import { flash, rerender } from './router.js';
-import { badge, busy, errorBox, field, formatTime, h, nextId, table } from './dom.js';
+import { badge, busy, errorBox, field, formatTime, h, nextId, table, when } from './dom.js';
 import { can, currentUser, needsRole } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -203,7 +203,10 @@ export async function pluginView(container, { signal, params: [id] }) {
           dt('Capabilities', (plugin.capabilities ?? []).join(', ') || '—', 'plugin-capabilities'),
           dt('Executable', plugin.executable),
           dt('Package directory', plugin.packageDir),
-          dt('Trusted by', plugin.trustedBy ? `${plugin.trustedBy}, ${formatTime(plugin.trustedAt)}` : '—'),
+          dt(
+            'Trusted by',
+            plugin.trustedBy ? h('span', {}, `${plugin.trustedBy}, `, when(plugin.trustedAt)) : '—',
+          ),
           dt('Time limits', limitsText(plugin.timeLimits), 'plugin-time-limits'),
           dt('Network', `${plugin.policy.network} — ${plugin.policy.networkReason}`, 'plugin-network'),
           dt(
@@ -381,12 +384,16 @@ function enableCard(plugin, describe, user) {
     { type: 'submit', class: 'primary', disabled: true, testid: 'enable-button' },
     plugin.enabled ? 'Enable with these scopes' : 'Enable',
   );
+  // An enabled plugin's form starts from what it holds now, so changing one scope
+  // does not silently drop the others; a plugin never enabled starts from none.
+  const granted = new Set(plugin.enabled ? (plugin.grantedScopes ?? []) : []);
   const boxes = (plugin.requestedScopes ?? []).map((scope) => {
     const id = nextId('scope');
     const input = h('input', {
       type: 'checkbox',
       id,
       value: scope,
+      checked: granted.has(scope),
       disabled: !trusted || !admin,
       testid: `enable-scope-${scope}`,
     });
@@ -404,13 +411,20 @@ function enableCard(plugin, describe, user) {
     button.disabled = !trusted || !admin || !boxes.some((box) => box.input.checked);
   };
   for (const box of boxes) box.input.addEventListener('change', update);
+  update();
   const form = h(
     'form',
     { testid: 'enable-form' },
     h(
       'fieldset',
       {},
-      h('legend', {}, 'Grant scopes (none are pre-selected)'),
+      h(
+        'legend',
+        {},
+        granted.size > 0
+          ? 'Grant scopes (the ones granted now are checked)'
+          : 'Grant scopes (none are pre-selected)',
+      ),
       boxes.map((box) => box.el),
     ),
     !admin
@@ -513,7 +527,7 @@ function healthCard(plugin, user) {
       'dl',
       { class: 'facts' },
       dt('Health', badge(plugin.health)),
-      dt('Checked', formatTime(plugin.healthCheckedAt)),
+      dt('Checked', when(plugin.healthCheckedAt)),
       dt(
         'Last error',
         plugin.lastError
@@ -543,7 +557,7 @@ function logsCard(plugin, signal) {
               'ol',
               { class: 'log' },
               entries.map((e) =>
-                h('li', {}, h('span', { class: 'log-meta' }, `${formatTime(e.at)} ${e.source}`), ' ', e.line),
+                h('li', {}, h('span', { class: 'log-meta' }, when(e.at), ` ${e.source}`), ' ', e.line),
               ),
             ),
       );

@@ -5,7 +5,7 @@
 // pause, resume and remove them.
 import { del, get, post } from './api.js';
 import { flash, rerender } from './router.js';
-import { busy, errorBox, field, formatDuration, formatTime, h, table } from './dom.js';
+import { busy, errorBox, field, formatDuration, formatTime, h, table, when } from './dom.js';
 import { can, currentUser, needsRole } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -82,10 +82,10 @@ export async function schedulesView(container, { signal }) {
             item.pausedAt
               ? h('span', { class: 'badge' }, 'paused')
               : item.nextRunAt
-                ? formatTime(item.nextRunAt)
+                ? when(item.nextRunAt)
                 : '—',
             h('span', { testid: `schedule-last-${item.id}` }, lastRunText(item)),
-            h('span', {}, formatTime(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
+            h('span', {}, when(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
             operator ? h('span', { class: 'actions' }, toggle, button) : '',
           ];
         }),

@@ -3,7 +3,7 @@
 // shown once, here, and never again); revoke.
 import { del, get, post } from './api.js';
 import { flash, rerender } from './router.js';
-import { badge, busy, errorBox, field, formatTime, h, table } from './dom.js';
+import { badge, busy, errorBox, field, h, table, when } from './dom.js';
 import { adminOnly } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -60,11 +60,11 @@ export async function tokensView(container, { signal }) {
           return [
             h('span', {}, item.name, h('span', { class: 'sub' }, item.id)),
             item.role,
-            h('span', {}, formatTime(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
+            h('span', {}, when(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
             item.expiresAt
-              ? h('span', {}, formatTime(item.expiresAt), expired ? [' ', badge('expired')] : null)
+              ? h('span', {}, when(item.expiresAt), expired ? [' ', badge('expired')] : null)
               : 'never',
-            item.lastUsedAt ? formatTime(item.lastUsedAt) : 'never',
+            item.lastUsedAt ? when(item.lastUsedAt) : 'never',
             button,
           ];
         }),

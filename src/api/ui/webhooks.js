@@ -4,7 +4,7 @@
 // their state and last answer.
 import { del, get } from './api.js';
 import { flash, rerender } from './router.js';
-import { badge, busy, errorBox, formatTime, h, table } from './dom.js';
+import { badge, busy, errorBox, h, table, when } from './dom.js';
 import { adminOnly } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -52,7 +52,7 @@ export async function webhooksView(container, { signal }) {
             hook.url,
             hook.events.join(', '),
             hook.pluginId ?? 'every plugin',
-            `${formatTime(hook.createdAt)} by ${hook.createdBy}`,
+            h('span', {}, when(hook.createdAt), ` by ${hook.createdBy}`),
             button,
           ];
         }),
@@ -77,7 +77,7 @@ export async function webhooksView(container, { signal }) {
             badge(delivery.state, `delivery-state-${delivery.deliveryId}`),
             String(delivery.attempts.length),
             answer,
-            formatTime(delivery.createdAt),
+            when(delivery.createdAt),
           ];
         }),
         { testid: 'deliveries-table' },

@@ -13,7 +13,7 @@ import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-re
 import { ago, emit, errorText, printJson, printTable, say } from '../output.js';
 import { milliseconds, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 import { printLogEntries } from './long-ops.js';
-import { cancelOperation, finishOperation, printOperation } from './work-output.js';
+import { cancelOperation, finishOperation, printOperation, runAgainCommand } from './work-output.js';
 
 export function registerOperationCommands(program: Command): void {
   program
@@ -102,6 +102,7 @@ export function registerOperationCommands(program: Command): void {
     .description('the newest operations')
     .option('--project <id>', 'only this project')
     .option('--plugin <id>', 'only this plugin')
+    .option('--requested-by <actor>', 'only those this actor requested (token:<name>, user:<name>@<host>)')
     .option(
       '--state <state>',
       `only this state: ${OPERATION_FILTERS.join(', ')} (outcome_unknown: failed, and the plugin may have acted)`,
@@ -111,7 +112,13 @@ export function registerOperationCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  switchyard op list --project shop --state failed')
     .action(
       async (
-        options: { project?: string; plugin?: string; state?: OperationFilter; limit: number },
+        options: {
+          project?: string;
+          plugin?: string;
+          requestedBy?: string;
+          state?: OperationFilter;
+          limit: number;
+        },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -120,6 +127,7 @@ export function registerOperationCommands(program: Command): void {
             ...(options.project ? { projectId: options.project } : {}),
             ...(options.plugin ? { pluginId: options.plugin } : {}),
             ...(options.state ? { state: options.state } : {}),
+            ...(options.requestedBy ? { requestedBy: options.requestedBy } : {}),
           });
           if (config.json) return printJson(operations);
           printTable(
@@ -138,7 +146,9 @@ export function registerOperationCommands(program: Command): void {
         }),
     );
   withRefScope(op.command('show <operation>'), 'operation')
-    .description('one operation with its result or error')
+    .description(
+      'one operation: its input and result or error, who requested and cancelled it, the worker, the duration, and the command that runs it again',
+    )
     .addHelpText(
       'after',
       `\n${REF_HELP}\n\nExamples:\n  switchyard op show 5c1d20aa\n  switchyard op show latest --project shop`,
@@ -146,7 +156,14 @@ export function registerOperationCommands(program: Command): void {
     .action(async (ref: string, options: RefScope, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
         const operation = await backend.work.getOperation(await operationIdOf(backend, ref, options));
-        emit(config.json, operation, () => printOperation(operation));
+        emit(config.json, operation, () => {
+          printOperation(operation);
+          say('');
+          say('Run it again:');
+          say(`  ${runAgainCommand(operation)}`);
+          if (JSON.stringify(operation.input ?? null).includes('[REDACTED]'))
+            say('  (the input shows [REDACTED] where a secret was: put the real value back)');
+        });
       }),
     );
   withRefScope(op.command('cancel <operation>'), 'operation')

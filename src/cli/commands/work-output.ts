@@ -287,11 +287,35 @@ export function printOperation(operation: OperationView): void {
     ],
     ['error', operation.errorCode ? errorText(operation.errorCode, operation.errorMessage) : undefined],
     ['summary', operation.result?.summary],
+    ['input', operation.input !== undefined ? JSON.stringify(operation.input) : undefined],
     ['output', operation.result ? JSON.stringify(operation.result.output) : undefined],
     ['requested', whenWithAgo(operation.requestedAt)],
+    ['requested by', operation.requestedBy],
     ['started', whenWithAgo(operation.startedAt)],
+    ['worker', operation.worker],
     ['finished', whenWithAgo(operation.finishedAt)],
+    ['duration', operation.durationMs !== undefined ? ms(operation.durationMs) : undefined],
+    ['cancelled by', operation.cancelledBy],
     ['timeout', operation.timeoutMs ? `${ms(operation.timeoutMs)} (asked for)` : undefined],
   ];
   printFields(fields);
+}
+
+/**
+ * The command line that requests the same operation again (a new one: no
+ * idempotency key), each argument quoted for a POSIX shell where it needs it.
+ * The input is the redacted one: a secret in it reads [REDACTED].
+ */
+export function runAgainCommand(operation: OperationView): string {
+  const args = ['switchyard', 'run', operation.pluginId, operation.projectId, operation.action];
+  const input = operation.input;
+  const empty = input !== null && typeof input === 'object' && Object.keys(input).length === 0;
+  if (input !== undefined && !empty) args.push('--input', JSON.stringify(input));
+  if (operation.timeoutMs) args.push('--timeout', ms(operation.timeoutMs));
+  args.push('--yes');
+  return args.map(shellWord).join(' ');
+}
+
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

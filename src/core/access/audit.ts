@@ -52,6 +52,8 @@ export interface AuditQuery extends PageRequest {
   target?: string;
   /** Not older than this many milliseconds. */
   since?: number;
+  /** Not newer than this time (epoch milliseconds). */
+  until?: number;
 }
 
 /**
@@ -69,7 +71,7 @@ export const HEALTH_CHECK_ACTION = 'scheduler.health-checks';
 
 /** Newest entries first, filtered, one page (pages.ts). */
 export function queryAudit(redis: Redis, keys: Keys, query: AuditQuery = {}): Promise<Page<AuditEntry>> {
-  const { actor, action, excludeAction, target, since } = query;
+  const { actor, action, excludeAction, target, since, until } = query;
   return streamPage(
     redis,
     keys.audit,
@@ -77,6 +79,7 @@ export function queryAudit(redis: Redis, keys: Keys, query: AuditQuery = {}): Pr
       ...(query.limit !== undefined ? { limit: query.limit } : {}),
       ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
       ...(since !== undefined ? { sinceMs: Date.now() - since } : {}),
+      ...(until !== undefined ? { untilMs: until } : {}),
     },
     parseEntry,
     (entry) =>

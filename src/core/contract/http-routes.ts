@@ -225,6 +225,14 @@ export const routes = {
     query: queries.history,
     response: z.array(responses.historyEntry),
   }),
+  projectActions: define({
+    method: 'GET',
+    path: '/projects/:id/actions',
+    role: 'viewer',
+    summary: 'the actions the plugin advertised in its latest inspection of the project, each with its risk',
+    query: queries.actions,
+    response: responses.advertisedActions,
+  }),
 
   // ---- batches: inspections, their progress, control, diff and export ----
   createBatch: define({

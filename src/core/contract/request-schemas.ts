@@ -136,6 +136,21 @@ const duration = z.union([z.number(), z.string()]).transform((given, context) =>
   }
   return value;
 });
+/** A time as epoch milliseconds: an ISO 8601 date or time, or a duration back from now (`2h`). */
+const pointInTime = z.union([z.number(), z.string()]).transform((given, context) => {
+  const text = String(given).trim();
+  const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isFinite(at)) return at;
+  const back = /^\d+$/.test(text) ? Number(text) : ms(text as ms.StringValue);
+  if (typeof back !== 'number' || !Number.isFinite(back) || back < 0) {
+    context.addIssue({
+      code: 'custom',
+      message: 'must be a date or time (2026-11-01T09:30Z) or a duration ago (2h)',
+    });
+    return z.NEVER;
+  }
+  return Date.now() - back;
+});
 export const queries = {
   limit: limitQuery,
   batches: pageQuery.extend({
@@ -146,6 +161,7 @@ export const queries = {
     projectId: id.optional(),
     pluginId: id.optional(),
     state: z.enum(OPERATION_FILTERS).optional(),
+    requestedBy: id.optional(),
   }),
   audit: pageQuery.extend({
     actor: id.optional(),
@@ -154,6 +170,8 @@ export const queries = {
     target: id.optional(),
     /** Not older than this (the core's AuditQuery.since, in milliseconds once parsed). */
     since: duration.optional(),
+    /** Not newer than this (the core's AuditQuery.until, epoch milliseconds once parsed). */
+    until: pointInTime.optional(),
   }),
   /** GET /plugins/:id/facts: each `where` NAME<op>VALUE (fleet-facts.ts), each `label` carried. */
   fleet: pageQuery.extend({
@@ -177,6 +195,8 @@ export const queries = {
   }),
   /** GET /projects/:id/history: the plugin's batches, at most `limit` of them. */
   history: z.strictObject({ plugin: id, limit: limit(MAX_PAGE_LIMIT) }),
+  /** GET /projects/:id/actions: the plugin whose latest inspection of the project is read. */
+  actions: z.strictObject({ plugin: id }),
   /** GET /plugins/:id/trend: the newest `batches` kept batches (default 10), one fact's distribution. */
   trend: z.strictObject({
     batches: z.coerce.number().int().min(1).max(100).optional(),

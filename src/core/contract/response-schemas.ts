@@ -247,6 +247,14 @@ export const operationView: z.ZodType<OperationView> = z.object({
   startedAt: time.optional(),
   finishedAt: time.optional(),
   timeoutMs: z.number().int().optional(),
+  input: json.optional().describe('the action input as requested, redacted'),
+  requestedBy: z
+    .string()
+    .optional()
+    .describe('who requested it: token:<name> (api) or user:<name>@<host> (local CLI)'),
+  cancelledBy: z.string().optional().describe('who asked first to cancel it'),
+  worker: z.string().optional().describe('the worker that ran it: worker:<host>:<pid>'),
+  durationMs: z.number().int().optional().describe('from started to finished'),
 });
 
 export const auditEntry: z.ZodType<AuditEntry> = z.object({
@@ -376,6 +384,14 @@ export const trendPoint = z.object({
 });
 
 /** One batch's result for one project (GET /projects/:id/history). */
+export const advertisedActions = z.object({
+  pluginId: z.string(),
+  projectId: z.string(),
+  batchId: z.string().optional(),
+  inspectedAt: time.optional().describe("when the plugin's latest inspection of the project was recorded"),
+  actions: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() })),
+});
+
 export const historyEntry = z.object({
   batchId: z.string(),
   at: z.string().describe('when the batch was created'),

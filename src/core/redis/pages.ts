@@ -100,17 +100,23 @@ const isStreamId = (value: unknown): value is string => typeof value === 'string
 
 /**
  * One page of a stream read newest first, optionally not older than
- * `sinceMs`. `parse` turns an entry into a record; `accept` is the filter.
+ * `sinceMs` nor newer than `untilMs` (epoch ms). `parse` turns an entry into
+ * a record; `accept` is the filter.
  */
 export async function streamPage<T>(
   redis: Redis,
   key: string,
-  request: PageRequest & { sinceMs?: number },
+  request: PageRequest & { sinceMs?: number; untilMs?: number },
   parse: (id: string, fields: string[]) => T,
   accept: (record: T) => boolean = () => true,
 ): Promise<Page<T>> {
   const limit = pageLimit(request.limit);
-  let end = request.cursor ? `(${decodeCursor(request.cursor, isStreamId)}` : '+';
+  // An id of milliseconds alone ends at that millisecond's last entry.
+  let end = request.cursor
+    ? `(${decodeCursor(request.cursor, isStreamId)}`
+    : request.untilMs !== undefined
+      ? String(Math.max(0, Math.floor(request.untilMs)))
+      : '+';
   const start = request.sinceMs !== undefined ? `${Math.max(0, Math.floor(request.sinceMs))}-0` : '-';
   const items: T[] = [];
   let examined = 0;

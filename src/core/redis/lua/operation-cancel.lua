@@ -13,6 +13,7 @@
   ARGV[6] its error message
   ARGV[7] the message for the cancel channel: the operation's id (channel-messages.ts operationCancelMessage)
   ARGV[8] the message for the events channel: the state 'cancelled' (operationStateMessage)
+  ARGV[9] who asked (the audit actor): kept as cancelledBy, the first asker only
 
   Returns {outcome, state before}: outcome is 'missing', 'terminal', 'cancelled'
   or 'requested'.
@@ -20,6 +21,7 @@
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', ''} end
 if string.find(',' .. ARGV[3] .. ',', ',' .. state .. ',', 1, true) then return {'terminal', state} end
+redis.call('HSETNX', KEYS[1], 'cancelledBy', ARGV[9])
 if state == 'queued' then
   redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finishedAt', ARGV[1], 'errorCode', ARGV[5],
     'errorMessage', ARGV[6])

@@ -58,6 +58,16 @@ export interface FleetQuery {
 /** `project history` looks at this many of the plugin's batches unless asked for fewer or more. */
 export const HISTORY_LIMIT = 50;
 
+/** GET /projects/:id/actions: what the plugin offered for the project when it last inspected it. */
+export interface AdvertisedActions {
+  pluginId: string;
+  projectId: string;
+  /** The batch of that inspection and when it was recorded; absent when none was. */
+  batchId?: string;
+  inspectedAt?: string;
+  actions: { id: string; name: string; description: string; risk: string }[];
+}
+
 /** One batch in a plugin's trend (GET /plugins/:id/trend). */
 export interface TrendPoint {
   batchId: string;
@@ -313,6 +323,23 @@ export class BatchService {
     await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty history
     if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
     return this.store.history(pluginId, projectId, limit);
+  }
+
+  /**
+   * The actions the plugin advertised for the project in its latest
+   * inspection (none when that inspection failed or none ran): what the web
+   * UI's run form offers, each with the risk the plugin gave it.
+   */
+  async actions(projectId: string, pluginId: string): Promise<AdvertisedActions> {
+    await this.deps.plugins.show(pluginId);
+    if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
+    const latest = await this.store.latest(pluginId, projectId);
+    return {
+      pluginId,
+      projectId,
+      ...(latest ? { batchId: latest.batchId, inspectedAt: latest.at } : {}),
+      actions: latest?.result?.actions ?? [],
+    };
   }
 
   /**

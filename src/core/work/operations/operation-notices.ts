@@ -1,5 +1,5 @@
 // The webhook event an operation's end produces: `operation.finished` with
-// its view (state, error, redacted result), once per operation whichever
+// its view (state, error, redacted result; never its input), once per operation whichever
 // worker saw the end.
 import type { Notices } from '../notify/index.js';
 import { isTerminal, toOperationView, type OperationStore } from './operation-store.js';
@@ -11,7 +11,9 @@ export async function announceOperationEnd(
 ): Promise<void> {
   const record = await store.get(operationId);
   if (!record || !isTerminal(record.state)) return;
-  const operation = toOperationView(record);
+  // The input stays home: a webhook's receiver is outside, and needs only how it ended.
+  const { input, ...operation } = toOperationView(record);
+  void input;
   await notices.publish(
     'operation.finished',
     { operation },

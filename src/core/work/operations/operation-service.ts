@@ -183,7 +183,7 @@ export class OperationService {
    * operation is left as it is. Every request is audited.
    */
   async cancel(id: string, actor: string): Promise<OperationView> {
-    const { outcome, state } = await this.store.requestCancel(id);
+    const { outcome, state } = await this.store.requestCancel(id, actor);
     if (outcome === 'missing')
       throw new NotFoundError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
     if (outcome === 'cancelled') await this.deps.queues.operate.remove(operateJobId(id)).catch(() => 0);

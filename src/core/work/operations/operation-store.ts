@@ -26,6 +26,7 @@ import {
   sortedSetPage,
 } from '../../redis/index.js';
 import { ERROR_CODES } from '../../platform/index.js';
+import { redactDeep } from '../../safety/index.js';
 
 export const OPERATION_STATES = [
   'queued',
@@ -62,6 +63,8 @@ export interface OperationQuery extends PageRequest {
   projectId?: string;
   pluginId?: string;
   state?: OperationFilter;
+  /** Who requested it (`token:<name>`, `user:<name>@<host>`). */
+  requestedBy?: string;
 }
 const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -83,9 +86,19 @@ export interface OperationView {
   finishedAt?: string;
   /** The shorter time limit the request asked for (ms); the plugin's operate limit otherwise. */
   timeoutMs?: number;
+  /** The action input as requested, redacted like a result (absent from servers before it was shown). */
+  input?: JsonValue;
+  /** Who requested it: the audit actor (`token:<name>`, `user:<name>@<host>`). */
+  requestedBy?: string;
+  /** Who asked to cancel it first, when anyone did. */
+  cancelledBy?: string;
+  /** The worker that ran it (`worker:<host>:<pid>`), once one started it. */
+  worker?: string;
+  /** From started to finished, once both are known. */
+  durationMs?: number;
 }
 
-export interface OperationRecord extends OperationView {
+export interface OperationRecord extends Omit<OperationView, 'durationMs' | 'input' | 'requestedBy'> {
   input: JsonValue;
   requestedBy: string;
   idempotencyKey?: string;
@@ -94,7 +107,6 @@ export interface OperationRecord extends OperationView {
   dispatched: boolean;
   dispatchedBy?: string;
   cancelRequested: boolean;
-  worker?: string;
 }
 
 const TERMINAL_CSV = TERMINAL_STATES.join(',');
@@ -194,6 +206,7 @@ export class OperationStore {
       (record) =>
         (query.projectId === undefined || record.projectId === query.projectId) &&
         (query.pluginId === undefined || record.pluginId === query.pluginId) &&
+        (query.requestedBy === undefined || record.requestedBy === query.requestedBy) &&
         (query.state === undefined ||
           record.state === query.state ||
           (query.state === 'outcome_unknown' && operationOutcome(record) === 'outcome unknown')),
@@ -237,7 +250,8 @@ export class OperationStore {
     );
   }
 
-  async requestCancel(id: string): Promise<{ outcome: CancelOutcome; state: string }> {
+  /** `actor` is kept as the operation's cancelledBy (the first one who asked). */
+  async requestCancel(id: string, actor: string): Promise<{ outcome: CancelOutcome; state: string }> {
     const [outcome, state] = await this.#scripts.operationCancel(
       [this.keys.operation(id)],
       new Date().toISOString(),
@@ -248,6 +262,7 @@ export class OperationStore {
       'cancelled before it started',
       operationCancelMessage.encode(id),
       operationStateMessage.encode('cancelled'),
+      actor,
     );
     return { outcome, state };
   }
@@ -322,7 +337,18 @@ export function toOperationView(record: OperationRecord): OperationView {
     ...(record.startedAt ? { startedAt: record.startedAt } : {}),
     ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}),
     ...(record.timeoutMs ? { timeoutMs: record.timeoutMs } : {}),
+    input: redactDeep(record.input),
+    requestedBy: record.requestedBy,
+    ...(record.cancelledBy ? { cancelledBy: record.cancelledBy } : {}),
+    ...(record.worker ? { worker: record.worker } : {}),
+    ...durationOf(record),
   };
+}
+
+function durationOf(record: { startedAt?: string; finishedAt?: string }): { durationMs?: number } {
+  if (!record.startedAt || !record.finishedAt) return {};
+  const duration = Date.parse(record.finishedAt) - Date.parse(record.startedAt);
+  return Number.isFinite(duration) && duration >= 0 ? { durationMs: duration } : {};
 }
 
 function fromHash(hash: Record<string, string>): OperationRecord {
@@ -346,6 +372,7 @@ function fromHash(hash: Record<string, string>): OperationRecord {
     dispatched: hash.dispatched === '1',
     ...(hash.dispatchedBy ? { dispatchedBy: hash.dispatchedBy } : {}),
     cancelRequested: hash.cancelRequested === '1',
+    ...(hash.cancelledBy ? { cancelledBy: hash.cancelledBy } : {}),
     ...(hash.worker ? { worker: hash.worker } : {}),
   };
 }
