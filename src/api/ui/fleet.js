@@ -247,7 +247,18 @@ export async function fleetView(container, { signal, params: [id] }) {
               h(
                 'tr',
                 {},
-                h('td', {}, h('code', { class: 'project-id', title: row.projectId }, row.projectId)),
+                h(
+                  'td',
+                  {},
+                  h(
+                    'a',
+                    {
+                      href: `#/projects/${encodeURIComponent(row.projectId)}`,
+                      testid: `fleet-project-${row.projectId}`,
+                    },
+                    h('code', { class: 'project-id', title: row.projectId }, row.projectId),
+                  ),
+                ),
                 factIds.map((fact) => {
                   const value = row.facts[fact];
                   if (!value) return h('td', { class: 'muted' }, '—');

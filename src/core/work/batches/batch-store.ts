@@ -438,6 +438,8 @@ export interface HistoryEntry {
   /** When the batch was created. */
   at: string;
   status: ProjectOutcome['status'] | 'pending';
+  /** The inspection's own one-line summary, where it succeeded. */
+  summary?: string;
   facts: FleetRow['facts'];
   warnings: string[];
   error?: { code: string; message: string };
@@ -448,6 +450,7 @@ function historyEntry(batchId: string, at: string, outcome: ProjectOutcome): His
     batchId,
     at,
     status: outcome.status,
+    ...(outcome.result ? { summary: outcome.result.summary } : {}),
     facts: fleetEntry(batchId, at, outcome).facts,
     warnings: outcome.result?.warnings ?? [],
     ...(outcome.error ? { error: outcome.error } : {}),
