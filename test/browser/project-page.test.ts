@@ -117,6 +117,14 @@ describe('project page in Chromium', () => {
       .evaluateAll((trs) =>
         trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim())),
       );
+  const untilRange = (text: string) =>
+    page.waitForFunction(
+      (expected) =>
+        globalThis.document.querySelector('[data-testid="fleet-range"]')?.textContent === expected,
+      text,
+    );
+  const fleetProjects = () =>
+    page.locator('[data-testid="fleet-rows"] tbody tr td:first-child').allInnerTexts();
   const factValues = () =>
     page.locator('[data-testid="project-fact-values"] tbody tr td:nth-child(3)').allInnerTexts();
 
@@ -189,9 +197,38 @@ describe('project page in Chromium', () => {
     expect(page.url()).toContain('#/projects/alpha');
 
     await page.getByTestId('project-fleet-link').click();
+    await untilRange('Rows 1–3 of 3');
     await page.getByTestId('fleet-project-beta').click();
     await page.getByTestId('project-history-table').waitFor();
     expect(page.url()).toContain('#/projects/beta');
+    expect(cspViolations).toEqual([]);
+  }, 60_000);
+
+  it("filters the Fleet page to a label's projects (the api's label, as `facts --label`)", async () => {
+    await page.goto(`${base}/#/plugins/${PLUGIN_ID}/fleet`);
+    await untilRange('Rows 1–3 of 3');
+    const labelOptions = await page.locator('[data-testid="fleet-label"] option').allInnerTexts();
+    expect(labelOptions).toEqual(['any', 'team-a', 'team-b', 'tier-1']);
+    await page.getByTestId('fleet-label').selectOption('team-a');
+    await untilRange('Rows 1–1 of 1');
+    expect(await fleetProjects()).toEqual(['alpha']);
+    // The counts follow the label too: alpha's latest go.version.
+    await page.getByTestId('fleet-fact').selectOption('go.version');
+    await page.waitForFunction(
+      () =>
+        globalThis.document.querySelector('[data-testid="fleet-counts-table"] tbody td')?.textContent ===
+        '1.22',
+    );
+    // With a --where filter as well: both apply.
+    await page.getByTestId('fleet-label').selectOption('team-b');
+    await untilRange('Rows 1–1 of 1');
+    expect(await fleetProjects()).toEqual(['beta']);
+    await page.getByTestId('fleet-where').fill('go.version>1.20');
+    await page.getByTestId('fleet-where-add').click();
+    await untilRange('No rows');
+    await page.getByTestId('fleet-label').selectOption('');
+    await untilRange('Rows 1–1 of 1');
+    expect(await fleetProjects()).toEqual(['alpha']);
     expect(cspViolations).toEqual([]);
   }, 60_000);
 });
