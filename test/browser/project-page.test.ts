@@ -221,6 +221,7 @@ describe('project page in Chromium', () => {
     );
     // With a --where filter as well: both apply.
     await page.getByTestId('fleet-label').selectOption('team-b');
+    await page.getByTestId('fleet-project-beta').waitFor();
     await untilRange('Rows 1–1 of 1');
     expect(await fleetProjects()).toEqual(['beta']);
     await page.getByTestId('fleet-where').fill('go.version>1.20');

@@ -54,6 +54,8 @@ export async function fleetView(container, { signal, params: [id] }) {
   /** @type {string | undefined} */
   let nextCursor;
   let reads = 0;
+  /** @type {{ key: string, counts: FactCounts } | undefined} */
+  let shownCounts;
 
   const errors = errorBox('fleet-error');
   const factPicker = h(
@@ -196,12 +198,19 @@ export async function fleetView(container, { signal, params: [id] }) {
     const cursor = cursors.at(-1);
     if (cursor) rowsQuery.set('cursor', cursor);
     const countsQuery = new URLSearchParams([...where, ['fact', chartFact]]);
+    // The counts read the whole fleet: asked again only when the fact or the filters change, not per page.
+    const countsKey = chartFact ? String(countsQuery) : '';
     /** @type {[FleetPage, FactCounts | undefined]} */
     const [rows, counts] = await Promise.all([
       get(`${base}/facts?${rowsQuery}`, signal),
-      chartFact ? get(`${base}/facts/counts?${countsQuery}`, signal) : undefined,
+      countsKey === shownCounts?.key
+        ? shownCounts.counts
+        : chartFact
+          ? get(`${base}/facts/counts?${countsQuery}`, signal)
+          : undefined,
     ]);
     if (read !== reads) return;
+    shownCounts = counts ? { key: countsKey, counts } : undefined;
     nextCursor = rows.nextCursor;
     const offset = (cursors.length - 1) * PAGE_SIZE;
     tableBox.replaceChildren(projectsTable(rows.items));
