@@ -178,6 +178,7 @@ describe('project page in Chromium', () => {
     // The failed batch has no go.version: two values charted, not three.
     await page.getByTestId('project-fact').selectOption('go.version');
     expect(await factValues()).toEqual(['1.20', '1.20']);
+    await page.screenshot({ path: join(SHOTS, 'project-page-failure.png'), fullPage: true });
 
     await page.goto(`${base}/#/projects/gamma`);
     await page.getByTestId('project-root-missing').waitFor();
@@ -230,6 +231,7 @@ describe('project page in Chromium', () => {
     await page.getByTestId('fleet-label').selectOption('');
     await untilRange('Rows 1–1 of 1');
     expect(await fleetProjects()).toEqual(['alpha']);
+    await page.screenshot({ path: join(SHOTS, 'fleet-label.png') });
     expect(cspViolations).toEqual([]);
   }, 60_000);
 });
