@@ -37,10 +37,12 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
   );
   // The fleet: stored redacted as recorded, redacted again as read (patterns added since).
   route(routes.pluginFacts, async ({ params, query }) => {
-    const rows = await runtime.batches.fleet(params.id, fleetFilters(query));
     const { sort } = query;
     // Unsorted, the cursor is the last project id (as before); sorted, the last row's position.
-    const page = sort === undefined ? byProjectPage(rows, query) : sortedPage(rows, sort, query);
+    const page =
+      sort === undefined
+        ? await byProjectPage(runtime, params.id, query)
+        : sortedPage(await runtime.batches.fleet(params.id, fleetFilters(query)), sort, query);
     return { ...page, items: redactDeep(page.items) };
   });
   route(routes.pluginTrend, async ({ params, query }) =>
@@ -62,10 +64,22 @@ interface FleetPageQuery {
   order?: 'asc' | 'desc' | undefined;
 }
 
-function byProjectPage(rows: FleetRow[], query: FleetPageQuery) {
+/** A page by project id costs the page (the core reads the fleet index), not the whole fleet. */
+async function byProjectPage(
+  runtime: ApiDeps['runtime'],
+  pluginId: string,
+  query: FleetPageQuery & { where?: string[]; label?: string[] },
+) {
   const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;
-  const start = after === undefined ? 0 : rows.findIndex((row) => row.projectId > after);
-  return pageFrom(rows, start, query.limit, (row) => row.projectId);
+  const { items, more } = await runtime.batches.fleetPage(pluginId, {
+    ...fleetFilters(query),
+    after,
+    limit: query.limit ?? DEFAULT_PAGE,
+  });
+  return {
+    items,
+    ...(more ? { nextCursor: Buffer.from(items.at(-1)!.projectId).toString('base64url') } : {}),
+  };
 }
 
 function sortedPage(rows: FleetRow[], fact: string, query: FleetPageQuery) {
@@ -83,7 +97,14 @@ function sortedPage(rows: FleetRow[], fact: string, query: FleetPageQuery) {
   );
 }
 
-function pageFrom(rows: FleetRow[], start: number, limit = 100, cursorOf: (row: FleetRow) => string) {
+const DEFAULT_PAGE = 100;
+
+function pageFrom(
+  rows: FleetRow[],
+  start: number,
+  limit = DEFAULT_PAGE,
+  cursorOf: (row: FleetRow) => string,
+) {
   const items = start < 0 ? [] : rows.slice(start, start + limit);
   const more = start >= 0 && start + limit < rows.length;
   return {

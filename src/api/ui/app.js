@@ -7,6 +7,7 @@ import { byId, errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
 import { fleetView, fleetsView } from './fleet.js';
 import { pluginView, pluginsView } from './plugins.js';
+import { projectView } from './project-page.js';
 import { projectsView } from './projects.js';
 import { navigate, setRenderer, takeFlash } from './router.js';
 import { schedulesView } from './schedules.js';
@@ -24,6 +25,7 @@ const ROUTES = [
   [/^\/plugins\/([^/]+)\/fleet$/, fleetView],
   [/^\/fleet$/, fleetsView],
   [/^\/projects$/, projectsView],
+  [/^\/projects\/([^/]+)$/, projectView],
   [/^\/batches$/, batchesView],
   [/^\/batches\/([^/]+)$/, batchView],
   [/^\/operations$/, operationsView],

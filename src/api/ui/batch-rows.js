@@ -132,7 +132,11 @@ export function batchRows(path, signal, onCounts) {
 
 /** @param {Row} row */
 function cellsOf(row) {
-  const id = h('code', { class: 'project-id', title: row.projectId }, row.projectId);
+  const id = h(
+    'a',
+    { href: `#/projects/${encodeURIComponent(row.projectId)}`, testid: `row-project-${row.projectId}` },
+    h('code', { class: 'project-id', title: row.projectId }, row.projectId),
+  );
   if (row.status === 'pending') return [id, badge('pending'), '', '', ''];
   const warnings = row.result?.warnings ?? [];
   return [

@@ -3,8 +3,8 @@
 // (GET /plugins/:id/facts, /facts/counts, /trend). How many projects have
 // each value of a fact, as a bar chart with the counts in a table beside it;
 // the projects × facts table, filtered as `facts --where` filters
-// (NAME=VALUE, !=, ~REGEX, <, <=, >, >= version-aware), sorted by any fact
-// and paged on the server; and the trend of the plugin's batches. The charts
+// (NAME=VALUE, !=, ~REGEX, <, <=, >, >= version-aware) and to one label
+// (`facts --label`), sorted by any fact and paged on the server; and the trend of the plugin's batches. The charts
 // are uPlot's, served by the api from node_modules.
 import uPlot from './uplot.js';
 import { get } from './api.js';
@@ -32,15 +32,19 @@ export async function fleetView(container, { signal, params: [id] }) {
   const pluginId = /** @type {string} */ (id);
   const base = `/plugins/${encodeURIComponent(pluginId)}`;
   // The fact ids: those of the first rows (a plugin reports the same facts for most projects).
-  /** @type {[FleetPage, Trend]} */
-  const [sample, trend] = await Promise.all([
+  /** @type {[FleetPage, Trend, AnswerOf<'listProjects'>]} */
+  const [sample, trend, projects] = await Promise.all([
     get(`${base}/facts?limit=500`, signal),
     get(`${base}/trend?batches=${TREND_BATCHES}`, signal),
+    get('/projects', signal),
   ]);
   const factIds = [...new Set(sample.items.flatMap((row) => Object.keys(row.facts)))].sort();
+  const labels = [...new Set(projects.flatMap((project) => project.labels))].sort();
 
   /** @type {string[]} */
   let filters = [];
+  /** Only projects with this label (the api's `label`, as `facts --label`); '' for all. */
+  let label = '';
   let chartFact = factIds[0] ?? '';
   /** @type {{ fact: string, order: 'asc' | 'desc' } | undefined} */
   let sort;
@@ -50,6 +54,8 @@ export async function fleetView(container, { signal, params: [id] }) {
   /** @type {string | undefined} */
   let nextCursor;
   let reads = 0;
+  /** @type {{ key: string, counts: FactCounts } | undefined} */
+  let shownCounts;
 
   const errors = errorBox('fleet-error');
   const factPicker = h(
@@ -76,6 +82,12 @@ export async function fleetView(container, { signal, params: [id] }) {
       { class: 'hint' },
       'NAME=VALUE, NAME!=VALUE, NAME~REGEX, or NAME<VALUE (also <=, >, >=; versions compare as versions: 1.9 < 1.20). Every filter must match.',
     ),
+  );
+  const labelPicker = h(
+    'select',
+    { id: 'fleet-label', testid: 'fleet-label', disabled: labels.length === 0 },
+    h('option', { value: '' }, labels.length === 0 ? 'no project has a label' : 'any'),
+    labels.map((name) => h('option', { value: name }, name)),
   );
   const filterChips = h('div', { class: 'chips', testid: 'fleet-filters' });
   const chartBox = h('div', { class: 'chart', testid: 'fleet-chart' });
@@ -122,7 +134,12 @@ export async function fleetView(container, { signal, params: [id] }) {
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'fleet-table-title' },
-      h('h2', { id: 'fleet-table-title' }, 'Projects'),
+      h(
+        'div',
+        { class: 'page-head' },
+        h('h2', { id: 'fleet-table-title' }, 'Projects'),
+        h('div', { class: 'inline-field' }, h('label', { for: 'fleet-label' }, 'Label'), labelPicker),
+      ),
       whereForm,
       filterChips,
       tableBox,
@@ -174,19 +191,26 @@ export async function fleetView(container, { signal, params: [id] }) {
   const load = async () => {
     errors.clear();
     const read = ++reads;
-    const where = filters.map((filter) => ['where', filter]);
+    const where = [...filters.map((filter) => ['where', filter]), ...(label ? [['label', label]] : [])];
     const rowsQuery = new URLSearchParams([...where, ['limit', String(PAGE_SIZE)]]);
     if (sort) rowsQuery.set('sort', sort.fact);
     if (sort) rowsQuery.set('order', sort.order);
     const cursor = cursors.at(-1);
     if (cursor) rowsQuery.set('cursor', cursor);
     const countsQuery = new URLSearchParams([...where, ['fact', chartFact]]);
+    // The counts read the whole fleet: asked again only when the fact or the filters change, not per page.
+    const countsKey = chartFact ? String(countsQuery) : '';
     /** @type {[FleetPage, FactCounts | undefined]} */
     const [rows, counts] = await Promise.all([
       get(`${base}/facts?${rowsQuery}`, signal),
-      chartFact ? get(`${base}/facts/counts?${countsQuery}`, signal) : undefined,
+      countsKey === shownCounts?.key
+        ? shownCounts.counts
+        : chartFact
+          ? get(`${base}/facts/counts?${countsQuery}`, signal)
+          : undefined,
     ]);
     if (read !== reads) return;
+    shownCounts = counts ? { key: countsKey, counts } : undefined;
     nextCursor = rows.nextCursor;
     const offset = (cursors.length - 1) * PAGE_SIZE;
     tableBox.replaceChildren(projectsTable(rows.items));
@@ -247,7 +271,18 @@ export async function fleetView(container, { signal, params: [id] }) {
               h(
                 'tr',
                 {},
-                h('td', {}, h('code', { class: 'project-id', title: row.projectId }, row.projectId)),
+                h(
+                  'td',
+                  {},
+                  h(
+                    'a',
+                    {
+                      href: `#/projects/${encodeURIComponent(row.projectId)}`,
+                      testid: `fleet-project-${row.projectId}`,
+                    },
+                    h('code', { class: 'project-id', title: row.projectId }, row.projectId),
+                  ),
+                ),
                 factIds.map((fact) => {
                   const value = row.facts[fact];
                   if (!value) return h('td', { class: 'muted' }, '—');
@@ -301,6 +336,11 @@ export async function fleetView(container, { signal, params: [id] }) {
     );
   };
 
+  labelPicker.addEventListener('change', () => {
+    label = labelPicker.value;
+    cursors = [undefined];
+    void load().catch((error) => errors.show(error));
+  });
   factPicker.addEventListener('change', () => {
     chartFact = factPicker.value;
     void load().catch((error) => errors.show(error));

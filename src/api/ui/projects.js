@@ -96,7 +96,11 @@ function row(project, listErrors, admin) {
   const name = h(
     'span',
     {},
-    project.displayName,
+    h(
+      'a',
+      { href: `#/projects/${encodeURIComponent(project.id)}`, testid: `project-link-${project.id}` },
+      project.displayName,
+    ),
     h('span', { class: 'sub' }, project.id),
     ...(project.labels.length > 0
       ? [h('span', { class: 'sub', testid: `project-labels-${project.id}` }, project.labels.join(' · '))]

@@ -396,6 +396,7 @@ export const historyEntry = z.object({
   batchId: z.string(),
   at: z.string().describe('when the batch was created'),
   status: z.enum(['succeeded', 'failed', 'cancelled', 'pending']),
+  summary: z.string().optional().describe("the inspection's summary, where it succeeded"),
   facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().optional() })),
   warnings: z.array(z.string()),
   error: z.object({ code: z.string(), message: z.string() }).optional(),

@@ -43,6 +43,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     latestInspection: `${prefix}:latest-inspection`,
     /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */
     fleetFacts: (pluginId: string) => `${prefix}:fleet-facts:${pluginId}`,
+    /** Per plugin: the fleet-facts hash's project ids in page order (a sorted set, fleet-facts.ts fleetIdKey). */
+    fleetIndex: (pluginId: string) => `${prefix}:fleet-index:${pluginId}`,
     // webhooks (work/notify)
     /** Webhook id → its view (JSON), never the secret. */
     webhooks: `${prefix}:webhooks`,

@@ -38,7 +38,7 @@ import { announceBatchEnd } from './batch-notices.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
-import { filterFleet, parseWhere, type FleetRow } from './fleet-facts.js';
+import { filterFleet, parseWhere, rowMatches, type FleetRow } from './fleet-facts.js';
 import { pageOfResults, type ResultRow, type ResultsPage, type ResultsQuery } from './batch-results.js';
 import {
   BatchStore,
@@ -54,6 +54,15 @@ export interface FleetQuery {
   where?: string[];
   labels?: string[];
 }
+
+/** One page of the fleet by project id: after which project, how many rows. */
+export interface FleetPageQuery extends FleetQuery {
+  after?: string | undefined;
+  limit: number;
+}
+
+/** The most rows one read of the fleet index asks for while a page fills (slices double up to it). */
+const FLEET_SLICE_MAX = 5_000;
 
 /** `project history` looks at this many of the plugin's batches unless asked for fewer or more. */
 export const HISTORY_LIMIT = 50;
@@ -313,6 +322,38 @@ export class BatchService {
         .map((project) => project.id),
     );
     return filterFleet(await this.store.fleet(pluginId), filters, registered);
+  }
+
+  /**
+   * One page of the fleet by project id (GET /plugins/:id/facts unsorted): the
+   * rows after project `after` that fleet() would answer, at most `limit`, and
+   * whether more follow. Read through the fleet index in slices that double
+   * until the page is full, so a page costs its own rows where most rows
+   * match (no filter, a common label or value); a filter few rows match reads
+   * further, at most the whole fleet as fleet() does. Sorted pages and counts
+   * still read the whole fleet: ordering by a fact's value needs every row.
+   */
+  async fleetPage(pluginId: string, query: FleetPageQuery): Promise<{ items: FleetRow[]; more: boolean }> {
+    await this.deps.plugins.show(pluginId);
+    const filters = (query.where ?? []).map(parseWhere);
+    const labels = query.labels?.length ? checkLabels(query.labels) : [];
+    const items: FleetRow[] = [];
+    let after = query.after;
+    let size = query.limit + 1;
+    for (;;) {
+      const slice = await this.store.fleetSlice(pluginId, after, size);
+      // Only registered projects, as fleet(): a forgotten project's facts stay in the hash.
+      const projects = await this.deps.projects.getMany(slice.rows.map((row) => row.projectId));
+      slice.rows.forEach((row, index) => {
+        const project = projects[index];
+        if (!project || !labels.every((label) => project.labels.includes(label))) return;
+        if (rowMatches(row, filters)) items.push(row);
+      });
+      if (items.length > query.limit || slice.done || slice.last === undefined) break;
+      after = slice.last;
+      size = Math.min(size * 2, FLEET_SLICE_MAX);
+    }
+    return { items: items.slice(0, query.limit), more: items.length > query.limit };
   }
 
   /**

@@ -4,7 +4,7 @@
 // its worker died can never count twice.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { FleetRow } from './fleet-facts.js';
+import { fleetIdKey, projectIdOfKey, type FleetRow } from './fleet-facts.js';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import type { Redacted } from '../../plugins/index.js';
 import { auditInto, type AuditInput } from '../../access/index.js';
@@ -215,6 +215,7 @@ export class BatchStore {
       this.keys.batchResults(batchId),
       this.keys.latestInspection,
       this.keys.fleetFacts(pluginId),
+      this.keys.fleetIndex(pluginId),
     ];
   }
 
@@ -228,6 +229,7 @@ export class BatchStore {
       this.eventsChannel(batchId),
       now,
       outcome.status === 'succeeded' ? JSON.stringify(fleetEntry(batchId, now, outcome)) : '',
+      fleetIdKey(outcome.projectId),
     ];
   }
 
@@ -244,6 +246,59 @@ export class BatchStore {
       cursor = next;
     } while (cursor !== '0');
     return rows;
+  }
+
+  /**
+   * The fleet's rows after project `after` (none: from the first), in page
+   * order (fleet-facts.ts compareProjectIds), at most `count` of them: read
+   * through the plugin's fleet index, so a slice costs its own size, not the
+   * fleet's. `last`: the slice's last project id (where the next one starts);
+   * `done` once the index has nothing after it.
+   */
+  async fleetSlice(
+    pluginId: string,
+    after: string | undefined,
+    count: number,
+  ): Promise<{ rows: FleetRow[]; last?: string; done: boolean }> {
+    await this.#indexFleet(pluginId);
+    const from = after === undefined ? '-' : `(${fleetIdKey(after)}`;
+    const members = await this.redis.zrangebylex(
+      this.keys.fleetIndex(pluginId),
+      from,
+      '+',
+      'LIMIT',
+      0,
+      count,
+    );
+    if (members.length === 0) return { rows: [], done: true };
+    const ids = members.map(projectIdOfKey);
+    const raw = await this.redis.hmget(this.keys.fleetFacts(pluginId), ...ids);
+    const rows = ids.flatMap((projectId, index) => {
+      const entry = raw[index];
+      return entry ? [{ projectId, ...(JSON.parse(entry) as Omit<FleetRow, 'projectId'>) }] : [];
+    });
+    return { rows, last: ids.at(-1)!, done: members.length < count };
+  }
+
+  /**
+   * Fleet facts recorded before the index existed are indexed once: the
+   * index holds every id of the hash (both written by batch-record.lua, and
+   * neither ever loses one), so fewer members than fields means some are
+   * missing. Two O(1) reads when it is whole.
+   */
+  async #indexFleet(pluginId: string): Promise<void> {
+    const [indexed, stored] = await Promise.all([
+      this.redis.zcard(this.keys.fleetIndex(pluginId)),
+      this.redis.hlen(this.keys.fleetFacts(pluginId)),
+    ]);
+    if (indexed >= stored) return;
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(this.keys.fleetFacts(pluginId), cursor, 'COUNT', 1_000);
+      const members = flat.flatMap((field, index) => (index % 2 === 0 ? [0, fleetIdKey(field)] : []));
+      if (members.length > 0) await this.redis.zadd(this.keys.fleetIndex(pluginId), ...members);
+      cursor = next;
+    } while (cursor !== '0');
   }
 
   /** The projects among `projectIds` without a recorded outcome yet. One round trip. */
@@ -438,6 +493,8 @@ export interface HistoryEntry {
   /** When the batch was created. */
   at: string;
   status: ProjectOutcome['status'] | 'pending';
+  /** The inspection's own one-line summary, where it succeeded. */
+  summary?: string;
   facts: FleetRow['facts'];
   warnings: string[];
   error?: { code: string; message: string };
@@ -448,6 +505,7 @@ function historyEntry(batchId: string, at: string, outcome: ProjectOutcome): His
     batchId,
     at,
     status: outcome.status,
+    ...(outcome.result ? { summary: outcome.result.summary } : {}),
     facts: fleetEntry(batchId, at, outcome).facts,
     warnings: outcome.result?.warnings ?? [],
     ...(outcome.error ? { error: outcome.error } : {}),

@@ -86,6 +86,39 @@ export function matchesFilter(filter: FactFilter, value: string | undefined): bo
   }
 }
 
+/**
+ * The order of project ids in the fleet's pages: a project id's characters
+ * ([a-z0-9._-]) as `localeCompare` orders them (the order the fleet always
+ * had: `_` < `-` < `.` < digits < letters), as plain code-unit order of a key
+ * where `_` becomes `,` (below `-`, and in no id). Redis orders the fleet
+ * index by these keys (ZRANGEBYLEX), so a page reads only its own rows.
+ */
+export function fleetIdKey(projectId: string): string {
+  return projectId.replaceAll('_', ',');
+}
+
+/** The project id of a fleet index key. */
+export function projectIdOfKey(key: string): string {
+  return key.replaceAll(',', '_');
+}
+
+/** Negative, zero or positive as project `a` comes before, with or after `b` in the fleet's pages. */
+export function compareProjectIds(a: string, b: string): number {
+  const ka = fleetIdKey(a);
+  const kb = fleetIdKey(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** Whether the row passes every filter and (when given) its project is among `projects`. */
+export function rowMatches(
+  row: FleetRow,
+  filters: readonly FactFilter[],
+  projects?: ReadonlySet<string>,
+): boolean {
+  if (projects && !projects.has(row.projectId)) return false;
+  return filters.every((filter) => matchesFilter(filter, row.facts[filter.fact]?.value));
+}
+
 /** The rows every filter matches (and, when given, whose project is among `projects`), by project id. */
 export function filterFleet(
   rows: Iterable<FleetRow>,
@@ -93,11 +126,8 @@ export function filterFleet(
   projects?: ReadonlySet<string>,
 ): FleetRow[] {
   const kept: FleetRow[] = [];
-  for (const row of rows) {
-    if (projects && !projects.has(row.projectId)) continue;
-    if (filters.every((filter) => matchesFilter(filter, row.facts[filter.fact]?.value))) kept.push(row);
-  }
-  return kept.sort((a, b) => a.projectId.localeCompare(b.projectId));
+  for (const row of rows) if (rowMatches(row, filters, projects)) kept.push(row);
+  return kept.sort((a, b) => compareProjectIds(a.projectId, b.projectId));
 }
 
 /** Value → how many of the rows have it (a row without the fact counts under `null`), most common first. */
