@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
-import { MAX_PAGE_LIMIT, isWholeId } from '../core/redis/index.js';
+import { MAX_PAGE_LIMIT, needsResolving } from '../core/redis/index.js';
 import { parseWebhookEvents } from '../core/work/notify/index.js';
 import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
@@ -67,7 +67,7 @@ export function remoteBackend(api: ApiClient): Backend {
         call(routes.createBatch, { body: { pluginId, projects: selection } }),
       // A whole id needs no round trip; anything else the api resolves.
       resolveBatch: async (ref, scope = {}) =>
-        isWholeId(ref, 'batch_')
+        !needsResolving(ref, 'batch_')
           ? ref
           : (await call(routes.resolveBatch, { query: given({ ref, ...scope }) })).id,
       getBatch: (batchId) => call(routes.getBatch, id(batchId)),
@@ -146,7 +146,7 @@ export function remoteBackend(api: ApiClient): Backend {
         return { operation: body, created: status === 202 };
       },
       resolveOperation: async (ref, scope = {}) =>
-        isWholeId(ref, 'op_')
+        !needsResolving(ref, 'op_')
           ? ref
           : (await call(routes.resolveOperation, { query: given({ ref, ...scope }) })).id,
       getOperation: (operationId) => call(routes.getOperation, id(operationId)),

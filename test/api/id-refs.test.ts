@@ -92,7 +92,7 @@ describe('the api resolves references', () => {
     expect((await resolveRef('operations', 'ref=latest~1&pluginId=alpha')).json.id).toBe(opIds[0]);
   });
 
-  it('refuses a prefix that names several (400, listing them), too short or not hex; 404 for none', async () => {
+  it('refuses a prefix that names several (400, listing them); too short, not hex or matching none: 404', async () => {
     // A second batch id sharing the first batch's first 8 hex digits.
     const twin = `batch_${hex(batchIds[0]!).slice(0, 8)}-0000-4000-8000-000000000000`;
     await redis.zadd(keys.batches, 1, twin);
@@ -107,8 +107,12 @@ describe('the api resolves references', () => {
     } finally {
       await redis.zrem(keys.batches, twin);
     }
-    expect(expectProblem(await resolveRef('batches', 'ref=abc'), 400).detail).toMatch(/at least 4/);
-    expect(expectProblem(await resolveRef('batches', 'ref=shop'), 400).detail).toMatch(/not a batch id/);
+    expect(expectProblem(await resolveRef('batches', 'ref=abc'), 404).detail).toMatch(
+      /at least 4 hex digits/,
+    );
+    expect(expectProblem(await resolveRef('batches', 'ref=shop'), 404).detail).toBe(
+      'unknown batch "shop" (batch list shows the known ones)',
+    );
     // An id of the kind that names nothing is unknown, as a whole id would be.
     expect(expectProblem(await resolveRef('operations', 'ref=op_nope'), 404).detail).toBe(
       'unknown operation "op_nope" (op list shows the known ones)',

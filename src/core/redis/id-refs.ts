@@ -36,6 +36,22 @@ export function isWholeId(ref: string, kind: string): boolean {
   return ref.startsWith(kind) && UUID.test(ref.slice(kind.length));
 }
 
+function isHexPrefix(text: string): boolean {
+  return /^[0-9a-f-]+$/i.test(text) && text.replace(/-/g, '').length >= MIN_PREFIX_HEX;
+}
+
+/**
+ * Whether `ref` must be resolved, or names its id as it is: a whole id, or one
+ * with the kind's prefix that is no hex prefix (`op_1` from an api whose ids
+ * are not UUIDs; an unknown one is the api's 404). Remote mode asks the api
+ * only for the rest.
+ */
+export function needsResolving(ref: string, kind: string): boolean {
+  if (isWholeId(ref, kind)) return false;
+  if (!ref.startsWith(kind)) return true;
+  return isHexPrefix(ref.slice(kind.length).replace(/(?:…|\.\.\.)$/, ''));
+}
+
 const PLURAL = { batch: 'batches', operation: 'operations' } as const;
 
 export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScope): Promise<string> {
@@ -54,10 +70,13 @@ export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScop
   const prefixed = ref.startsWith(scope.kind);
   const hex = (prefixed ? ref.slice(scope.kind.length) : ref).toLowerCase();
   // `op_nope` is an id of the kind that names nothing: unknown, as a whole id that names nothing is.
-  if (prefixed && !/^[0-9a-f-]*$/.test(hex)) throw unknown(ref, scope.noun);
-  if (!/^[0-9a-f-]+$/.test(hex) || hex.replace(/-/g, '').length < MIN_PREFIX_HEX)
-    throw new InvalidInputError(
-      `${JSON.stringify(ref)} is not ${scope.noun === 'batch' ? 'a' : 'an'} ${scope.noun} id: give the whole id, at least ${MIN_PREFIX_HEX} of its first hex digits, latest or latest~N`,
+  if (prefixed && !isHexPrefix(hex)) throw unknown(ref, scope.noun);
+  // Neither an id nor a prefix of one: unknown, as an id that names nothing is (a short prefix says why).
+  if (!isHexPrefix(hex))
+    throw unknown(
+      ref,
+      scope.noun,
+      /^[0-9a-f-]+$/i.test(hex) ? `; a prefix needs at least ${MIN_PREFIX_HEX} hex digits` : '',
     );
   const matches = await membersWithPrefix(redis, scope.index, `${scope.kind}${hex}`);
   if (matches.length === 1) return matches[0]!;
@@ -72,9 +91,9 @@ export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScop
   );
 }
 
-function unknown(ref: string, noun: IdRefScope['noun']): NotFoundError {
+function unknown(ref: string, noun: IdRefScope['noun'], hint = ''): NotFoundError {
   return new NotFoundError(
-    `unknown ${noun} ${JSON.stringify(ref)} (${noun === 'batch' ? 'batch' : 'op'} list shows the known ones)`,
+    `unknown ${noun} ${JSON.stringify(ref)} (${noun === 'batch' ? 'batch' : 'op'} list shows the known ones${hint})`,
   );
 }
 
