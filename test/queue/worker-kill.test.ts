@@ -166,7 +166,7 @@ describe('a worker killed with SIGKILL', () => {
     expect(await ids(['op', 'list', '--state', 'failed'])).toContain(operation.id);
     const table = await runCli(installation, ['op', 'list'], { json: false });
     expect(table.stdout.split('\n').find((line) => line.startsWith(operation.id))).toMatch(
-      /outcome unknown\s+OUTCOME_UNKNOWN/,
+      /outcome unknown\s+the worker .*\(OUTCOME_UNKNOWN\)/,
     );
     const shown = await runCli(installation, ['op', 'show', operation.id], { json: false });
     expect(shown.stdout).toMatch(/failed — OUTCOME UNKNOWN: the plugin may have acted/);
