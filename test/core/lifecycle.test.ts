@@ -73,12 +73,15 @@ describe('plugin lifecycle', () => {
     const after = await core.plugins.show('fixture-inspector');
     expect(after).toMatchObject({ trust: 'changed', enabled: false, grantedScopes: [], health: 'unhealthy' });
     const audit = await readAudit(core.redis, core.keys, 5);
-    expect(audit[0]).toMatchObject({
+    // The refusal is audited, and so is the health it changed (healthy → unhealthy), newest first.
+    expect(audit[0]).toMatchObject({ action: 'plugin.health', detail: { to: 'unhealthy' } });
+    const changed = audit.find((entry) => entry.action === 'plugin.fingerprint-changed');
+    expect(changed).toMatchObject({
       action: 'plugin.fingerprint-changed',
       actor: 'test',
       target: 'fixture-inspector',
     });
-    expect(audit[0]!.detail).toMatchObject({
+    expect(changed!.detail).toMatchObject({
       seenBy: 'test',
       trusted: after.trustedFingerprint,
       current: after.fingerprint,
