@@ -3,20 +3,12 @@
 // failures, and Cancel and Retry (failed) work from the page. Real worker and
 // api processes; the queue-plugin fixture (some projects fail at once, the
 // rest take 1.5 s each).
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  globalArgs,
-  requireBuiltCli,
-  spawnCliProcess,
-  terminate,
-  untilLogged,
-} from '../support/cli-process.js';
-import { REPO } from '../support/data-dir.js';
-import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   ACTOR,
   PLUGIN_ID,
@@ -27,24 +19,18 @@ import {
   type Installation,
 } from '../support/workers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const FAILING = ['p000', 'p001', 'p002', 'p003', 'p004'];
 const TOTAL = 40;
 
 describe('batch page in Chromium', () => {
   let redis: OwnedRedis | undefined;
   let installation: Installation | undefined;
-  let browser: Browser | undefined;
+  let ui: SignedInUi | undefined;
   let page: Page;
   let base: string;
-  const api: ReturnType<typeof spawnCliProcess>[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install -y chromium)`);
-    requireBuiltCli();
-    await mkdir(SHOTS, { recursive: true });
+    await requireBrowser();
     redis = await startOwnedRedis();
     installation = await createInstallation(redis.url, 'ui-batch');
     for (let index = 0; index < TOTAL; index += 1) {
@@ -54,34 +40,12 @@ describe('batch page in Chromium', () => {
       else await writeFile(join(root, 'inspect-sleep-ms'), '6000'); // long enough to still run on a loaded machine
     }
     await startWorker(installation, { concurrency: 2 });
-    const port = await freePort();
-    const proc = spawnCliProcess([...globalArgs(installation), 'api', '--port', String(port)]);
-    api.push(proc);
-    await untilLogged(proc, 'api', 'listening', 30_000);
-    base = `http://127.0.0.1:${port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(20_000);
-    const token = (await readFile(join(installation.dataDir, 'api-token'), 'utf8')).trim();
-    await page.goto(`${base}/`);
-    await page.getByTestId('token-input').fill(token);
-    await page.getByTestId('sign-in').click();
-    await page.getByTestId('plugins-table').waitFor();
+    ui = await openSignedIn(installation);
+    ({ base, page } = ui);
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    for (const proc of api) await terminate(proc, 5_000).catch(() => {});
+    await ui?.close();
     await killAllSpawned();
     await installation?.close();
     await redis?.stop().catch(() => {});

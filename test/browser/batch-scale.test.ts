@@ -5,25 +5,14 @@
 // the comparison at the top compares with any batch of the plugin picked.
 // Batches are seeded through the core's batch store (the workers' record
 // script); the api is a real process.
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  globalArgs,
-  requireBuiltCli,
-  spawnCliProcess,
-  terminate,
-  untilLogged,
-} from '../support/cli-process.js';
-import { REPO } from '../support/data-dir.js';
-import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { cancelled, failedWith, inspected, seedBatch } from '../support/seed-batches.js';
 import { PLUGIN_ID, createInstallation, killAllSpawned, type Installation } from '../support/workers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const TOTAL = 10_000;
 // A long id: it must stay on one line, cut with an ellipsis.
 const idOf = (index: number) => `team-platform/service-with-a-long-name-${String(index).padStart(5, '0')}`;
@@ -36,17 +25,12 @@ const cancelledNow = (index: number) => index % 250 === 1;
 describe('batch page over 10,000 projects in Chromium', () => {
   let redis: OwnedRedis | undefined;
   let installation: Installation | undefined;
-  let browser: Browser | undefined;
+  let ui: SignedInUi | undefined;
   let page: Page;
-  let base: string;
-  const api: ReturnType<typeof spawnCliProcess>[] = [];
   const batches = { oldest: '', previous: '', current: '' };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install -y chromium)`);
-    requireBuiltCli();
-    await mkdir(SHOTS, { recursive: true });
+    await requireBrowser();
     redis = await startOwnedRedis();
     installation = await createInstallation(redis.url, 'ui-scale');
     const { runtime } = installation;
@@ -67,34 +51,12 @@ describe('batch page over 10,000 projects in Chromium', () => {
           ? cancelled(id)
           : inspected(id, { 'go.version': version(index) }, index % 2 === 0 ? ['go.sum is missing'] : []),
     );
-    const port = await freePort();
-    const proc = spawnCliProcess([...globalArgs(installation), 'api', '--port', String(port)]);
-    api.push(proc);
-    await untilLogged(proc, 'api', 'listening', 30_000);
-    base = `http://127.0.0.1:${port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(20_000);
-    const token = (await readFile(join(installation.dataDir, 'api-token'), 'utf8')).trim();
-    await page.goto(`${base}/`);
-    await page.getByTestId('token-input').fill(token);
-    await page.getByTestId('sign-in').click();
-    await page.getByTestId('plugins-table').waitFor();
+    ui = await openSignedIn(installation);
+    ({ page } = ui);
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    for (const proc of api) await terminate(proc, 5_000).catch(() => {});
+    await ui?.close();
     await killAllSpawned();
     await installation?.close();
     await redis?.stop().catch(() => {});

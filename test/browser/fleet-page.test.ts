@@ -5,20 +5,12 @@
 // the trend of the plugin's batches. The projects are registered by a scan;
 // their inspections are recorded through the core's batch store (the
 // workers' record script), which keeps the fleet's facts.
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  globalArgs,
-  requireBuiltCli,
-  spawnCliProcess,
-  terminate,
-  untilLogged,
-} from '../support/cli-process.js';
-import { REPO } from '../support/data-dir.js';
-import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { failedWith, inspected, seedBatch } from '../support/seed-batches.js';
 import {
   ACTOR,
@@ -28,8 +20,6 @@ import {
   type Installation,
 } from '../support/workers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const FLEET = 1_000;
 const VERSIONS = ['1.19', '1.20.4', '1.21', '1.9'];
 const versionOf = (index: number) => VERSIONS[index % VERSIONS.length]!;
@@ -43,17 +33,13 @@ const facts = (index: number) => ({
 describe('fleet page in Chromium', () => {
   let redis: OwnedRedis | undefined;
   let installation: Installation | undefined;
-  let browser: Browser | undefined;
+  let ui: SignedInUi | undefined;
   let page: Page;
   let base: string;
-  const api: ReturnType<typeof spawnCliProcess>[] = [];
-  const cspViolations: string[] = [];
+  let cspViolations: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install -y chromium)`);
-    requireBuiltCli();
-    await mkdir(SHOTS, { recursive: true });
+    await requireBrowser();
     redis = await startOwnedRedis();
     installation = await createInstallation(redis.url, 'ui-fleet');
     const { runtime, projectsDir } = installation;
@@ -65,38 +51,13 @@ describe('fleet page in Chromium', () => {
     await seedBatch(runtime, PLUGIN_ID, NAMES, (id, index) =>
       index % 100 === 3 && index < 700 ? failedWith(id, 'go.mod unreadable') : inspected(id, facts(index)),
     );
-    const port = await freePort();
-    const proc = spawnCliProcess([...globalArgs(installation), 'api', '--port', String(port)]);
-    api.push(proc);
-    await untilLogged(proc, 'api', 'listening', 30_000);
-    base = `http://127.0.0.1:${port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
-    page.on('pageerror', (error) => cspViolations.push(String(error)));
-    const token = (await readFile(join(installation.dataDir, 'api-token'), 'utf8')).trim();
-    await page.goto(`${base}/`);
-    await page.getByTestId('token-input').fill(token);
-    await page.getByTestId('sign-in').click();
-    await page.getByTestId('plugins-table').waitFor();
+    ui = await openSignedIn(installation);
+    ({ base, page } = ui);
+    cspViolations = ui.problems;
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    for (const proc of api) await terminate(proc, 5_000).catch(() => {});
+    await ui?.close();
     await killAllSpawned();
     await installation?.close();
     await redis?.stop().catch(() => {});

@@ -4,20 +4,12 @@
 // (uPlot, under the strict CSP) and tabled. Reached from the projects list,
 // a batch's rows and the Fleet table. The batches are recorded through the
 // core's batch store (test/support/seed-batches.ts), as the fleet test does.
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  globalArgs,
-  requireBuiltCli,
-  spawnCliProcess,
-  terminate,
-  untilLogged,
-} from '../support/cli-process.js';
-import { REPO } from '../support/data-dir.js';
-import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { failedWith, inspected, seedBatch } from '../support/seed-batches.js';
 import {
   ACTOR,
@@ -27,8 +19,6 @@ import {
   type Installation,
 } from '../support/workers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const PROJECTS = ['alpha', 'beta', 'gamma'];
 /** alpha's go.version and ci.system in each of the three batches, oldest first. */
 const ALPHA = [
@@ -40,18 +30,14 @@ const ALPHA = [
 describe('project page in Chromium', () => {
   let redis: OwnedRedis | undefined;
   let installation: Installation | undefined;
-  let browser: Browser | undefined;
+  let ui: SignedInUi | undefined;
   let page: Page;
   let base: string;
   const batches: string[] = [];
-  const api: ReturnType<typeof spawnCliProcess>[] = [];
-  const cspViolations: string[] = [];
+  let cspViolations: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is missing at ${CHROMIUM} (apt-get install -y chromium)`);
-    requireBuiltCli();
-    await mkdir(SHOTS, { recursive: true });
+    await requireBrowser();
     redis = await startOwnedRedis();
     installation = await createInstallation(redis.url, 'ui-project');
     const { runtime, projectsDir } = installation;
@@ -74,38 +60,13 @@ describe('project page in Chromium', () => {
     }
     // gamma's directory goes away: its page says so.
     await rm(join(projectsDir, 'gamma'), { recursive: true });
-    const port = await freePort();
-    const proc = spawnCliProcess([...globalArgs(installation), 'api', '--port', String(port)]);
-    api.push(proc);
-    await untilLogged(proc, 'api', 'listening', 30_000);
-    base = `http://127.0.0.1:${port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
-    });
-    page.on('pageerror', (error) => cspViolations.push(String(error)));
-    const token = (await readFile(join(installation.dataDir, 'api-token'), 'utf8')).trim();
-    await page.goto(`${base}/`);
-    await page.getByTestId('token-input').fill(token);
-    await page.getByTestId('sign-in').click();
-    await page.getByTestId('plugins-table').waitFor();
+    ui = await openSignedIn(installation);
+    ({ base, page } = ui);
+    cspViolations = ui.problems;
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close().catch(() => {});
-    for (const proc of api) await terminate(proc, 5_000).catch(() => {});
+    await ui?.close();
     await killAllSpawned();
     await installation?.close();
     await redis?.stop().catch(() => {});
