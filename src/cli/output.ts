@@ -241,7 +241,10 @@ export function whenWithAgo(iso: string | undefined): string | undefined {
 
 /** A failure as people read it: the message first, the code in the details ("unknown action x (PLUGIN_ERROR)"). */
 export function errorText(code: string, message: string | undefined): string {
-  return message ? `${message} (${code})` : code;
+  if (!message) return code;
+  // A plugin's own error is stored as "plugin error -32000: <its message>": its message leads, the codes follow.
+  const rpc = /^plugin error (-?\d+): ([\s\S]*)$/.exec(message);
+  return rpc ? `${rpc[2]} (${code} ${rpc[1]})` : `${message} (${code})`;
 }
 
 /** A batch's results in one short column: "3✓ 1✗ /4"; BATCH_RESULTS_LEGEND says what the marks are. */
