@@ -4,9 +4,11 @@
 // (CONFIG RESETSTAT) after a warm-up batch and read once the measured batch
 // has finished: INFO commandstats (every command, also those run inside Lua
 // scripts and by BullMQ, and the bench's own polling of the batch) and INFO
-// cpu. Prints commands per call, in total and by command; Redis CPU per call
-// two ways (commandstats' usec summed ÷ N: time in commands only; and
-// used_cpu_sys + used_cpu_user ÷ N: the whole server, network included); and
+// cpu. Prints commands per call, in total and by command (with the µs
+// commandstats measured in each); Redis CPU per call two ways (commandstats'
+// usec summed ÷ N: time in commands only, a script's commands counted in its
+// EVALSHA too, so an upper bound; and used_cpu_sys + used_cpu_user ÷ N: the
+// whole server, network and idle housekeeping included); and
 // the calls/s one Redis core could serve at that cost (1 s ÷ CPU per call).
 // Targets: ≤ 3 commands per call, ≤ 0.015 ms Redis CPU per call.
 //
@@ -75,7 +77,7 @@ try {
   await client.connect();
   await runBatch(install, 'native-fixture', ids.slice(0, 40), { pollMs: 250 });
 
-  /** @type {{ commands: Map<string, number>, total: number, usecMs: number, cpuMs: number, callsPerSecond: number }[]} */
+  /** @type {{ commands: Map<string, number>, usecs: Map<string, number>, total: number, usecMs: number, cpuMs: number, callsPerSecond: number }[]} */
   const measured = [];
   for (let round = 0; round < rounds; round += 1) {
     await client.config('RESETSTAT');
@@ -90,15 +92,19 @@ try {
     stats.delete('config|resetstat');
     /** @type {Map<string, number>} */
     const commands = new Map();
+    /** @type {Map<string, number>} */
+    const usecs = new Map();
     let total = 0;
     let usec = 0;
     for (const [name, { calls, usec: spent }] of stats) {
       commands.set(name, calls / projects);
+      usecs.set(name, spent / projects);
       total += calls;
       usec += spent;
     }
     measured.push({
       commands,
+      usecs,
       total: total / projects,
       usecMs: usec / 1000 / projects,
       cpuMs: (cpuAfter - cpuBefore) / projects,
@@ -112,7 +118,11 @@ try {
 
   const names = [...new Set(measured.flatMap((round) => [...round.commands.keys()]))];
   const perName = names
-    .map((name) => ({ name, value: median(measured.map((round) => round.commands.get(name) ?? 0)) }))
+    .map((name) => ({
+      name,
+      value: median(measured.map((round) => round.commands.get(name) ?? 0)),
+      usec: median(measured.map((round) => round.usecs.get(name) ?? 0)),
+    }))
     .sort((a, b) => b.value - a.value || a.name.localeCompare(b.name));
   const total = median(measured.map((round) => round.total));
   const usecMs = median(measured.map((round) => round.usecMs));
@@ -122,8 +132,10 @@ try {
   );
   console.log(
     table(
-      ['command', 'per call'],
-      perName.filter(({ value }) => value >= 0.0005).map(({ name, value }) => [name, value.toFixed(3)]),
+      ['command', 'per call', 'µs per call'],
+      perName
+        .filter(({ value }) => value >= 0.0005)
+        .map(({ name, value, usec }) => [name, value.toFixed(3), usec.toFixed(2)]),
     ),
   );
   const serve = (/** @type {number} */ ms) => (ms > 0 ? (1000 / ms).toFixed(0) : '∞');

@@ -335,10 +335,7 @@ export class PluginService {
    * projects, and again whenever the call-state token moved (job-call-state.ts).
    */
   async readInspectionState(pluginId: string, projectIds: string[]): Promise<InspectionState> {
-    const [record, projects] = await inOrder(
-      this.#store.get(pluginId),
-      this.projects.getMany(projectIds),
-    );
+    const [record, projects] = await inOrder(this.#store.get(pluginId), this.projects.getMany(projectIds));
     return {
       pluginId,
       record,
