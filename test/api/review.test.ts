@@ -324,7 +324,7 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
     expect(metricsBefore).not.toMatch(
       /switchyard_plugin_call_seconds_bucket\{plugin="fixture-inspector",method="project\.inspect"/,
     );
-    // A worker flushes its call metrics at most 100 ms after a call (call-metrics.ts), so the
+    // A worker flushes its call metrics at most 1 s after a call (call-metrics.ts), so the
     // histogram may trail the batch's end by that much: read until both batches are in it.
     const inspections = (body: string) =>
       Number(

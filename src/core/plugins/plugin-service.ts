@@ -18,6 +18,7 @@ import {
   InvalidInputError,
   PluginNotFoundError,
   PluginUnavailableError,
+  ProjectNotFoundError,
   ProjectUntrustedError,
   TrustRequiredError,
   inOrder,
@@ -325,13 +326,41 @@ export class PluginService {
     projectId: string,
     options: CallOptions = {},
   ): Promise<Redacted<InspectResult>> {
-    const [record, project] = await inOrder(
-      this.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
-      this.authorizeProject(projectId),
-    );
+    return this.inspectWith(await this.readInspectionState(pluginId, [projectId]), projectId, options);
+  }
+
+  /**
+   * The stored state inspections of these projects are checked against
+   * (PROTOCOL §9.1), in one round trip: a batch job reads it once for all its
+   * projects, and again whenever the call-state token moved (job-call-state.ts).
+   */
+  async readInspectionState(pluginId: string, projectIds: string[]): Promise<InspectionState> {
+    const [record, projects] = await inOrder(this.#store.get(pluginId), this.projects.getMany(projectIds));
+    return {
+      pluginId,
+      record,
+      projects: new Map(projectIds.map((id, index) => [id, projects[index]])),
+    };
+  }
+
+  /**
+   * One inspection checked against `state` (which the caller knows to be
+   * current): the plugin's stored state, then the project's, then its root and
+   * the package on this disk (plugin-calls.ts) — every check of a call.
+   */
+  async inspectWith(
+    state: InspectionState,
+    projectId: string,
+    options: CallOptions = {},
+  ): Promise<Redacted<InspectResult>> {
+    if (!state.record) throw new PluginNotFoundError(state.pluginId);
+    assertCallAllowed(state.record, 'project.inspect', 'project.metadata.read');
+    const project = state.projects.get(projectId);
+    if (!project) throw new ProjectNotFoundError(projectId);
+    assertProjectTrusted(project);
     await this.projects.requireRoot(project);
-    const params = { project: projectParams(project, record.grantedScopes) };
-    return redactInspection((await this.calls.call(record, 'project.inspect', params, options)).result);
+    const params = { project: projectParams(project, state.record.grantedScopes) };
+    return redactInspection((await this.calls.call(state.record, 'project.inspect', params, options)).result);
   }
 
   async operate(
@@ -357,11 +386,7 @@ export class PluginService {
 
   async authorizeProject(projectId: string): Promise<Project> {
     const project = await this.projects.require(projectId);
-    if (!project.trusted) {
-      throw new ProjectUntrustedError(
-        `project ${projectId} is not trusted; trust it with \`project trust ${projectId}\``,
-      );
-    }
+    assertProjectTrusted(project);
     return project;
   }
 
@@ -380,6 +405,21 @@ export class PluginService {
   async #view(id: string): Promise<PluginView> {
     return toView(await this.#require(id), await this.#store.health(id));
   }
+}
+
+function assertProjectTrusted(project: Project): void {
+  if (!project.trusted) {
+    throw new ProjectUntrustedError(
+      `project ${project.id} is not trusted; trust it with \`project trust ${project.id}\``,
+    );
+  }
+}
+
+/** What readInspectionState read: the plugin's record and each project's (undefined: not found). */
+export interface InspectionState {
+  pluginId: string;
+  record: PluginRecord | undefined;
+  projects: Map<string, Project | undefined>;
 }
 
 function definedOnly<T extends object>(settings: T): T {

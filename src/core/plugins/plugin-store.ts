@@ -7,7 +7,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import type { Capability, Scope } from '@switchyard/plugin-sdk/protocol';
 import { auditInto, type AuditInput } from '../access/index.js';
 import type { Keys } from '../redis/index.js';
-import { WatchedKey } from '../redis/index.js';
+import { WatchedKey, markCallStateChanged } from '../redis/index.js';
 import type { TimeLimitSettings } from './time-limits.js';
 import type { ConfinementSettings } from './confinement-settings.js';
 import type { RetentionSettings } from './retention-policy.js';
@@ -239,6 +239,8 @@ export class PluginStore {
       let multi = tx.multi();
       if (next === null) multi = multi.hdel(this.keys.plugins, id);
       else if (next !== undefined) multi = multi.hset(this.keys.plugins, id, JSON.stringify(next));
+      // A batch job's cached read of this record (job-call-state.ts) is read again before its next call.
+      if (next !== undefined) markCallStateChanged(multi, this.keys);
       for (const entry of audit) multi = auditInto(multi, this.keys, entry);
       return { multi, value };
     });

@@ -14,7 +14,7 @@ import {
   SwitchyardError,
   messageOf,
 } from '../platform/index.js';
-import { WatchedKey, type Keys, type Transaction } from '../redis/index.js';
+import { WatchedKey, markCallStateChanged, type Keys, type Transaction } from '../redis/index.js';
 
 export interface Project {
   id: string;
@@ -227,6 +227,8 @@ export class ProjectService {
         outcome.next === null
           ? tx.multi().hdel(this.keys.projects, id)
           : tx.multi().hset(this.keys.projects, id, JSON.stringify(outcome.next));
+      // A batch job's cached read of the project (job-call-state.ts) is read again before its next call.
+      markCallStateChanged(multi, this.keys);
       return { multi: auditInto(multi, this.keys, outcome.audit), value: outcome.next ?? project };
     });
   }
@@ -333,7 +335,7 @@ export class ProjectService {
       });
     });
     const value = { registered: results, refused };
-    return changes > 0 ? { multi, value } : { value };
+    return changes > 0 ? { multi: markCallStateChanged(multi, this.keys), value } : { value };
   }
 
   /** Each registered root, resolved as it is now (the stored path when it cannot be), → the first id holding it. */

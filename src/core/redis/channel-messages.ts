@@ -56,13 +56,16 @@ export const operationActivityMessage: MessageCodec<OperationActivity> = {
 };
 
 /**
- * keys.batchEvents(id): one project's outcome was recorded, with the batch's
- * counts after it. batch-record.lua encodes it (cjson; it reads the counts in
- * the same script), so only the decoder is here.
+ * keys.batchEvents(id): outcomes were recorded, with the batch's counts after
+ * them: `projectIds` all of them, `projectId` and `status` the last one.
+ * batch-record.lua encodes it (cjson; it reads the counts in the same script),
+ * so only the decoder is here.
  */
 const batchProgressSchema = z.object({
   projectId: z.string(),
   status: z.enum(['succeeded', 'failed', 'cancelled']),
+  // Messages from before outcomes were recorded together name one project only.
+  projectIds: z.array(z.string()).optional(),
   total: z.number(),
   succeeded: z.number(),
   failed: z.number(),

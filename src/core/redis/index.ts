@@ -1,4 +1,5 @@
 // The redis room's door: other rooms and the shells import only from here.
+export * from './call-state.js';
 export * from './channel-messages.js';
 export * from './connections.js';
 export * from './event-hub.js';

@@ -13,6 +13,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     pluginHealth: `${prefix}:plugin-health`,
     pluginLogs: (id: string) => `${prefix}:plugin-logs:${id}`,
     callMetrics: `${prefix}:metrics:calls`,
+    /** Replaced with every change of what a call's checks read (call-state.ts). */
+    callState: `${prefix}:call-state`,
     // projects, audit, access
     projects: `${prefix}:projects`,
     audit: `${prefix}:audit`,

@@ -40,7 +40,8 @@ interface ScriptResults {
   lockRenew: number;
   lockRelease: number;
   lockReleaseOf: number;
-  batchRecord: number;
+  /** [how many were recorded, 1 when the batch has ended]. */
+  batchRecord: [number, number];
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

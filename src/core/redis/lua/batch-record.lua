@@ -1,9 +1,12 @@
 --[[
-  Records one project's outcome in a batch, once (HSETNX): counts it, keeps it
-  as the latest result of plugin x project (not when cancelled: a cancelled
-  inspection says nothing new about the project) and, when it succeeded, its
-  facts as the project's in the plugin's fleet view, ends the batch when every
-  project has an outcome, and publishes the progress.
+  Records the outcomes of some projects of one batch, each once (a project
+  that already has an outcome, or comes twice, is skipped): counts them, keeps
+  each as the latest result of plugin x project (not when cancelled: a
+  cancelled inspection says nothing new about the project) and, when it
+  succeeded, its facts as the project's in the plugin's fleet view, ends the
+  batch when every project has an outcome, and publishes the progress once.
+  Several outcomes cost about as many commands as one: one read of which are
+  recorded, one write per hash, one increment per status, one publish.
 
   KEYS[1] batch hash
   KEYS[2] batch results hash
@@ -11,33 +14,73 @@
   KEYS[4] the plugin's fleet-facts hash (project -> its latest successful result's facts)
   KEYS[5] the plugin's fleet index (sorted set of the hash's project ids, each as its page-order key)
 
-  ARGV[1] project id
-  ARGV[2] outcome JSON
-  ARGV[3] status ('succeeded', 'failed' or 'cancelled'; also the counter's field)
-  ARGV[4] latest-inspection field ('<plugin>/<project>')
-  ARGV[5] latest-inspection JSON
-  ARGV[6] batch events channel
-  ARGV[7] now (ISO time)
-  ARGV[8] fleet-facts JSON (written when the status is 'succeeded')
-  ARGV[9] the project id's page-order key in the fleet index
+  ARGV[1] batch events channel
+  ARGV[2] now (ISO time)
+  ARGV[3] plugin id (the latest-inspection field is '<plugin>/<project>')
+  then 6 per outcome:
+    project id, outcome JSON, status ('succeeded', 'failed' or 'cancelled';
+    also the counter's field), latest-inspection JSON, fleet-facts JSON
+    (written when the status is 'succeeded'), the project id's page-order
+    key in the fleet index
 
-  Returns 1 when recorded, 0 when the project already had an outcome.
+  Returns { how many were recorded, 1 when the batch has ended (every project has an outcome) else 0 }.
 ]]
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
-if ARGV[3] ~= 'cancelled' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
-if ARGV[3] == 'succeeded' then
-  redis.call('HSET', KEYS[4], ARGV[1], ARGV[8])
-  redis.call('ZADD', KEYS[5], 0, ARGV[9])
+local n = (#ARGV - 3) / 6
+if n < 1 then return {0, 0} end
+local ids = {}
+for i = 1, n do ids[i] = ARGV[3 + (i - 1) * 6 + 1] end
+local already = redis.call('HMGET', KEYS[2], unpack(ids))
+
+local results, latest, fleet, indexed, recordedIds = {}, {}, {}, {}, {}
+local counts = {succeeded = 0, failed = 0, cancelled = 0}
+local taken = {}
+local lastId, lastStatus
+for i = 1, n do
+  local base = 3 + (i - 1) * 6
+  local id, status = ARGV[base + 1], ARGV[base + 3]
+  if not already[i] and not taken[id] then
+    taken[id] = true
+    results[#results + 1] = id
+    results[#results + 1] = ARGV[base + 2]
+    counts[status] = (counts[status] or 0) + 1
+    if status ~= 'cancelled' then
+      latest[#latest + 1] = ARGV[3] .. '/' .. id
+      latest[#latest + 1] = ARGV[base + 4]
+    end
+    if status == 'succeeded' then
+      fleet[#fleet + 1] = id
+      fleet[#fleet + 1] = ARGV[base + 5]
+      indexed[#indexed + 1] = 0
+      indexed[#indexed + 1] = ARGV[base + 6]
+    end
+    recordedIds[#recordedIds + 1] = id
+    lastId, lastStatus = id, status
+  end
 end
-local function count(field) return tonumber(redis.call('HGET', KEYS[1], field) or '0') end
-local total = count('total')
+if #recordedIds == 0 then return {0, 0} end
+
+redis.call('HSET', KEYS[2], unpack(results))
+for _, status in ipairs({'succeeded', 'failed', 'cancelled'}) do
+  if counts[status] > 0 then redis.call('HINCRBY', KEYS[1], status, counts[status]) end
+end
+if #latest > 0 then redis.call('HSET', KEYS[3], unpack(latest)) end
+if #fleet > 0 then
+  redis.call('HSET', KEYS[4], unpack(fleet))
+  redis.call('ZADD', KEYS[5], unpack(indexed))
+end
+
+local now = redis.call('HMGET', KEYS[1], 'total', 'succeeded', 'failed', 'cancelled', 'finishedAt')
+local total = tonumber(now[1] or '0')
+local succeeded = tonumber(now[2] or '0')
+local failed = tonumber(now[3] or '0')
+local cancelled = tonumber(now[4] or '0')
 local finished = 0
-if count('succeeded') + count('failed') + count('cancelled') >= total then
-  redis.call('HSET', KEYS[1], 'finishedAt', ARGV[7])
+if succeeded + failed + cancelled >= total then
+  -- The time the batch ended stays the first one written.
+  if not now[5] then redis.call('HSET', KEYS[1], 'finishedAt', ARGV[2]) end
   finished = 1
 end
-redis.call('PUBLISH', ARGV[6], cjson.encode({projectId = ARGV[1], status = ARGV[3],
-  succeeded = count('succeeded'), failed = count('failed'), cancelled = count('cancelled'),
+redis.call('PUBLISH', ARGV[1], cjson.encode({projectId = lastId, status = lastStatus,
+  projectIds = recordedIds, succeeded = succeeded, failed = failed, cancelled = cancelled,
   total = total, finished = finished == 1}))
-return 1
+return {#recordedIds, finished}

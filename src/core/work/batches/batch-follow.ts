@@ -53,7 +53,7 @@ export async function followBatch(
       if (!progress) resync = true;
       else {
         latest = progress;
-        if (options.onOutcomes) recorded.push(progress.projectId);
+        if (options.onOutcomes) recorded.push(...(progress.projectIds ?? [progress.projectId]));
       }
       wake();
     },

@@ -233,16 +233,18 @@ export class BatchService {
     await redis.publish(keys.batchCancel, batchCancelMessage.encode(batchId));
     let cancelled = 0;
     const message = `the batch was cancelled by ${actor} before this inspection ended`;
+    // One record script call per chunk: each project is still recorded once (one a worker recorded meanwhile is skipped).
     for await (const chunk of this.store.outcomeChunks(batchId)) {
-      for (const [projectId, outcome] of chunk) {
-        if (outcome !== 'pending') continue;
-        const recorded = await this.store.record(batchId, batch.pluginId, {
+      const pending = chunk.flatMap(([projectId, outcome]) => (outcome === 'pending' ? [projectId] : []));
+      cancelled += await this.store.recordAll(
+        batchId,
+        batch.pluginId,
+        pending.map((projectId) => ({
           projectId,
-          status: 'cancelled',
+          status: 'cancelled' as const,
           error: { code: ERROR_CODES.CANCELLED, message },
-        });
-        if (recorded) cancelled += 1;
-      }
+        })),
+      );
     }
     await this.#auditCancel(actor, batchId, { outcome: first ? 'cancelled' : 'repeated', cancelled });
     return this.get(batchId);

@@ -1,7 +1,7 @@
 // Inspection batches: one batch → one job per project, counts, per-project
 // results and the latest result per plugin × project. A result is recorded
-// once per project (HSETNX in lua/batch-record.lua), so a job that runs again after
-// its worker died can never count twice.
+// once per project (lua/batch-record.lua skips a project that has one), so a
+// job that runs again after its worker died can never count twice.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { fleetIdKey, projectIdOfKey, type FleetRow } from './fleet-facts.js';
@@ -11,7 +11,7 @@ import { auditInto, type AuditInput } from '../../access/index.js';
 import type { BatchProgressMessage, Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
 import {
   batchProgressMessage,
-  queueScript,
+  markCallStateChanged,
   scriptsOn,
   encodeCursor,
   sortedSetPage,
@@ -136,10 +136,16 @@ export class BatchStore {
     return this.redis.lrange(this.keys.batchProjects(batchId), 0, -1);
   }
 
-  /** Marks the batch cancelled (first request wins); false when it already was. */
+  /**
+   * Marks the batch cancelled (first request wins); false when it already was.
+   * The call-state token moves after the mark (again on a repeated request,
+   * in case the first one stopped between the two): a job's next call sees it (job-call-state.ts).
+   */
   async markCancelled(batchId: string, actor: string): Promise<boolean> {
     const first = await this.redis.hsetnx(this.keys.batch(batchId), 'cancelledAt', new Date().toISOString());
-    if (first === 1) await this.redis.hset(this.keys.batch(batchId), 'cancelledBy', actor);
+    const multi = this.redis.multi();
+    if (first === 1) multi.hset(this.keys.batch(batchId), 'cancelledBy', actor);
+    await markCallStateChanged(multi, this.keys).exec();
     return first === 1;
   }
 
@@ -167,13 +173,7 @@ export class BatchStore {
 
   /** Records one project's outcome; false when it was already recorded. */
   async record(batchId: string, pluginId: string, outcome: ProjectOutcome): Promise<boolean> {
-    const now = new Date().toISOString();
-    const recorded = await this.#scripts.batchRecord(
-      this.#recordKeys(batchId, pluginId),
-      ...this.#recordArgs(batchId, pluginId, outcome, now),
-    );
-    if (recorded === 1) await this.announceIfEnded(batchId);
-    return recorded === 1;
+    return (await this.recordAll(batchId, pluginId, [outcome])) === 1;
   }
 
   /**
@@ -187,50 +187,35 @@ export class BatchStore {
   }
 
   /**
-   * Records several outcomes of one batch in one pipeline (one write, one
-   * round trip), each through the same script as record(), so each is still
-   * counted once; how many were new.
+   * Records several outcomes of one batch in one script call (one write, one
+   * progress message), each still counted once; how many were new.
    */
   async recordAll(batchId: string, pluginId: string, outcomes: readonly ProjectOutcome[]): Promise<number> {
     if (outcomes.length === 0) return 0;
-    if (outcomes.length === 1) return (await this.record(batchId, pluginId, outcomes[0]!)) ? 1 : 0;
     const now = new Date().toISOString();
-    const keys = this.#recordKeys(batchId, pluginId);
-    const pipeline = this.redis.pipeline();
+    const args: string[] = [this.eventsChannel(batchId), now, pluginId];
     for (const outcome of outcomes) {
-      queueScript(pipeline, 'batchRecord', keys, ...this.#recordArgs(batchId, pluginId, outcome, now));
+      args.push(
+        outcome.projectId,
+        JSON.stringify(outcome),
+        outcome.status,
+        JSON.stringify({ batchId, at: now, ...outcome }),
+        outcome.status === 'succeeded' ? JSON.stringify(fleetEntry(batchId, now, outcome)) : '',
+        fleetIdKey(outcome.projectId),
+      );
     }
-    let recorded = 0;
-    for (const [error, value] of (await pipeline.exec()) ?? []) {
-      if (error) throw error;
-      if (value === 1) recorded += 1;
-    }
-    if (recorded > 0) await this.announceIfEnded(batchId);
+    const [recorded, ended] = await this.#scripts.batchRecord(
+      [
+        this.keys.batch(batchId),
+        this.keys.batchResults(batchId),
+        this.keys.latestInspection,
+        this.keys.fleetFacts(pluginId),
+        this.keys.fleetIndex(pluginId),
+      ],
+      ...args,
+    );
+    if (recorded > 0 && ended === 1) await this.onBatchEnd?.(batchId).catch(() => {});
     return recorded;
-  }
-
-  #recordKeys(batchId: string, pluginId: string): string[] {
-    return [
-      this.keys.batch(batchId),
-      this.keys.batchResults(batchId),
-      this.keys.latestInspection,
-      this.keys.fleetFacts(pluginId),
-      this.keys.fleetIndex(pluginId),
-    ];
-  }
-
-  #recordArgs(batchId: string, pluginId: string, outcome: ProjectOutcome, now: string): string[] {
-    return [
-      outcome.projectId,
-      JSON.stringify(outcome),
-      outcome.status,
-      `${pluginId}/${outcome.projectId}`,
-      JSON.stringify({ batchId, at: now, ...outcome }),
-      this.eventsChannel(batchId),
-      now,
-      outcome.status === 'succeeded' ? JSON.stringify(fleetEntry(batchId, now, outcome)) : '',
-      fleetIdKey(outcome.projectId),
-    ];
   }
 
   /** The plugin's fleet: each project's latest successful result (fleet-facts.ts), read in slices. */

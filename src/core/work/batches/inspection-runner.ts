@@ -5,9 +5,13 @@
 // is retried by the queue and resumes where it stopped; after its last attempt,
 // or when its workers kept dying, the rest of its projects is recorded failed.
 // A cancelled batch (batch-control.ts) starts no new inspection, and its calls
-// running here are killed through their signal (cancelBatch).
+// running here are killed through their signal (cancelBatch). What each call
+// is checked against is read once per job and kept while the call-state token
+// stands (job-call-state.ts): one Redis command per call instead of a read of
+// every record; outcomes are written together (PendingOutcomes).
 import { RunningInspections, isBatchCancellation } from './batch-cancellation.js';
 import type { BatchStore, ProjectOutcome } from './batch-store.js';
+import { JobCallState } from './job-call-state.js';
 import {
   ERROR_CODES,
   SwitchyardError,
@@ -51,13 +55,14 @@ export class InspectionRunner {
       ? data.projectIds
       : await this.batches.unrecorded(data.batchId, data.projectIds);
     const outcomes = new PendingOutcomes(this.batches, data.batchId, data.pluginId);
+    const callState = new JobCallState(this.plugins, this.batches, data.batchId, data.pluginId, pending);
     try {
       for (const projectId of pending) {
         if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
+        const outcome = await this.#inspectOne(data.batchId, projectId, callState, signal);
         // A cancelled batch's queued inspections never start (batch cancel records them).
-        if (await this.batches.isCancelled(data.batchId)) break;
-        const outcome = await this.#inspectOne(data.batchId, data.pluginId, projectId, signal);
-        if (outcome) await outcomes.add(outcome);
+        if (outcome === 'batch-cancelled') break;
+        await outcomes.add(outcome);
       }
       await outcomes.flush();
       // A job taken again after its worker died may have recorded the batch's end without announcing it.
@@ -92,33 +97,33 @@ export class InspectionRunner {
 
   /** Records every project of a job that has no outcome yet as failed. */
   async #recordRestFailed(data: InspectJob, code: string, message: string): Promise<void> {
-    for (const projectId of await this.batches.unrecorded(data.batchId, data.projectIds)) {
-      await this.batches.record(data.batchId, data.pluginId, {
-        projectId,
-        status: 'failed',
-        error: { code, message },
-      });
-    }
+    const rest = await this.batches.unrecorded(data.batchId, data.projectIds);
+    await this.batches.recordAll(
+      data.batchId,
+      data.pluginId,
+      rest.map((projectId) => ({ projectId, status: 'failed', error: { code, message } })),
+    );
   }
 
   /**
    * One project of a batch: retried with exponential backoff for transient
    * failures only; its one outcome (succeeded, failed or cancelled) to be
-   * recorded, none when the batch was cancelled before it started.
+   * recorded, or 'batch-cancelled' when the batch was cancelled before it started.
    */
   async #inspectOne(
     batchId: string,
-    pluginId: string,
     projectId: string,
+    callState: JobCallState,
     signal?: AbortSignal,
-  ): Promise<ProjectOutcome | undefined> {
+  ): Promise<ProjectOutcome | 'batch-cancelled'> {
     for (let attempt = 1; ; attempt += 1) {
       await this.gate?.clear(signal); // every attempt is a new plugin call
       const call = this.#running.track(batchId, signal);
       try {
         // Tracked first, then checked: a cancel can no longer fall between the two.
-        if (await this.batches.isCancelled(batchId)) return undefined;
-        const result = await this.plugins.inspect(pluginId, projectId, { signal: call.signal });
+        const { cancelled, state } = await callState.current();
+        if (cancelled) return 'batch-cancelled';
+        const result = await this.plugins.inspectWith(state, projectId, { signal: call.signal });
         return { projectId, status: 'succeeded', result };
       } catch (error) {
         if (isBatchCancellation(call.signal)) {
@@ -153,9 +158,9 @@ export class InspectionRunner {
 export const RECORD_EVERY_MS = 200;
 
 /**
- * A job's outcomes on their way to Redis: one pipelined write per job (of up
- * to 50 projects) instead of one round trip per project, and sooner when the
- * first waiting outcome is RECORD_EVERY_MS old (slow plugins, long jobs).
+ * A job's outcomes on their way to Redis: one script call per job (of up to
+ * 50 projects) instead of one per project, and sooner when the first waiting
+ * outcome is RECORD_EVERY_MS old (slow plugins, long jobs).
  */
 class PendingOutcomes {
   #outcomes: ProjectOutcome[] = [];
