@@ -95,6 +95,24 @@ const ROUTES: RouteCase[] = [
   { label: 'GET /api/v1/plugins', method: 'GET', path: '/api/v1/plugins', needs: 'viewer' },
   { label: 'GET /api/v1/audit', method: 'GET', path: '/api/v1/audit', needs: 'viewer' },
   {
+    label: 'GET /api/v1/batches/resolve',
+    method: 'GET',
+    path: '/api/v1/batches/resolve?ref=latest',
+    needs: 'viewer',
+  },
+  {
+    label: 'GET /api/v1/operations/resolve',
+    method: 'GET',
+    path: '/api/v1/operations/resolve?ref=latest',
+    needs: 'viewer',
+  },
+  {
+    label: 'GET /api/v1/projects/:id/actions',
+    method: 'GET',
+    path: `/api/v1/projects/no-such-project/actions?plugin=${PLUGIN_ID}`,
+    needs: 'viewer',
+  },
+  {
     label: 'POST /api/v1/batches',
     method: 'POST',
     path: '/api/v1/batches',
