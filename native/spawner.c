@@ -123,7 +123,7 @@ struct call {
   unsigned limits_hit; // LIMIT_* bits the keeper reported ('L'), sent with the cgroups' at the end
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
-  // stderr beyond the relay budget (deliver_stderr): counted, its last STDERR_TAIL bytes kept for the end.
+  // stderr beyond the relay budget (deliver): counted, its last STDERR_TAIL bytes kept for the end.
   long long err_window_ns;
   size_t err_window_bytes;
   unsigned long long err_dropped;
@@ -471,7 +471,6 @@ static void queue_stdin(struct call *call, const char *data, size_t len) {
   write_stdin(call);
 }
 
-/** Relays what the stream holds now (up to 1 MiB per turn); EOF closes it. */
 static long long monotonic_ns(void) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -515,7 +514,10 @@ static void report_dropped(struct call *call, int at_end) {
 }
 
 static void deliver(struct call *call, int data_type, const char *data, size_t n) {
-  if (data_type != S_STDERR) return emit(call->id, data_type, data, n);
+  if (data_type != S_STDERR) {
+    emit(call->id, data_type, data, n);
+    return;
+  }
   long long now = monotonic_ns();
   if (now - call->err_window_ns >= STDERR_WINDOW_NS) {
     call->err_window_ns = now;
@@ -538,6 +540,7 @@ static void end_stream(struct call *call, int *fd, int data_type, int eof_type) 
   emit(call->id, eof_type, NULL, 0);
 }
 
+/** Relays what the stream holds now (up to 1 MiB per turn); EOF closes it. */
 static void relay(struct call *call, int *fd, int data_type, int eof_type) {
   static char chunk[CHUNK];
   for (int rounds = 0; *fd >= 0 && rounds < 16; rounds++) {

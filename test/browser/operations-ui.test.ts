@@ -6,15 +6,14 @@
 // the list filters (outcome unknown included) and pages; the enable form
 // starts from the granted scopes; the audit filters by actor, target and
 // time; times read local with ISO on hover; nothing overflows at 390 px.
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHOTS, launchChromium, requireBrowser } from '../support/browser.js';
 import {
   completion,
-  requireBuiltCli,
   spawnCliProcess,
   terminate,
   untilLogged,
@@ -22,7 +21,6 @@ import {
 } from '../support/cli-process.js';
 import {
   FIXTURE_INSPECTOR_DIST,
-  REPO,
   installPackage,
   makeDataDir,
   makeProject,
@@ -33,8 +31,6 @@ import { waitFor } from '../support/wait.js';
 import { PLUGIN_ID as QUEUE_PLUGIN, installQueuePlugin } from '../support/workers.js';
 import { reviewAndEnable } from '../cli/support.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const ECHO = 'fixture-inspector';
 const SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
 const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/;
@@ -98,12 +94,7 @@ describe('operations in the web UI', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `Chromium is missing at ${CHROMIUM}: install it (Debian: \`apt-get install -y chromium\`).`,
-      );
-    requireBuiltCli();
-    await mkdir(SHOTS, { recursive: true });
+    await requireBrowser();
     redis = await startOwnedRedis();
     const made = await makeDataDir();
     cleanupDir = made.cleanup;
@@ -178,17 +169,7 @@ describe('operations in the web UI', () => {
       60_000,
     );
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     page.setDefaultTimeout(20_000);
     page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));

@@ -31,6 +31,21 @@ export async function requireBrowser(): Promise<void> {
   await mkdir(SHOTS, { recursive: true });
 }
 
+/** Debian's Chromium, headless, never a downloaded browser. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-sync',
+    ],
+  });
+}
+
 export async function openSignedIn(
   installation: Installation,
   viewport = { width: 1280, height: 900 },
@@ -45,17 +60,7 @@ export async function openSignedIn(
   try {
     await untilLogged(api, 'api', 'listening', 30_000);
     const base = `http://127.0.0.1:${port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const page = await (await browser.newContext({ viewport })).newPage();
     page.setDefaultTimeout(20_000);
     const problems: string[] = [];

@@ -65,12 +65,13 @@ export function registerOperationCommands(program: Command): void {
             ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
             ...(options.timeout !== undefined ? { timeoutMs: options.timeout } : {}),
           });
+          const existing = created ? '' : ' (existing operation for this idempotency key)';
           if (!options.wait) {
             if (config.json) return printJson(operation);
-            return say(`${operation.id}${created ? '' : ' (existing operation for this idempotency key)'}`);
+            return say(`${operation.id}${existing}`);
           }
           // The id first: another terminal can follow, show or cancel it while this one waits.
-          const started = `operation ${operation.id} ${operation.state}${created ? '' : ' (existing operation for this idempotency key)'}`;
+          const started = `operation ${operation.id} ${operation.state}${existing}`;
           if (config.json) process.stderr.write(`${started}\n`);
           else say(started);
           // With --json stdout holds one document: no log lines in it.
@@ -83,7 +84,7 @@ export function registerOperationCommands(program: Command): void {
               ? (signal) =>
                   backend.work.followOperationLogs(
                     operation.id,
-                    (entries) => printLogEntries(entries, config.json),
+                    (entries) => printLogEntries(entries, false),
                     { signal },
                   )
               : undefined,

@@ -36,6 +36,11 @@ export function isWholeId(ref: string, kind: string): boolean {
   return ref.startsWith(kind) && UUID.test(ref.slice(kind.length));
 }
 
+/** A short id copied from a table comes with the table's ellipsis. */
+function withoutEllipsis(ref: string): string {
+  return ref.replace(/(?:…|\.\.\.)$/, '');
+}
+
 function isHexPrefix(text: string): boolean {
   return /^[0-9a-f-]+$/i.test(text) && text.replace(/-/g, '').length >= MIN_PREFIX_HEX;
 }
@@ -49,14 +54,15 @@ function isHexPrefix(text: string): boolean {
 export function needsResolving(ref: string, kind: string): boolean {
   if (isWholeId(ref, kind)) return false;
   if (!ref.startsWith(kind)) return true;
-  return isHexPrefix(ref.slice(kind.length).replace(/(?:…|\.\.\.)$/, ''));
+  return isHexPrefix(withoutEllipsis(ref.slice(kind.length)));
 }
 
 const PLURAL = { batch: 'batches', operation: 'operations' } as const;
+/** The command that lists each kind (what an unknown id's error points to). */
+const LIST = { batch: 'batch list', operation: 'op list' } as const;
 
 export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScope): Promise<string> {
-  // A short id copied from a table comes with the table's ellipsis.
-  const ref = given.replace(/(?:…|\.\.\.)$/, '');
+  const ref = withoutEllipsis(given);
   if (isWholeId(ref, scope.kind)) return ref;
   const plural = PLURAL[scope.noun];
   const skip = latestOffset(ref);
@@ -69,20 +75,19 @@ export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScop
   }
   const prefixed = ref.startsWith(scope.kind);
   const hex = (prefixed ? ref.slice(scope.kind.length) : ref).toLowerCase();
-  // `op_nope` is an id of the kind that names nothing: unknown, as a whole id that names nothing is.
-  if (prefixed && !isHexPrefix(hex)) throw unknown(ref, scope.noun);
-  // Neither an id nor a prefix of one: unknown, as an id that names nothing is (a short prefix says why).
+  // Neither an id nor a prefix of one (`op_nope`, `shop`): unknown, as an id that names nothing is;
+  // a bare prefix that is too short says why.
   if (!isHexPrefix(hex))
     throw unknown(
       ref,
       scope.noun,
-      /^[0-9a-f-]+$/i.test(hex) ? `; a prefix needs at least ${MIN_PREFIX_HEX} hex digits` : '',
+      !prefixed && /^[0-9a-f-]+$/i.test(hex) ? `; a prefix needs at least ${MIN_PREFIX_HEX} hex digits` : '',
     );
   const matches = await membersWithPrefix(redis, scope.index, `${scope.kind}${hex}`);
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0)
     throw new NotFoundError(
-      `no ${scope.noun} id starts with ${JSON.stringify(ref)} (${scope.noun === 'batch' ? 'batch' : 'op'} list shows the known ones)`,
+      `no ${scope.noun} id starts with ${JSON.stringify(ref)} (${LIST[scope.noun]} shows the known ones)`,
     );
   const shown = matches.slice(0, SHOWN_MATCHES).join(', ');
   const more = matches.length > SHOWN_MATCHES ? ` and ${matches.length - SHOWN_MATCHES} more` : '';
@@ -93,7 +98,7 @@ export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScop
 
 function unknown(ref: string, noun: IdRefScope['noun'], hint = ''): NotFoundError {
   return new NotFoundError(
-    `unknown ${noun} ${JSON.stringify(ref)} (${noun === 'batch' ? 'batch' : 'op'} list shows the known ones${hint})`,
+    `unknown ${noun} ${JSON.stringify(ref)} (${LIST[noun]} shows the known ones${hint})`,
   );
 }
 

@@ -12,8 +12,7 @@ export async function announceOperationEnd(
   const record = await store.get(operationId);
   if (!record || !isTerminal(record.state)) return;
   // The input stays home: a webhook's receiver is outside, and needs only how it ended.
-  const { input, ...operation } = toOperationView(record);
-  void input;
+  const { input: _input, ...operation } = toOperationView(record);
   await notices.publish(
     'operation.finished',
     { operation },

@@ -116,20 +116,16 @@ export class OperationRunner {
     const operation = await this.operations.get(operationId);
     if (!operation || isTerminal(operation.state)) return;
     try {
-      await this.#endStalledRecord(operation, maxStalls);
+      if (operation.dispatched) return void (await this.#endOutcomeUnknown(operation));
+      await this.#releaseHeldBy(operation);
+      await this.#endFailed(
+        operation,
+        ERROR_CODES.WORKER_LOST,
+        `the workers running this operation died ${maxStalls + 1} times before it was sent to the plugin; nothing was run`,
+      );
     } finally {
       this.options.onFinished?.(operation.id);
     }
-  }
-
-  async #endStalledRecord(operation: OperationRecord, maxStalls: number): Promise<void> {
-    if (operation.dispatched) return void (await this.#endOutcomeUnknown(operation));
-    await this.#releaseHeldBy(operation);
-    await this.#endFailed(
-      operation,
-      ERROR_CODES.WORKER_LOST,
-      `the workers running this operation died ${maxStalls + 1} times before it was sent to the plugin; nothing was run`,
-    );
   }
 
   /** The lock of the project's real root (projectLockName); of its id when the project is gone (its call fails then). */
