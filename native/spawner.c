@@ -7,7 +7,9 @@
 //   (`sy-spawner --probe` prints "landlock-abi <n>" and exits instead)
 //   host → helper: SPAWN (u32 argc, u32 envc, u32 flags, u32 policyc,
 //                  NUL-terminated path, cwd, argv..., env..., policy...),
-//                  STDIN (bytes), STDIN_CLOSE, KILL
+//                  STDIN (bytes), STDIN_CLOSE, KILL, STDIN_LAST (u32 lines, bytes:
+//                  the call's last stdin; the helper closes the plugin's stdin
+//                  once its stdout has given that many lines in all)
 //   policy entries: read=<path>, write=<path> (Landlock, SPAWN_FILES);
 //                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS)
 //   helper → host: HELLO (call id 0: u32 Landlock ABI, u32 seccomp, u32
@@ -54,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4 };
+enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4, H_STDIN_LAST = 5 };
 enum {
   S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7,
   S_DONE = 8, S_LIMIT = 9
@@ -105,6 +107,11 @@ static void die(enum helper_exit code, const char *what, int error) {
 #define STDERR_WINDOW_NS 100000000LL
 #define STDERR_WINDOW_BYTES (128u << 10)
 #define STDERR_TAIL (64u << 10)
+// Frames for the host wait up to HOLD_NS to leave together (a call's pid with its first answer, its last
+// answer with its exit and end: one write and one wake-up of the worker instead of several), unless the host
+// has to act on one: an answer it must reply to, a call's end, a failed start. Live stderr stays live.
+#define HOLD_NS 10000000LL
+#define HOLD_MAX_BYTES (64u << 10)
 
 // ---- helper -----------------------------------------------------------------------
 
@@ -116,6 +123,8 @@ struct call {
   char *pending;
   size_t pending_len;
   int close_stdin;
+  unsigned close_after_lines; // STDIN_LAST: close stdin once stdout has given this many lines (0: host closes it)
+  unsigned out_lines; // newlines relayed on stdout so far
   int keeper_reaped; // its keeper is reaped, or (a serving keeper) closed the call's status pipe
   int served; // by the slot's serving keeper (struct server), not a keeper forked for it
   int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
@@ -137,6 +146,8 @@ static int orphans; // children of the helper that are not live keepers, at the 
 static int orphans_possible; // a keeper died other than by its clean exit (it leaves no child then)
 static char *out_buf;
 static size_t out_len, out_cap;
+static long long out_since_ns; // when the oldest frame not yet written was emitted
+static int out_urgent; // a frame the host must act on is waiting: write now
 static int devnull;
 static pid_t self_pid;
 enum helper_filter helper_filter = HELPER_FILTER_NONE;
@@ -148,7 +159,15 @@ static void out_reserve(size_t extra) {
   if (!out_buf) die(EXIT_OUT_OF_MEMORY, "out of memory for the output buffer", 0);
 }
 
+static long long monotonic_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
 static void emit(uint32_t id, int type, const void *data, size_t len) {
+  if (out_len == 0) out_since_ns = monotonic_ns();
+  if (type == S_DONE || type == S_FAILED || type == S_HELLO) out_urgent = 1;
   out_reserve(HEADER + len);
   put_u32(out_buf + out_len, (uint32_t)len);
   put_u32(out_buf + out_len + 4, id);
@@ -187,6 +206,18 @@ static void flush_out(void) {
     done += (size_t)n;
   }
   out_len = 0;
+  out_urgent = 0;
+}
+
+/** Writes what is held when the host must act on it, or it is big or old enough; else how long it may wait (ms). */
+static int flush_due(void) {
+  if (out_len == 0) return -1;
+  long long waited = monotonic_ns() - out_since_ns;
+  if (out_urgent || out_len >= HOLD_MAX_BYTES || waited >= HOLD_NS) {
+    flush_out();
+    return -1;
+  }
+  return (int)((HOLD_NS - waited + 999999) / 1000000);
 }
 
 static void close_fd(int *fd) {
@@ -471,12 +502,6 @@ static void queue_stdin(struct call *call, const char *data, size_t len) {
   write_stdin(call);
 }
 
-static long long monotonic_ns(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
 /** The last STDERR_TAIL bytes of what was dropped (without memory for it, it is only counted). */
 static void keep_tail(struct call *call, const char *data, size_t n) {
   if (!call->err_tail && !(call->err_tail = malloc(STDERR_TAIL))) return;
@@ -516,6 +541,16 @@ static void report_dropped(struct call *call, int at_end) {
 static void deliver(struct call *call, int data_type, const char *data, size_t n) {
   if (data_type != S_STDERR) {
     emit(call->id, data_type, data, n);
+    unsigned lines = 0;
+    for (const char *at = data, *end = data + n; (at = memchr(at, '\n', (size_t)(end - at))); at++) lines++;
+    if (!lines) return;
+    call->out_lines += lines;
+    // Before the last request an answer is what the host replies to; after it, the call's end is.
+    if (!call->close_after_lines) out_urgent = 1;
+    else if (call->out_lines >= call->close_after_lines && !call->close_stdin) {
+      call->close_stdin = 1; // the host would close it on reading this answer: no round trip for it
+      write_stdin(call);
+    }
     return;
   }
   long long now = monotonic_ns();
@@ -768,6 +803,10 @@ static void handle_frames(void) {
       spawn_call(id, payload, len);
     } else if (call && type == H_STDIN) {
       queue_stdin(call, payload, len);
+    } else if (call && type == H_STDIN_LAST && len >= 4) {
+      call->close_after_lines = get_u32(payload);
+      queue_stdin(call, payload + 4, len - 4);
+      if (call->out_lines >= call->close_after_lines) call->close_stdin = 1, write_stdin(call);
     } else if (call && type == H_STDIN_CLOSE) {
       call->close_stdin = 1;
       write_stdin(call);
@@ -860,7 +899,10 @@ int main(int argc, char **argv) {
       if (call->in_w >= 0 && call->pending_len > 0) owners[count] = call, polls[count++] = (struct pollfd){ call->in_w, POLLOUT, 0 };
     }
     // While orphans are dying, look again soon: a grandchild is re-parented without a signal.
-    int ready = poll(polls, count, orphans > 0 ? 20 : -1);
+    int hold = flush_due();
+    int wait = orphans > 0 ? 20 : -1;
+    if (hold >= 0 && (wait < 0 || hold < wait)) wait = hold;
+    int ready = poll(polls, count, wait);
     if (ready < 0) {
       if (errno == EINTR) continue;
       die(EXIT_POLL_FAILED, "poll failed", errno);
@@ -881,7 +923,7 @@ int main(int argc, char **argv) {
         write_stdin(call);
       }
     }
-    if (ready == 0) reap();
+    if (ready == 0 && orphans > 0) reap();
     if (polls[1].revents) {
       struct signalfd_siginfo info;
       int stop = 0;
@@ -897,6 +939,5 @@ int main(int argc, char **argv) {
       flush_out();
       shutdown_all();
     }
-    flush_out();
   }
 }

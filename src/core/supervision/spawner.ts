@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 export const HELPER_PATH = fileURLToPath(new URL('../../../dist/native/sy-spawner', import.meta.url));
 
 const HEADER = 9;
-const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4 } as const;
+const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4, stdinLast: 5 } as const;
 const S = {
   hello: 0,
   spawned: 1,
@@ -124,6 +124,12 @@ export interface CallProcess {
   end(): Promise<void>;
   /** The resource limits the call hit, known once end() resolved (native helper only). */
   limitsHit?: LimitName[];
+  /**
+   * The next write to stdin is the last: stdin is closed as soon as stdout has
+   * given `answers` lines in all, the moment the host would close it on reading
+   * the last answer, without a round trip for it (native helper only).
+   */
+  closeStdinAfterAnswers?(answers: number): void;
 }
 
 export class SpawnError extends Error {}
@@ -153,6 +159,10 @@ class HelperCall implements CallProcess {
   #resolveExit!: (exit: ProcessExit) => void;
   #resolveDone!: () => void;
   #spawned: SpawnWaiter | undefined;
+  /** Set by closeStdinAfterAnswers until the last write leaves. */
+  #lastAfter = 0;
+  /** The helper closes stdin (STDIN_LAST was sent): no STDIN_CLOSE from here. */
+  #helperCloses = false;
 
   constructor(
     readonly id: number,
@@ -162,16 +172,27 @@ class HelperCall implements CallProcess {
     void this.started.catch(() => {}); // the caller awaits it; a failure before that is not unhandled
     this.stdin = new Writable({
       write: (chunk: Buffer, _encoding, callback) => {
-        helper.send(id, H.stdin, chunk);
+        if (this.#lastAfter > 0) {
+          const frame = Buffer.allocUnsafe(4 + chunk.length);
+          frame.writeUInt32LE(this.#lastAfter, 0);
+          chunk.copy(frame, 4);
+          helper.send(id, H.stdinLast, frame);
+          this.#lastAfter = 0;
+          this.#helperCloses = true;
+        } else helper.send(id, H.stdin, chunk);
         callback();
       },
       final: (callback) => {
-        helper.send(id, H.stdinClose);
+        if (!this.#helperCloses) helper.send(id, H.stdinClose);
         callback();
       },
     });
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
+  }
+
+  closeStdinAfterAnswers(answers: number): void {
+    this.#lastAfter = answers;
   }
 
   async end(): Promise<void> {

@@ -199,6 +199,8 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
       throw error;
     }
     if (abort.signal.aborted) throw new RequestAbortedError('aborted');
+    // The method is the last request: its answer (the second line) lets stdin close (PROTOCOL §9, step 5).
+    child.closeStdinAfterAnswers?.(2);
     const result = await client.request(spec.method, spec.params, abort.signal);
     const respondedAt = performance.now();
     clearTimeout(timer);

@@ -1,0 +1,70 @@
+// The exchange through the spawn helper (native/spawner.c): the call's last
+// request goes with STDIN_LAST, and the helper closes the plugin's stdin the
+// moment its stdout has given the last answer, with no frame from the host for
+// it; frames wait at most a few milliseconds to leave together, so an answer or
+// a stderr line of a plugin that lingers still reaches the host at once.
+import { describe, expect, it } from 'vitest';
+import { containment } from '../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner, type CallProcess } from '../../src/core/supervision/spawner.js';
+
+const built = containment().mechanism === 'subreaper';
+
+async function start(spawner: Spawner, script: string) {
+  const call = await spawner.spawn({ file: '/bin/sh', args: ['-c', script], cwd: '/', env: {} });
+  let out = '';
+  let err = '';
+  call.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  call.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  await call.started;
+  return Object.assign(call, { out: () => out, err: () => err });
+}
+
+function until(check: () => boolean, ms: number): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const look = () => {
+      if (check()) return resolve(Date.now() - started);
+      if (Date.now() - started > ms) return reject(new Error(`not within ${ms} ms`));
+      setTimeout(look, 5);
+    };
+    look();
+  });
+}
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timed out'> {
+  return Promise.race([
+    promise,
+    new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), ms)),
+  ]);
+}
+
+describe.skipIf(!built)('the exchange through the spawn helper', () => {
+  it('stdin closes after the last answer with no close from the host', async () => {
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    // Answers two requests, then waits for the end of stdin: it exits only if stdin is closed.
+    const call: CallProcess & { out: () => string; err: () => string } = await start(
+      spawner,
+      'read a; echo one; read b; echo two; cat >/dev/null; echo stdin-closed >&2',
+    );
+    call.stdin.write('first\n');
+    await until(() => call.out() === 'one\n', 5_000);
+    call.closeStdinAfterAnswers!(2);
+    call.stdin.write('second\n');
+    // Never call.stdin.end(): the helper closes it on the second answer line.
+    expect(await within(call.exited, 5_000)).toEqual({ code: 0, signal: null });
+    await call.end();
+    expect(call.out()).toBe('one\ntwo\n');
+    expect(call.err()).toBe('stdin-closed\n');
+  });
+
+  it('an answer and a stderr line reach the host at once while the plugin lingers', async () => {
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    const call = await start(spawner, 'read a; echo answer; echo live >&2; sleep 5');
+    call.closeStdinAfterAnswers!(1);
+    call.stdin.write('request\n');
+    // The plugin runs 5 s more: what it wrote must not wait for its end.
+    const took = await until(() => call.out() === 'answer\n' && call.err() === 'live\n', 2_000);
+    expect(took).toBeLessThan(2_000);
+    await call.end();
+  });
+});
