@@ -34,6 +34,27 @@ export interface PluginClientOptions {
 
 type Waiter = { resolve: (event: LineEvent | 'end') => void };
 
+/**
+ * Validated answers by their exact line. A plugin answers `initialize` with the
+ * same bytes call after call: the same bytes parse and validate the same way,
+ * so a host may keep what it validated and skip the work (the result is shared
+ * and frozen: read it, never change it).
+ */
+export class AnswerMemo {
+  readonly #answers = new Map<string, unknown>();
+  constructor(readonly capacity = 16) {}
+
+  /** `line`: the method, the request id and the answer's bytes. */
+  get(line: string): unknown {
+    return this.#answers.get(line);
+  }
+
+  set(line: string, result: unknown): void {
+    if (this.#answers.size >= this.capacity) this.#answers.delete(this.#answers.keys().next().value!);
+    this.#answers.set(line, Object.freeze(result));
+  }
+}
+
 export class PluginClient {
   readonly #stdin: Writable;
   readonly #splitter: LineSplitter;
@@ -68,6 +89,7 @@ export class PluginClient {
     method: M,
     params: MethodParams<M>,
     signal?: AbortSignal,
+    memo?: AnswerMemo,
   ): Promise<MethodResult<M>> {
     if (this.#busy) throw new ClientBusyError('one request at a time: the previous one has not finished');
     this.#busy = true;
@@ -75,7 +97,15 @@ export class PluginClient {
       const id = this.#nextId++;
       this.#stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
       const event = await this.#next(signal);
-      return parseResponse(method, id, event, this.#limit);
+      if (!memo || event === 'end' || event.kind !== 'line')
+        return parseResponse(method, id, event, this.#limit);
+      // latin1: one byte per character, so two keys are equal exactly when the bytes are; with the method and id.
+      const line = `${method}\0${id}\0${event.bytes.toString('latin1')}`;
+      const known = memo.get(line);
+      if (known !== undefined) return known as MethodResult<M>;
+      const result = parseResponse(method, id, event, this.#limit);
+      memo.set(line, result);
+      return result;
     } finally {
       this.#busy = false;
     }

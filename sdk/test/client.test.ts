@@ -2,6 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import {
+  AnswerMemo,
   ClientBusyError,
   ConnectionClosedError,
   IdMismatchError,
@@ -274,5 +275,43 @@ describe('PluginClient', () => {
     stdout.write('hello from the plugin\n');
     await tick();
     await expect(client.request('plugin.health', {})).rejects.toBeInstanceOf(InvalidResponseError);
+  });
+});
+
+describe('AnswerMemo: validated answers kept by their exact bytes', () => {
+  const line = (id: number, result: unknown) => `${JSON.stringify({ jsonrpc: '2.0', id, result })}\n`;
+
+  it('the same bytes for the same method and id give the validated result again without parsing', async () => {
+    const memo = new AnswerMemo();
+    const first = fakePlugin((request) => line(request.id, INIT_RESULT));
+    const one = await first.client.request('initialize', INIT_PARAMS, undefined, memo);
+    const second = fakePlugin((request) => line(request.id, INIT_RESULT));
+    const two = await second.client.request('initialize', INIT_PARAMS, undefined, memo);
+    expect(two).toBe(one);
+    expect(Object.isFrozen(two)).toBe(true);
+  });
+
+  it('other bytes are validated afresh: an invalid answer still fails after a valid one', async () => {
+    const memo = new AnswerMemo();
+    await fakePlugin((request) => line(request.id, INIT_RESULT)).client.request(
+      'initialize',
+      INIT_PARAMS,
+      undefined,
+      memo,
+    );
+    const lying = fakePlugin((request) => line(request.id, { ...INIT_RESULT, unknownField: 1 }));
+    await expect(lying.client.request('initialize', INIT_PARAMS, undefined, memo)).rejects.toBeInstanceOf(
+      InvalidResponseError,
+    );
+  });
+
+  it('the same bytes answering another request id still fail as an id mismatch', async () => {
+    const memo = new AnswerMemo();
+    const { client } = fakePlugin(() => line(1, HEALTH));
+    expect(await client.request('plugin.health', {}, undefined, memo)).toEqual(HEALTH);
+    // Request 2 gets the bytes that answered request 1.
+    await expect(client.request('plugin.health', {}, undefined, memo)).rejects.toBeInstanceOf(
+      IdMismatchError,
+    );
   });
 });

@@ -119,17 +119,28 @@ export function interpreterPaths(executable: string, fd: number, identity: strin
 }
 
 /**
- * Whether a verified executable is a `#!` script that Node runs. The kernel
+ * Whether a verified executable is a `#!` script that Node runs (cached under
+ * `identity`, the open file's: a changed or other file reads again). The kernel
  * hands a script started from a descriptor to its interpreter as /dev/fd/<n>;
  * Node resolves that to the file's path, which after a swap names other
  * bytes (or `<path> (deleted)`, a name anyone who may write the directory can
  * plant), so such a call gets `--preserve-symlinks-main`: Node then reads the
  * descriptor, the verified file.
  */
-export function runByNode(fd: number): boolean {
+export function runByNode(fd: number, identity?: string): boolean {
+  const cached = identity === undefined ? undefined : nodeRunCache.get(identity);
+  if (cached !== undefined) return cached;
   const program = interpreterOf(fd);
-  return program !== undefined && /^(node|nodejs)$/.test(program.slice(program.lastIndexOf('/') + 1));
+  const byNode = program !== undefined && /^(node|nodejs)$/.test(program.slice(program.lastIndexOf('/') + 1));
+  if (identity !== undefined) {
+    if (nodeRunCache.size > 256) nodeRunCache.clear();
+    nodeRunCache.set(identity, byNode);
+  }
+  return byNode;
 }
+
+/** runByNode's answers by the file's identity (its path, device, inode and change time). */
+const nodeRunCache = new Map<string, boolean>();
 
 /** The program a `#!` line starts (env's argument for `#!/usr/bin/env X`), or undefined. */
 function interpreterOf(fd: number): string | undefined {

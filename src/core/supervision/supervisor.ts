@@ -7,6 +7,7 @@
 // outlives it.
 import { PROTOCOL_VERSION, identityProblems, type Scope } from '@switchyard/plugin-sdk/protocol';
 import {
+  AnswerMemo,
   PluginClient,
   RequestAbortedError,
   pluginEnvironment,
@@ -124,7 +125,9 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
   scratch: string,
 ): Promise<CallOutcome<M>> {
   const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratch };
-  if (spec.executableFd !== undefined && runByNode(spec.executableFd))
+  // The open file's identity: what is read of it (its #! line) is cached under it.
+  const identity = spec.executableFd === undefined ? undefined : fileIdentity(spec.executableFd);
+  if (spec.executableFd !== undefined && runByNode(spec.executableFd, `${spec.executablePath}\0${identity}`))
     env.NODE_OPTIONS = '--preserve-symlinks-main';
   let child: CallProcess;
   try {
@@ -134,7 +137,9 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
       cwd: spec.packageDir,
       env,
       ...(spec.executableFd === undefined ? {} : { executableFd: spec.executableFd }),
-      ...(spec.policy ? { policy: kernelPolicyFor(spec, spec.policy, env.PATH ?? '', scratch) } : {}),
+      ...(spec.policy
+        ? { policy: kernelPolicyFor(spec, spec.policy, env.PATH ?? '', scratch, identity) }
+        : {}),
       ...(spec.requireConfinement ? { requireConfinement: true } : {}),
     });
   } catch (error) {
@@ -164,10 +169,12 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
 
   // initialize is written before the process runs: through the native helper
   // it leaves with the spawn request, one write and no round trip for the pid.
+  const known = knownAnswers(spec.identity, spec.grants);
   const initializing = client.request(
     'initialize',
     { protocolVersion: PROTOCOL_VERSION, hostVersion: HOST_VERSION, grantedScopes: [...spec.grants] },
     abort.signal,
+    known.memo,
   );
   initializing.catch(() => {}); // awaited below, once the process runs
   try {
@@ -189,7 +196,11 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
 
   try {
     const init = await initializing;
-    verifyIdentity(init, spec.identity, spec.grants);
+    // The same answer object means the same bytes, already verified against this identity and these grants.
+    if (!known.verified.has(init)) {
+      verifyIdentity(init, spec.identity, spec.grants);
+      known.verified.add(init);
+    }
     const initializedAt = performance.now();
     try {
       await spec.beforeSend?.();
@@ -245,18 +256,19 @@ function kernelPolicyFor(
   policy: CallPolicy,
   path: string,
   scratch: string,
+  identity: string | undefined,
 ) {
-  let interpreter: string[] = [];
-  if (spec.executableFd !== undefined) {
-    const stats = fstatSync(spec.executableFd, { bigint: true });
-    interpreter = interpreterPaths(
-      spec.executablePath,
-      spec.executableFd,
-      `${stats.ino}:${stats.ctimeNs}`,
-      path,
-    );
-  }
+  const interpreter =
+    spec.executableFd === undefined || identity === undefined
+      ? []
+      : interpreterPaths(spec.executablePath, spec.executableFd, identity, path);
   return kernelPolicyOf(policy, { packageDir: spec.packageDir, interpreter, scratch });
+}
+
+/** The open file's device, inode and change time: another file, or this one changed, has another. */
+function fileIdentity(fd: number): string {
+  const stats = fstatSync(fd, { bigint: true });
+  return `${stats.dev}:${stats.ino}:${stats.ctimeNs}`;
 }
 
 /** What the helper saw, and a scratch file stopped at the file-size limit (EFBIG, no signal). */
@@ -303,6 +315,32 @@ function formatBytes(bytes: number): string {
     unit++;
   }
   return `${value} ${units[unit]}`;
+}
+
+interface KnownAnswers {
+  memo: AnswerMemo;
+  verified: WeakSet<object>;
+}
+
+/** Per trusted identity and grants: the initialize answers validated and verified so far. */
+const knownByIdentity = new Map<string, KnownAnswers>();
+
+function knownAnswers(identity: TrustedIdentity, grants: readonly Scope[]): KnownAnswers {
+  const key = JSON.stringify([
+    identity.id,
+    identity.name,
+    identity.version,
+    identity.capabilities,
+    identity.requestedScopes,
+    grants,
+  ]);
+  let known = knownByIdentity.get(key);
+  if (!known) {
+    if (knownByIdentity.size >= 256) knownByIdentity.delete(knownByIdentity.keys().next().value!);
+    known = { memo: new AnswerMemo(4), verified: new WeakSet() };
+    knownByIdentity.set(key, known);
+  }
+  return known;
 }
 
 function verifyIdentity(
