@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,9 +46,11 @@ static pid_t pool_owner;
 /**
  * What each slot's cgroups carry now, so a limit is written only when it changes; and its files a call
  * uses, opened once (kernfs opens cost ~10 us each), with the counters read before the call.
+ * `baseline_known`: the counters in `files` are what the slot's last call left (limits_end read them once
+ * nothing of it ran) and nothing ran in the slot since, so the next call need not read them again.
  */
 struct slot_state {
-  unsigned char made, processes_known, memory_known, files_open;
+  unsigned char made, processes_known, memory_known, files_open, baseline_known;
   unsigned long long processes, memory;
   struct limit_watch files;
 };
@@ -106,15 +110,6 @@ static unsigned long long counter_in(const char *text, const char *key) {
   for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
     if (strncmp(line, key, len) == 0 && line[len] == ' ') return strtoull(line + len + 1, NULL, 10);
   return 0;
-}
-
-/** The counter read again from an open counter file (a cgroup file reads anew from offset 0). */
-static unsigned long long counter_of(int fd, const char *key) {
-  char text[1024];
-  ssize_t n = pread(fd, text, sizeof text - 1, 0);
-  if (n < 0) n = 0;
-  text[n] = 0;
-  return counter_in(text, key);
 }
 
 static void sleep_ms(long ms) {
@@ -592,12 +587,14 @@ static int prepare_slot(unsigned slot, const struct limits *limits) {
     if (open_files(slot, &s->files) != 0) return -1;
     s->files_open = 1;
   }
-  if (read_counters(&s->files) != 0) {
+  // Two kernfs reads (a few µs each) saved per call when the last call's end left the baseline.
+  if (!s->baseline_known && read_counters(&s->files) != 0) {
     close_files(&s->files);
     s->files_open = 0;
     errno = ENOENT;
     return -1;
   }
+  s->baseline_known = 0; // this call's own end reads them again
   if (cg[PIDS].version && (!s->processes_known || s->processes != limits->processes)) {
     s->processes_known = 0;
     if (limits->processes) snprintf(value, sizeof value, "%llu", limits->processes);
@@ -655,15 +652,54 @@ int limits_join(const struct limit_watch *watch) {
   return join_cgroup(watch->pids_procs) != 0 || join_cgroup(watch->memory_procs) != 0 ? -1 : 0;
 }
 
-int limits_apply(const struct limits *l, const struct limit_watch *watch, int joined) {
+int limits_apply(const struct limits *l, const struct limit_watch *watch, int joined, unsigned carried) {
   // System calls only: this runs between the keeper's clone(CLONE_VM|CLONE_VFORK) and the exec.
   if (!joined && limits_join(watch) != 0) return -1;
   if (l->cpu_seconds && set(RLIMIT_CPU, l->cpu_seconds, l->cpu_seconds + 1)) return -1;
-  if (l->file_size && set(RLIMIT_FSIZE, l->file_size, l->file_size)) return -1;
-  if (l->open_files && set(RLIMIT_NOFILE, l->open_files, l->open_files)) return -1;
+  if (!(carried & CARRY_FILE_SIZE) && l->file_size && set(RLIMIT_FSIZE, l->file_size, l->file_size)) return -1;
+  if (!(carried & CARRY_OPEN_FILES) && l->open_files && set(RLIMIT_NOFILE, l->open_files, l->open_files)) return -1;
   // Address space only where no memory cgroup binds (it counts reservations, not memory used).
   if (l->memory && watch->memory_events < 0 && set(RLIMIT_AS, l->memory, l->memory)) return -1;
   return 0;
+}
+
+/** The keeper may raise its hard limits again: CAP_SYS_RESOURCE (24) in its effective set. */
+static int can_raise_limits(void) {
+  struct { uint32_t version; int pid; } header = { 0x20080522, 0 };
+  struct { uint32_t effective, permitted, inheritable; } data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capget, &header, data) != 0) return 0;
+  return (data[0].effective & (1u << 24)) != 0;
+}
+
+/** One carried limit: the keeper's own set to `value` (0: back to what it had at its start). 0 or -1. */
+static int carry_one(struct carried_limits *c, int which, int resource, unsigned long long value) {
+  if (c->known[which] && c->current[which] == value) return 0;
+  c->known[which] = 0;
+  struct rlimit limit = c->original[which];
+  if (value) limit.rlim_cur = limit.rlim_max = value;
+  if (setrlimit(resource, &limit) != 0) return -1;
+  c->current[which] = value;
+  c->known[which] = 1;
+  return 0;
+}
+
+unsigned limits_carry(const struct limits *l, struct carried_limits *c) {
+  if (!c->checked) {
+    c->checked = 1;
+    // Only where it can raise them again for a call with higher limits (root): a keeper that could not
+    // would leave a later call a lower limit than its policy says.
+    c->able = can_raise_limits() && getrlimit(RLIMIT_FSIZE, &c->original[0]) == 0 &&
+              getrlimit(RLIMIT_NOFILE, &c->original[1]) == 0;
+  }
+  if (!c->able) return 0;
+  unsigned carried = 0;
+  if (carry_one(c, 0, RLIMIT_FSIZE, l->file_size) == 0) carried |= CARRY_FILE_SIZE;
+  // The keeper's own descriptors (its line, the slot's files, a call's pipes as they arrive) need a few:
+  // a lower limit is set in the plugin's process only, as before.
+  unsigned long long open_files = l->open_files >= CARRY_MIN_OPEN_FILES ? l->open_files : 0;
+  if (carry_one(c, 1, RLIMIT_NOFILE, open_files) == 0 && open_files == l->open_files) carried |= CARRY_OPEN_FILES;
+  return carried;
 }
 
 /**
@@ -691,12 +727,26 @@ void limits_keeper_end(void) {
 
 unsigned limits_end(unsigned slot) {
   if (slot >= slot_count || !slots[slot].files_open) return 0;
-  const struct limit_watch *files = &slots[slot].files;
+  struct slot_state *s = &slots[slot];
+  struct limit_watch *files = &s->files;
   unsigned hit = 0;
-  if (files->pids_events >= 0 && counter_of(files->pids_events, "max") > files->pids_max_hits) hit |= LIMIT_PROCESSES;
-  if (files->memory_events >= 0 && counter_of(files->memory_events, "oom_kill") > files->oom_kills)
-    hit |= LIMIT_MEMORY;
+  unsigned long long pids_max_hits = files->pids_max_hits, oom_kills = files->oom_kills;
+  // A counter that cannot be read (the slot's cgroup removed) leaves no baseline: the next call reads
+  // them itself, and its failure there makes the pool anew.
+  int read = (files->pids_events < 0 || read_counter(files->pids_events, "max", &pids_max_hits) == 0) &&
+             (files->memory_events < 0 || read_counter(files->memory_events, "oom_kill", &oom_kills) == 0);
+  if (pids_max_hits > files->pids_max_hits) hit |= LIMIT_PROCESSES;
+  if (oom_kills > files->oom_kills) hit |= LIMIT_MEMORY;
+  // Nothing of the call runs any more, and only its idle serving keeper stays in the slot's cgroups:
+  // these counters are the next call's baseline (limits_prepare).
+  files->pids_max_hits = pids_max_hits;
+  files->oom_kills = oom_kills;
+  s->baseline_known = (unsigned char)read;
   return hit;
+}
+
+void limits_forget_baseline(unsigned slot) {
+  if (slot < slot_count) slots[slot].baseline_known = 0;
 }
 
 unsigned limits_of_status(int status) {
