@@ -89,16 +89,14 @@ static int kill_children(void) {
 
 /**
  * What a serving keeper keeps from call to call: the signals whose disposition is not the default (the
- * plugin's process resets only those), what it set on itself for confined calls (confine.h), and the
- * rlimits it carries (limits.h). A keeper forked for one call has none of it (`serving` 0).
+ * plugin's process resets only those) and what it set on itself for confined calls (confine.h). A
+ * keeper forked for one call has none of it.
  */
 struct keeper_state {
-  int serving;
   int changed_signals[NSIG];
   int changed_count;
   struct confine_base base;
   int base_tried;
-  struct carried_limits carried;
 };
 
 /** The signals this process does not leave at their default (the helper ignores SIGPIPE). */
@@ -120,8 +118,6 @@ struct start_args {
   int joined;
   /** A serving keeper's state (NULL: a keeper of one call, the plugin's process does every step). */
   const struct keeper_state *state;
-  /** CARRY_* rlimits the keeper carries for this call (limits.h). */
-  unsigned carried;
   /** Set by the child when it cannot exec (the parent reads it once the vfork-style clone returns). */
   volatile int error;
 };
@@ -157,7 +153,7 @@ static int start_plugin(void *arg) {
   }
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
-      ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch, a->joined, a->carried) != 0) ||
+      ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch, a->joined) != 0) ||
       ((a->req->flags & SPAWN_CONFINE) && confine_plugin(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0,
                                                          a->state ? &a->state->base : NULL) != 0)) {
     a->error = errno;
@@ -255,16 +251,12 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
       return CALL_NOT_STARTED;
     }
   }
-  unsigned carried = 0;
-  if (state) {
-    // Once, at its first confined call: what does not change from call to call is set on the keeper.
-    if ((req->flags & SPAWN_CONFINE) && !state->base_tried) {
-      state->base_tried = 1;
-      if (confine_prepare_keeper(&state->base) != 0) state->base.prepared = 0;
-    }
-    if (req->flags & SPAWN_LIMITS) carried = limits_carry(&req->limits, &state->carried);
+  // Once, at a serving keeper's first confined call: what does not change from call to call is set on it.
+  if (state && (req->flags & SPAWN_CONFINE) && !state->base_tried) {
+    state->base_tried = 1;
+    if (confine_prepare_keeper(&state->base) != 0) state->base.prepared = 0;
   }
-  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, joined, state, carried, 0 };
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, joined, state, 0 };
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
   if (exec_fd >= 0) close(exec_fd);
@@ -388,7 +380,6 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
   int signals = keeper_signals();
   if (signals < 0) _exit(KEEPER_NOT_STARTED);
   static struct keeper_state state;
-  state.serving = 1;
   find_changed_signals(&state);
   for (;;) {
     // A request: 'S', u32 length, the SPAWN payload; the call's pipes (and ruleset) ride on it.

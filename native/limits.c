@@ -18,9 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <stdint.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -652,54 +650,17 @@ int limits_join(const struct limit_watch *watch) {
   return join_cgroup(watch->pids_procs) != 0 || join_cgroup(watch->memory_procs) != 0 ? -1 : 0;
 }
 
-int limits_apply(const struct limits *l, const struct limit_watch *watch, int joined, unsigned carried) {
+int limits_apply(const struct limits *l, const struct limit_watch *watch, int joined) {
   // System calls only: this runs between the keeper's clone(CLONE_VM|CLONE_VFORK) and the exec.
+  // Each call's own, in its own process: a serving keeper that carried them for its plugins to inherit
+  // could not raise its hard limits again for a later call without CAP_SYS_RESOURCE.
   if (!joined && limits_join(watch) != 0) return -1;
   if (l->cpu_seconds && set(RLIMIT_CPU, l->cpu_seconds, l->cpu_seconds + 1)) return -1;
-  if (!(carried & CARRY_FILE_SIZE) && l->file_size && set(RLIMIT_FSIZE, l->file_size, l->file_size)) return -1;
-  if (!(carried & CARRY_OPEN_FILES) && l->open_files && set(RLIMIT_NOFILE, l->open_files, l->open_files)) return -1;
+  if (l->file_size && set(RLIMIT_FSIZE, l->file_size, l->file_size)) return -1;
+  if (l->open_files && set(RLIMIT_NOFILE, l->open_files, l->open_files)) return -1;
   // Address space only where no memory cgroup binds (it counts reservations, not memory used).
   if (l->memory && watch->memory_events < 0 && set(RLIMIT_AS, l->memory, l->memory)) return -1;
   return 0;
-}
-
-/** The keeper may raise its hard limits again: CAP_SYS_RESOURCE (24) in its effective set. */
-static int can_raise_limits(void) {
-  struct { uint32_t version; int pid; } header = { 0x20080522, 0 };
-  struct { uint32_t effective, permitted, inheritable; } data[2];
-  memset(data, 0, sizeof data);
-  if (syscall(SYS_capget, &header, data) != 0) return 0;
-  return (data[0].effective & (1u << 24)) != 0;
-}
-
-/** One carried limit: the keeper's own set to `value` (0: back to what it had at its start). 0 or -1. */
-static int carry_one(struct carried_limits *c, int which, int resource, unsigned long long value) {
-  if (c->known[which] && c->current[which] == value) return 0;
-  c->known[which] = 0;
-  struct rlimit limit = c->original[which];
-  if (value) limit.rlim_cur = limit.rlim_max = value;
-  if (setrlimit(resource, &limit) != 0) return -1;
-  c->current[which] = value;
-  c->known[which] = 1;
-  return 0;
-}
-
-unsigned limits_carry(const struct limits *l, struct carried_limits *c) {
-  if (!c->checked) {
-    c->checked = 1;
-    // Only where it can raise them again for a call with higher limits (root): a keeper that could not
-    // would leave a later call a lower limit than its policy says.
-    c->able = can_raise_limits() && getrlimit(RLIMIT_FSIZE, &c->original[0]) == 0 &&
-              getrlimit(RLIMIT_NOFILE, &c->original[1]) == 0;
-  }
-  if (!c->able) return 0;
-  unsigned carried = 0;
-  if (carry_one(c, 0, RLIMIT_FSIZE, l->file_size) == 0) carried |= CARRY_FILE_SIZE;
-  // The keeper's own descriptors (its line, the slot's files, a call's pipes as they arrive) need a few:
-  // a lower limit is set in the plugin's process only, as before.
-  unsigned long long open_files = l->open_files >= CARRY_MIN_OPEN_FILES ? l->open_files : 0;
-  if (carry_one(c, 1, RLIMIT_NOFILE, open_files) == 0 && open_files == l->open_files) carried |= CARRY_OPEN_FILES;
-  return carried;
 }
 
 /**

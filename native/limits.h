@@ -8,7 +8,6 @@
 #ifndef SY_LIMITS_H
 #define SY_LIMITS_H
 #include "keeper.h"
-#include <sys/resource.h>
 
 /** Once in the helper: find the cgroup hierarchies, create this helper's pool directory, remove stale pools. */
 void limits_init(void);
@@ -36,30 +35,11 @@ struct limit_watch {
 int limits_watch(unsigned slot, const struct limits *limits, struct limit_watch *watch);
 /** Moves the calling process into the slot's cgroups (a serving keeper, once). 0, or -1 with errno. */
 int limits_join(const struct limit_watch *watch);
-/** rlimits a serving keeper carries itself for its plugins to inherit (limits_carry). */
-enum { CARRY_FILE_SIZE = 1u << 0, CARRY_OPEN_FILES = 1u << 1 };
-/** An open-files limit below this is not carried by the keeper (it needs some descriptors itself). */
-#define CARRY_MIN_OPEN_FILES 64
-struct carried_limits {
-  int checked, able;
-  /** The keeper's own RLIMIT_FSIZE and RLIMIT_NOFILE at its start, and the values it carries now (0: those). */
-  struct rlimit original[2];
-  unsigned long long current[2];
-  int known[2];
-};
-/**
- * In a serving keeper before it starts a call: its own RLIMIT_FSIZE and RLIMIT_NOFILE set to the call's
- * (rewritten only when they change), so the plugin's process inherits them and sets neither (two system
- * calls a call). Only where the keeper can raise them again (CAP_SYS_RESOURCE); RLIMIT_CPU never (it
- * counts the keeper's own time). The CARRY_* bits the plugin inherits; 0 when it must set them itself.
- */
-unsigned limits_carry(const struct limits *limits, struct carried_limits *carried);
 /**
  * In the plugin's process before exec (it shares the keeper's memory: system calls only): joins the slot's
- * cgroups unless its keeper is in them (`joined`), sets the rlimits but the `carried` ones (CARRY_*, set
- * on its keeper already). 0, or -1 with errno.
+ * cgroups unless its keeper is in them (`joined`), sets the rlimits. 0, or -1 with errno.
  */
-int limits_apply(const struct limits *limits, const struct limit_watch *watch, int joined, unsigned carried);
+int limits_apply(const struct limits *limits, const struct limit_watch *watch, int joined);
 /** In the keeper once the call has no process left: a keeper that outlived its helper removes the pool. */
 void limits_keeper_end(void);
 /**
