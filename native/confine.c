@@ -6,7 +6,6 @@
 #include "confine.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -90,31 +89,18 @@ struct cached_path {
   int fd; // -1: the path does not exist (cached too)
   int is_dir;
   long long opened;
-  char *real; // where it leads (symbolic links followed), NULL when unknown
 };
 static struct cached_path paths[MAX_PATHS];
 static size_t path_count, next_path_victim;
 
-/** The opened file's path as the kernel names it now; NULL when it has none worth comparing. */
-static char *real_path(int fd) {
-  char link[64], buf[PATH_MAX];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(link, buf, sizeof buf - 1);
-  if (n <= 0 || buf[0] != '/') return NULL;
-  buf[n] = 0;
-  if (strstr(buf, " (deleted)")) return NULL;
-  return strdup(buf);
-}
-
 /** The path opened O_PATH (cached for CACHE_FRESH_NS); -1 when it does not exist or the cache cannot hold it. */
-static int path_fd(const char *path, int *is_dir, const char **real) {
+static int path_fd(const char *path, int *is_dir) {
   long long now = now_ns();
   struct cached_path *slot = NULL;
   for (size_t i = 0; i < path_count; i++)
     if (strcmp(paths[i].path, path) == 0) slot = &paths[i];
   if (slot && now - slot->opened < CACHE_FRESH_NS) {
     *is_dir = slot->is_dir;
-    *real = slot->real;
     return slot->fd;
   }
   if (!slot) {
@@ -128,75 +114,25 @@ static int path_fd(const char *path, int *is_dir, const char **real) {
   } else if (slot->fd >= 0) {
     close(slot->fd);
   }
-  free(slot->real);
-  slot->real = NULL;
   slot->fd = open(path, O_PATH | O_CLOEXEC);
   slot->is_dir = 0;
   struct stat st;
   if (slot->fd >= 0 && fstat(slot->fd, &st) == 0) slot->is_dir = S_ISDIR(st.st_mode);
-  if (slot->fd >= 0) slot->real = real_path(slot->fd);
   slot->opened = now;
   *is_dir = slot->is_dir;
-  *real = slot->real;
   return slot->fd;
 }
 
-/** One rule of a call's ruleset, before it is added (`real` its own copy: the path cache may reuse its slot). */
-struct rule {
-  const char *path;
-  char *real;
+/** One path-beneath rule; a path that does not exist is skipped (a system directory this host lacks). */
+static int add_path(int ruleset, const char *path, uint64_t access, int required) {
   int is_dir;
-  uint64_t access;
-};
-
-/** `path` is strictly beneath the directory `dir` (both as the kernel names them). */
-static int beneath(const char *path, const char *dir) {
-  size_t len = strlen(dir);
-  if (strcmp(dir, "/") == 0) return path[1] != 0;
-  return strncmp(path, dir, len) == 0 && path[len] == '/';
-}
-
-/**
- * A rule that grants nothing another already grants: a path beneath a directory of the same ruleset with
- * every right it has (/bin, /lib, /sbin, /lib64 → /usr/… on a merged /usr; /etc/os-release →
- * /usr/lib/os-release). Landlock unions the rules on a file's way up to the root, so leaving it out
- * changes no access, and each rule less is one less to copy into every call's domain (restrict_self).
- */
-static int redundant(const struct rule *rules, size_t count, size_t index) {
-  const struct rule *r = &rules[index];
-  if (!r->real) return 0;
-  for (size_t i = 0; i < count; i++)
-    if (i != index && rules[i].is_dir && rules[i].real && (r->access & ~rules[i].access) == 0 &&
-        beneath(r->real, rules[i].real))
-      return 1;
-  return 0;
-}
-
-/** One path-beneath rule into `rules`; a path that does not exist is skipped (a system directory this host lacks). */
-static int collect_path(struct rule *rules, size_t *count, const char *path, uint64_t access, int required) {
-  int is_dir;
-  const char *real;
-  int fd = path_fd(path, &is_dir, &real);
+  int fd = path_fd(path, &is_dir);
   if (fd < 0) {
     errno = ENOENT;
     return required ? -1 : 0;
   }
   // A file takes only the rights that apply to a file (others are EINVAL).
   if (!is_dir) access &= FS_FILE_RIGHTS;
-  rules[(*count)++] = (struct rule){ path, real ? strdup(real) : NULL, is_dir, access };
-  return 0;
-}
-
-/** The rule added to the ruleset, its path opened again from the cache (skipped if it is gone meanwhile, as above). */
-static int add_rule(int ruleset, const struct rule *r, int required) {
-  int is_dir;
-  const char *real;
-  int fd = path_fd(r->path, &is_dir, &real);
-  if (fd < 0) {
-    errno = ENOENT;
-    return required ? -1 : 0;
-  }
-  uint64_t access = is_dir ? r->access : r->access & FS_FILE_RIGHTS;
   struct path_beneath_attr rule = { access, fd };
   return syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0) == 0 ? 0 : -1;
 }
@@ -215,29 +151,16 @@ int call_ruleset(const struct spawn_request *req, int abi) {
   };
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0 || !(flags & SPAWN_FILES)) return ruleset;
-  size_t total = 0, count = 0, reads = 0;
-  for (const char **path = req->read_paths; path && *path; path++) total++;
-  for (const char **path = req->write_paths; path && *path; path++) total++;
-  struct rule *rules = malloc((total ? total : 1) * sizeof *rules);
-  if (!rules) goto failed;
   const uint64_t read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR;
   for (const char **path = req->read_paths; path && *path; path++)
-    if (collect_path(rules, &count, *path, read, 0) != 0) goto failed;
-  reads = count;
+    if (add_path(ruleset, *path, read, 0) != 0) goto failed;
   // Written paths (the scratch directory, the project in an operate call) must exist.
   // Writable is not a place for device nodes (a block device there would read the raw disk).
   for (const char **path = req->write_paths; path && *path; path++)
-    if (collect_path(rules, &count, *path, fs & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK), 1) != 0) goto failed;
-  for (size_t i = 0; i < count; i++)
-    if (!redundant(rules, count, i) && add_rule(ruleset, &rules[i], i >= reads) != 0) goto failed;
-  for (size_t i = 0; i < count; i++) free(rules[i].real);
-  free(rules);
+    if (add_path(ruleset, *path, fs & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK), 1) != 0) goto failed;
   return ruleset;
 failed:;
   int error = errno;
-  if (rules)
-    for (size_t i = 0; i < count; i++) free(rules[i].real);
-  free(rules);
   close(ruleset);
   errno = error;
   return -1;

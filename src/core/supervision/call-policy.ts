@@ -82,9 +82,32 @@ let systemWrite: string[] | undefined;
 
 /** The system paths that exist on this host (looked up once: the helper skips a missing read path anyway). */
 function systemPaths(): { read: string[]; write: string[] } {
-  systemRead ??= SYSTEM_READ.filter((path) => existsSync(path));
+  systemRead ??= withoutAliases(SYSTEM_READ.filter((path) => existsSync(path)));
   systemWrite ??= SYSTEM_WRITE.filter((path) => existsSync(path));
   return { read: systemRead, write: systemWrite };
+}
+
+/**
+ * Read paths less those that lead beneath another of them (/bin, /lib, /lib64, /sbin and
+ * /etc/os-release into /usr on a merged /usr): Landlock's rule is on where a path leads and covers all
+ * beneath it, so such a rule grants nothing more, and each rule less is one less the kernel copies
+ * into every call's domain. Should one of them stop being such a link, it is only not readable.
+ */
+function withoutAliases(paths: string[]): string[] {
+  const real = paths.map((path) => realpathOr(path));
+  const directories = real.filter((path, index) => path === paths[index] && isDirectory(path));
+  return paths.filter(
+    (_path, index) =>
+      !directories.some((directory) => real[index]!.startsWith(directory === '/' ? '/' : `${directory}/`)),
+  );
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 const interpreterCache = new Map<string, string[]>();
