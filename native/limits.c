@@ -585,7 +585,7 @@ static int prepare_slot(unsigned slot, const struct limits *limits) {
     if (open_files(slot, &s->files) != 0) return -1;
     s->files_open = 1;
   }
-  // Two kernfs reads (a few µs each) saved per call when the last call's end left the baseline.
+  // Two kernfs reads (a few us each) saved per call when the last call's end left the baseline.
   if (!s->baseline_known && read_counters(&s->files) != 0) {
     close_files(&s->files);
     s->files_open = 0;

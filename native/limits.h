@@ -44,8 +44,8 @@ int limits_apply(const struct limits *limits, const struct limit_watch *watch, i
 void limits_keeper_end(void);
 /**
  * In the helper once nothing of the slot's call runs (its keeper reaped, no orphan left): LIMIT_* bits the
- * call hit, by the slot's counters against the baseline limits_prepare read (the keeper's critical path
- * then has no counter to read).
+ * call hit, by the slot's counters against the call's baseline (the keeper's critical path then has no
+ * counter to read). What it reads is the baseline of the slot's next call (limits_prepare).
  */
 unsigned limits_end(unsigned slot);
 /**
