@@ -36,6 +36,25 @@ int seccomp_available(void);
  * the seccomp filter (when `seccomp`), then the ruleset (when >= 0). 0 or -1 (errno).
  */
 int confine_self(int ruleset, int seccomp, int no_network);
+/**
+ * What a serving keeper set on itself once for every confined call (confine_prepare_keeper): its
+ * plugins' processes inherit it, so each does only the per-call steps (confine_plugin).
+ */
+struct confine_base {
+  int prepared;
+  /** The keeper has capabilities (root): each plugin's process drops them before its exec. */
+  int capabilities;
+};
+/**
+ * On a serving keeper, before its first confined call: no_new_privs, the securebits confine_self sets, and
+ * whether it has capabilities to drop. 0, or -1 (errno; its calls then do all of confine_self).
+ */
+int confine_prepare_keeper(struct confine_base *base);
+/**
+ * confine_self for the process of a keeper that `base` says is prepared (else confine_self itself): the
+ * seccomp filter (when `seccomp`), the ruleset, and the capabilities dropped — the same end state.
+ */
+int confine_plugin(int ruleset, int seccomp, int no_network, const struct confine_base *base);
 /** Whether a plugin started here can be left with no capability for good (none to drop, or CAP_SETPCAP). */
 int capabilities_droppable(void);
 /** The seccomp filter alone, on this process and what it starts (the helper's `--filter`). 0 or -1 (errno). */

@@ -87,12 +87,37 @@ static int kill_children(void) {
   return killed;
 }
 
+/**
+ * What a serving keeper keeps from call to call: the signals whose disposition is not the default (the
+ * plugin's process resets only those) and what it set on itself for confined calls (confine.h). A
+ * keeper forked for one call has none of it.
+ */
+struct keeper_state {
+  int changed_signals[NSIG];
+  int changed_count;
+  struct confine_base base;
+  int base_tried;
+};
+
+/** The signals this process does not leave at their default (the helper ignores SIGPIPE). */
+static void find_changed_signals(struct keeper_state *state) {
+  state->changed_count = 0;
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction action;
+    // One that cannot be asked (32, 33: glibc's own) is reset as before.
+    if (sigaction(sig, NULL, &action) != 0 || action.sa_handler != SIG_DFL)
+      state->changed_signals[state->changed_count++] = sig;
+  }
+}
+
 struct start_args {
   const struct spawn_request *req;
   int in_r, out_w, err_w, ruleset, seccomp, exec_fd;
   const struct limit_watch *watch;
   /** The keeper is in the slot's cgroups already: the plugin is born there. */
   int joined;
+  /** A serving keeper's state (NULL: a keeper of one call, the plugin's process does every step). */
+  const struct keeper_state *state;
   /** Set by the child when it cannot exec (the parent reads it once the vfork-style clone returns). */
   volatile int error;
 };
@@ -119,12 +144,18 @@ static int start_plugin(void *arg) {
   sigset_t none;
   sigemptyset(&none);
   setsid();
-  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  // A serving keeper knows which signals are not at their default (an exec resets handled ones, not
+  // ignored ones): a system call for each of those instead of one for every signal.
+  if (a->state) {
+    for (int i = 0; i < a->state->changed_count; i++) signal(a->state->changed_signals[i], SIG_DFL);
+  } else {
+    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  }
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
       ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch, a->joined) != 0) ||
-      ((a->req->flags & SPAWN_CONFINE) &&
-       confine_self(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0) != 0)) {
+      ((a->req->flags & SPAWN_CONFINE) && confine_plugin(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0,
+                                                         a->state ? &a->state->base : NULL) != 0)) {
     a->error = errno;
     _exit(CHILD_EXEC_FAILED);
   }
@@ -168,12 +199,14 @@ enum call_end { CALL_ENDED = 0, CALL_NOT_STARTED = 1, CALL_ENDED_RETIRE = 2 };
  * SIGHUP, SIGINT end the call too — and a serving keeper then retires.
  */
 static enum call_end start_and_wait(const struct spawn_request *req, const struct limit_watch *watch, int joined,
-                                    int in_r, int out_w, int err_w, int status_w, int ctl, int signals);
+                                    struct keeper_state *state, int in_r, int out_w, int err_w, int status_w, int ctl,
+                                    int signals);
 
 /** run_call owns the call's stdin, stdout and stderr ends: closed on every return, started or not. */
-static enum call_end run_call(const struct spawn_request *req, const struct limit_watch *watch, int joined, int in_r,
-                              int out_w, int err_w, int status_w, int ctl, int signals) {
-  enum call_end end = start_and_wait(req, watch, joined, in_r, out_w, err_w, status_w, ctl, signals);
+static enum call_end run_call(const struct spawn_request *req, const struct limit_watch *watch, int joined,
+                              struct keeper_state *state, int in_r, int out_w, int err_w, int status_w, int ctl,
+                              int signals) {
+  enum call_end end = start_and_wait(req, watch, joined, state, in_r, out_w, err_w, status_w, ctl, signals);
   if (end == CALL_NOT_STARTED) {
     close(in_r);
     close(out_w);
@@ -183,7 +216,8 @@ static enum call_end run_call(const struct spawn_request *req, const struct limi
 }
 
 static enum call_end start_and_wait(const struct spawn_request *req, const struct limit_watch *watch, int joined,
-                                    int in_r, int out_w, int err_w, int status_w, int ctl, int signals) {
+                                    struct keeper_state *state, int in_r, int out_w, int err_w, int status_w, int ctl,
+                                    int signals) {
   // The leader by clone(CLONE_VM|CLONE_VFORK), as posix_spawn does it (no
   // copy of this process's page tables), but with our own code between the
   // clone and the exec: its own session, every signal at its default and
@@ -217,7 +251,12 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
       return CALL_NOT_STARTED;
     }
   }
-  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, joined, 0 };
+  // Once, at a serving keeper's first confined call: what does not change from call to call is set on it.
+  if (state && (req->flags & SPAWN_CONFINE) && !state->base_tried) {
+    state->base_tried = 1;
+    if (confine_prepare_keeper(&state->base) != 0) state->base.prepared = 0;
+  }
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, joined, state, 0 };
   pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   int spawn_error = leader < 0 ? errno : args.error;
   if (exec_fd >= 0) close(exec_fd);
@@ -298,7 +337,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
     report(status_w, 'F', errno);
     _exit(KEEPER_NOT_STARTED);
   }
-  enum call_end end = run_call(req, &watch, 0, in_r, out_w, err_w, status_w, -1, signals);
+  enum call_end end = run_call(req, &watch, 0, NULL, in_r, out_w, err_w, status_w, -1, signals);
   if (end == CALL_NOT_STARTED) _exit(KEEPER_NOT_STARTED);
   if (req->flags & SPAWN_LIMITS) limits_keeper_end(); // the cgroups' counters: the helper's (limits_end)
   _exit(KEEPER_DONE);
@@ -340,6 +379,8 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
   keep_only(wanted, sizeof wanted / sizeof wanted[0]);
   int signals = keeper_signals();
   if (signals < 0) _exit(KEEPER_NOT_STARTED);
+  static struct keeper_state state;
+  find_changed_signals(&state);
   for (;;) {
     // A request: 'S', u32 length, the SPAWN payload; the call's pipes (and ruleset) ride on it.
     char head[5];
@@ -376,7 +417,7 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
     req.ruleset = count > 4 ? fds[4] : -1;
     req.ruleset_error = count > 4 ? 0 : EINVAL;
     // The pipes' descriptors arrive close-on-exec: the plugin's dup2 onto 0–2 clears it there.
-    enum call_end end = run_call(&req, &watch, joined, fds[0], fds[1], fds[2], fds[3], ctl, signals);
+    enum call_end end = run_call(&req, &watch, joined, &state, fds[0], fds[1], fds[2], fds[3], ctl, signals);
     if (req.ruleset >= 0) close(req.ruleset);
     // Nothing of the call runs any more: said before the pipe closes (a keeper that dies closes it too,
     // and then only its reaping tells the helper that its orphans are its to kill).

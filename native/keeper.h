@@ -93,7 +93,9 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
  * stdout, stderr and status pipes and its Landlock ruleset as SCM_RIGHTS), each ended by closing its
  * status pipe once nothing of it runs. 'K', u32 call id: kill the running call. A call the helper
  * had to kill, or one ended by a signal (the helper's death, an outside kill), retires the keeper
- * once nothing of the call runs; so does the helper's end of `ctl` closing.
+ * once nothing of the call runs; so does the helper's end of `ctl` closing. At its first confined call
+ * it sets no_new_privs and the no-root securebits on itself (confine_prepare_keeper), which every plugin it
+ * starts after that inherits: a confined helper's keepers serve only confined calls.
  * Never returns.
  */
 void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits) __attribute__((noreturn));

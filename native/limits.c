@@ -44,9 +44,11 @@ static pid_t pool_owner;
 /**
  * What each slot's cgroups carry now, so a limit is written only when it changes; and its files a call
  * uses, opened once (kernfs opens cost ~10 us each), with the counters read before the call.
+ * `baseline_known`: the counters in `files` are what the slot's last call left (limits_end read them once
+ * nothing of it ran) and nothing ran in the slot since, so the next call need not read them again.
  */
 struct slot_state {
-  unsigned char made, processes_known, memory_known, files_open;
+  unsigned char made, processes_known, memory_known, files_open, baseline_known;
   unsigned long long processes, memory;
   struct limit_watch files;
 };
@@ -106,15 +108,6 @@ static unsigned long long counter_in(const char *text, const char *key) {
   for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
     if (strncmp(line, key, len) == 0 && line[len] == ' ') return strtoull(line + len + 1, NULL, 10);
   return 0;
-}
-
-/** The counter read again from an open counter file (a cgroup file reads anew from offset 0). */
-static unsigned long long counter_of(int fd, const char *key) {
-  char text[1024];
-  ssize_t n = pread(fd, text, sizeof text - 1, 0);
-  if (n < 0) n = 0;
-  text[n] = 0;
-  return counter_in(text, key);
 }
 
 static void sleep_ms(long ms) {
@@ -592,12 +585,14 @@ static int prepare_slot(unsigned slot, const struct limits *limits) {
     if (open_files(slot, &s->files) != 0) return -1;
     s->files_open = 1;
   }
-  if (read_counters(&s->files) != 0) {
+  // Two kernfs reads (a few us each) saved per call when the last call's end left the baseline.
+  if (!s->baseline_known && read_counters(&s->files) != 0) {
     close_files(&s->files);
     s->files_open = 0;
     errno = ENOENT;
     return -1;
   }
+  s->baseline_known = 0; // this call's own end reads them again
   if (cg[PIDS].version && (!s->processes_known || s->processes != limits->processes)) {
     s->processes_known = 0;
     if (limits->processes) snprintf(value, sizeof value, "%llu", limits->processes);
@@ -657,6 +652,8 @@ int limits_join(const struct limit_watch *watch) {
 
 int limits_apply(const struct limits *l, const struct limit_watch *watch, int joined) {
   // System calls only: this runs between the keeper's clone(CLONE_VM|CLONE_VFORK) and the exec.
+  // Each call's own, in its own process: a serving keeper that carried them for its plugins to inherit
+  // could not raise its hard limits again for a later call without CAP_SYS_RESOURCE.
   if (!joined && limits_join(watch) != 0) return -1;
   if (l->cpu_seconds && set(RLIMIT_CPU, l->cpu_seconds, l->cpu_seconds + 1)) return -1;
   if (l->file_size && set(RLIMIT_FSIZE, l->file_size, l->file_size)) return -1;
@@ -691,12 +688,26 @@ void limits_keeper_end(void) {
 
 unsigned limits_end(unsigned slot) {
   if (slot >= slot_count || !slots[slot].files_open) return 0;
-  const struct limit_watch *files = &slots[slot].files;
+  struct slot_state *s = &slots[slot];
+  struct limit_watch *files = &s->files;
   unsigned hit = 0;
-  if (files->pids_events >= 0 && counter_of(files->pids_events, "max") > files->pids_max_hits) hit |= LIMIT_PROCESSES;
-  if (files->memory_events >= 0 && counter_of(files->memory_events, "oom_kill") > files->oom_kills)
-    hit |= LIMIT_MEMORY;
+  unsigned long long pids_max_hits = files->pids_max_hits, oom_kills = files->oom_kills;
+  // A counter that cannot be read (the slot's cgroup removed) leaves no baseline: the next call reads
+  // them itself, and its failure there makes the pool anew.
+  int read = (files->pids_events < 0 || read_counter(files->pids_events, "max", &pids_max_hits) == 0) &&
+             (files->memory_events < 0 || read_counter(files->memory_events, "oom_kill", &oom_kills) == 0);
+  if (pids_max_hits > files->pids_max_hits) hit |= LIMIT_PROCESSES;
+  if (oom_kills > files->oom_kills) hit |= LIMIT_MEMORY;
+  // Nothing of the call runs any more, and only its idle serving keeper stays in the slot's cgroups:
+  // these counters are the next call's baseline (limits_prepare).
+  files->pids_max_hits = pids_max_hits;
+  files->oom_kills = oom_kills;
+  s->baseline_known = (unsigned char)read;
   return hit;
+}
+
+void limits_forget_baseline(unsigned slot) {
+  if (slot < slot_count) slots[slot].baseline_known = 0;
 }
 
 unsigned limits_of_status(int status) {

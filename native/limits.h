@@ -17,7 +17,8 @@ unsigned limits_available(void);
 void limits_print_probe(void);
 /**
  * In the helper, before the keeper's fork: the slot's cgroups exist and carry these limits, their files are
- * open and the counters read (the call's baseline). 0, or -1 with errno.
+ * open and the counters known (the call's baseline: read now, or as limits_end read them at the end of the
+ * slot's previous call). 0, or -1 with errno.
  */
 int limits_prepare(unsigned slot, const struct limits *limits);
 
@@ -43,10 +44,15 @@ int limits_apply(const struct limits *limits, const struct limit_watch *watch, i
 void limits_keeper_end(void);
 /**
  * In the helper once nothing of the slot's call runs (its keeper reaped, no orphan left): LIMIT_* bits the
- * call hit, by the slot's counters against the baseline limits_prepare read (the keeper's critical path
- * then has no counter to read).
+ * call hit, by the slot's counters against the call's baseline (the keeper's critical path then has no
+ * counter to read). What it reads is the baseline of the slot's next call (limits_prepare).
  */
 unsigned limits_end(unsigned slot);
+/**
+ * In the helper, when something other than its own call may have run in the slot's cgroups since its last
+ * call ended (its serving keeper died or was killed): the next call reads the counters before it starts.
+ */
+void limits_forget_baseline(unsigned slot);
 /** A reaped process's wait status: SIGXCPU is LIMIT_CPU, SIGXFSZ LIMIT_FILE_SIZE, else 0. */
 unsigned limits_of_status(int status);
 /** At the helper's exit: remove its pool (every slot is empty then). */

@@ -347,6 +347,7 @@ static struct server *server_of(pid_t pid) {
 #define SERVE_MAX (60u << 10)
 
 static void retire_server(struct server *server) {
+  limits_forget_baseline((unsigned)(server - servers));
   if (server->pid > 0) kill(server->pid, SIGKILL);
   if (server->ctl >= 0) close(server->ctl);
   server->pid = 0;
@@ -747,6 +748,7 @@ static void reap(void) {
     struct server *server = server_of(pid);
     if (server) {
       // A serving keeper died (killed, or its line broke): its slot starts a new one.
+      limits_forget_baseline((unsigned)(server - servers));
       close_fd(&server->ctl);
       server->pid = 0;
     }

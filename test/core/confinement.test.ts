@@ -258,6 +258,42 @@ describe.skipIf(!confined)('resource limits end the call with RESOURCE_LIMIT, an
   );
 });
 
+describe.skipIf(!confined)('limits follow each call, call after call on the same keeper', () => {
+  it('open files and file size: each call gets its own, up and down (sequential calls, one serving keeper)', async () => {
+    const small = await confinedPlugin(ALL_SCOPES, {
+      network: 'none',
+      openFiles: 100,
+      fileSizeBytes: 16 * 1024 ** 2,
+    });
+    const usual = await confinedPlugin(ALL_SCOPES);
+    const tiny = await confinedPlugin(ALL_SCOPES, {
+      network: 'none',
+      openFiles: 32,
+      fileSizeBytes: 2 * 1024 ** 2,
+    });
+    const seen: string[] = [];
+    for (const plugin of [small, usual, tiny, small, usual])
+      seen.push(...(await operateAttempts(plugin, [{ ulimits: true }])));
+    const small_ = `ok: files 100/100 size ${(16 * 1024 ** 2) / 512}/${(16 * 1024 ** 2) / 512}`;
+    const usual_ = `ok: files 1024/1024 size ${1024 ** 3 / 512}/${1024 ** 3 / 512}`;
+    const tiny_ = `ok: files 32/32 size ${(2 * 1024 ** 2) / 512}/${(2 * 1024 ** 2) / 512}`;
+    expect(seen).toEqual([small_, usual_, tiny_, small_, usual_]);
+  }, 30_000);
+
+  it.skipIf(!enforced(/^memory limit \(cgroup/))(
+    'memory: the call after one that went over its limit is not blamed for it; the next one over is',
+    async () => {
+      const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none', memoryBytes: 256 * 1024 ** 2 });
+      const over = () => operateAttempts(plugin, [{ memory: 1024 }]);
+      await expect(over()).rejects.toMatchObject({ code: 'RESOURCE_LIMIT', limits: ['memory'] });
+      expect(await operateAttempts(plugin, [{ memory: 16 }])).toEqual(['ok: 16 MiB']);
+      expect(await operateAttempts(plugin, [{ memory: 16 }])).toEqual(['ok: 16 MiB']);
+      await expect(over()).rejects.toMatchObject({ code: 'RESOURCE_LIMIT', limits: ['memory'] });
+    },
+    60_000,
+  );
+});
+
 describe.skipIf(state.mechanism !== 'subreaper')('saying what is enforced', () => {
   it('confined: every mechanism listed as enforced, nothing missing on this kernel', () => {
     expect(confined).toBe(true);

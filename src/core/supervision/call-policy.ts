@@ -82,9 +82,32 @@ let systemWrite: string[] | undefined;
 
 /** The system paths that exist on this host (looked up once: the helper skips a missing read path anyway). */
 function systemPaths(): { read: string[]; write: string[] } {
-  systemRead ??= SYSTEM_READ.filter((path) => existsSync(path));
+  systemRead ??= withoutAliases(SYSTEM_READ.filter((path) => existsSync(path)));
   systemWrite ??= SYSTEM_WRITE.filter((path) => existsSync(path));
   return { read: systemRead, write: systemWrite };
+}
+
+/**
+ * Read paths less those that lead beneath another of them (/bin, /lib, /lib64, /sbin and
+ * /etc/os-release into /usr on a merged /usr): Landlock's rule is on where a path leads and covers all
+ * beneath it, so such a rule grants nothing more, and each rule less is one less the kernel copies
+ * into every call's domain. Should one of them stop being such a link, it is only not readable.
+ */
+function withoutAliases(paths: string[]): string[] {
+  const real = paths.map((path) => realpathOr(path));
+  const directories = real.filter((path, index) => path === paths[index] && isDirectory(path));
+  return paths.filter(
+    (_path, index) =>
+      !directories.some((directory) => real[index]!.startsWith(directory === '/' ? '/' : `${directory}/`)),
+  );
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 const interpreterCache = new Map<string, string[]>();
@@ -298,27 +321,50 @@ export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_0
   return false;
 }
 
-/** The helper's policy for one call. */
+/**
+ * Policies already built, by everything that goes into one: a plugin's calls get the same object call
+ * after call, so the spawn helper's client encodes it once (spawner.ts) instead of ~40 paths per call.
+ */
+const builtPolicies = new Map<string, KernelPolicy>();
+
+/** The helper's policy for one call (frozen: one object serves every call of the same policy). */
 export function kernelPolicyOf(
   policy: CallPolicy,
   call: { packageDir: string; interpreter: readonly string[]; scratch: string },
 ): KernelPolicy {
-  const system = systemPaths();
-  const read = [...system.read, call.packageDir, ...call.interpreter, ...policy.allowRead];
   // An admin's write path this host lacks is skipped, like a missing read path (worker
   // hosts differ); the scratch directory and an operated project must exist.
-  const write = [...system.write, call.scratch, ...policy.allowWrite.filter((path) => existsSync(path))];
-  if (policy.project) (policy.project.write ? write : read).push(policy.project.root);
-  return {
-    files: { read, write },
+  const allowWrite = policy.allowWrite.filter((path) => existsSync(path));
+  const { limits, project } = policy;
+  const key = JSON.stringify([
+    policy.network,
+    call.packageDir,
+    call.scratch,
+    project ? [project.write, project.root] : null,
+    [limits.memoryBytes, limits.cpuMs, limits.fileSizeBytes, limits.openFiles, limits.processes],
+    call.interpreter,
+    policy.allowRead,
+    allowWrite,
+  ]);
+  const built = builtPolicies.get(key);
+  if (built) return built;
+  const system = systemPaths();
+  const read = [...system.read, call.packageDir, ...call.interpreter, ...policy.allowRead];
+  const write = [...system.write, call.scratch, ...allowWrite];
+  if (project) (project.write ? write : read).push(project.root);
+  const kernel: KernelPolicy = Object.freeze({
+    files: Object.freeze({ read: Object.freeze(read), write: Object.freeze(write) }),
     network: policy.network,
-    limits: {
-      memoryBytes: policy.limits.memoryBytes,
+    limits: Object.freeze({
+      memoryBytes: limits.memoryBytes,
       // RLIMIT_CPU counts whole seconds.
-      cpuSeconds: Math.max(1, Math.ceil(policy.limits.cpuMs / 1_000)),
-      fileSizeBytes: policy.limits.fileSizeBytes,
-      openFiles: policy.limits.openFiles,
-      processes: policy.limits.processes,
-    },
-  };
+      cpuSeconds: Math.max(1, Math.ceil(limits.cpuMs / 1_000)),
+      fileSizeBytes: limits.fileSizeBytes,
+      openFiles: limits.openFiles,
+      processes: limits.processes,
+    }),
+  });
+  if (builtPolicies.size >= 512) builtPolicies.clear();
+  builtPolicies.set(key, kernel);
+  return kernel;
 }

@@ -440,8 +440,8 @@ function encodeSpawn(request: SpawnRequest, flags: number, policy: KernelPolicy 
   // By descriptor: the helper (this process's child, same user) reopens it through /proc: the same open file.
   const path =
     request.executableFd === undefined ? request.file : `/proc/${process.pid}/fd/${request.executableFd}`;
-  const entries = policyEntries(policy);
-  const strings = [path, request.cwd, ...argv, ...env, ...entries];
+  const entries = encodedPolicy(policy);
+  const strings = [path, request.cwd, ...argv, ...env];
   for (const text of strings) {
     if (text.includes('\0')) throw new SpawnError('an argument or environment value holds a NUL byte');
   }
@@ -450,12 +450,32 @@ function encodeSpawn(request: SpawnRequest, flags: number, policy: KernelPolicy 
   head.writeUInt32LE(argv.length, 0);
   head.writeUInt32LE(env.length, 4);
   head.writeUInt32LE(flags, 8);
-  head.writeUInt32LE(entries.length, 12);
-  return Buffer.concat([head, body]);
+  head.writeUInt32LE(entries.count, 12);
+  return Buffer.concat([head, body, entries.bytes]);
 }
 
-function policyEntries(policy: KernelPolicy | undefined): string[] {
-  if (!policy) return [];
+/** A policy's entries encoded once per policy object (call-policy.ts hands the same one to a plugin's calls). */
+const encodedPolicies = new WeakMap<KernelPolicy, { bytes: Buffer; count: number }>();
+const NO_POLICY = { bytes: Buffer.alloc(0), count: 0 };
+
+function encodedPolicy(policy: KernelPolicy | undefined): { bytes: Buffer; count: number } {
+  if (!policy) return NO_POLICY;
+  let encoded = encodedPolicies.get(policy);
+  if (!encoded) {
+    const entries = policyEntries(policy);
+    if (entries.some((text) => text.includes('\0')))
+      throw new SpawnError('an argument or environment value holds a NUL byte');
+    encoded = {
+      bytes: Buffer.from(entries.map((entry) => `${entry}\0`).join(''), 'utf8'),
+      count: entries.length,
+    };
+    // Only a frozen policy cannot change after it was encoded.
+    if (Object.isFrozen(policy)) encodedPolicies.set(policy, encoded);
+  }
+  return encoded;
+}
+
+function policyEntries(policy: KernelPolicy): string[] {
   const entries = [
     ...(policy.files?.read ?? []).map((path) => `read=${path}`),
     ...(policy.files?.write ?? []).map((path) => `write=${path}`),
