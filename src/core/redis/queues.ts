@@ -82,11 +82,11 @@ export const INSPECT_BACKOFF_MS = 500;
  * Projects per inspect job. BullMQ's per-job cost (about 30 Redis commands
  * and two Lua scripts to take and finish a job, ~1 KiB of Redis memory while
  * queued) is shared by the job's projects, so a batch goes in as few jobs as
- * still spread it over the worker slots: 32 to 63 jobs up to 3,200 projects
- * (one project each below 64), then 100 projects per job.
+ * still spread it over the worker slots: 24 to 47 jobs up to 2,400 projects
+ * (one project each below 48), then 100 projects per job.
  */
 export function projectsPerJob(total: number): number {
-  return Math.max(1, Math.min(100, Math.floor(total / 32)));
+  return Math.max(1, Math.min(100, Math.floor(total / 24)));
 }
 
 /**
