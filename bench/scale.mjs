@@ -156,22 +156,27 @@ try {
   await sleep(500);
   const memCompleted = await usedMemory(client);
 
-  // Payload: the stored result JSON (batch results hash) and its copy in the
-  // latest-inspection hash, measured exactly with HSTRLEN over every field.
+  // Payload: the stored result JSON (batch results hash); and what is kept of
+  // each project's latest inspection beside it (the latest-inspection field,
+  // where a build keeps one, and the fleet-facts entry), measured exactly with
+  // HSTRLEN over every field.
   const resultsKey = core.keys.batchResults(batch.batchId);
   let payloadBytes = 0;
   let latestBytes = 0;
+  let fleetBytes = 0;
   const ids = await core.redis.hkeys(resultsKey);
   for (let start = 0; start < ids.length; start += 10_000) {
     const pipeline = core.redis.pipeline();
     for (const id of ids.slice(start, start + 10_000)) {
       pipeline.hstrlen(resultsKey, id);
       pipeline.hstrlen(core.keys.latestInspection, `native-fixture/${id}`);
+      pipeline.hstrlen(core.keys.fleetFacts('native-fixture'), id);
     }
     const replies = (await pipeline.exec()) ?? [];
-    for (let index = 0; index < replies.length; index += 2) {
+    for (let index = 0; index < replies.length; index += 3) {
       payloadBytes += Number(replies[index]?.[1] ?? 0);
       latestBytes += Number(replies[index + 1]?.[1] ?? 0);
+      fleetBytes += Number(replies[index + 2]?.[1] ?? 0);
     }
   }
   const resultsKeyBytes = Number(await client.call('MEMORY', 'USAGE', resultsKey, 'SAMPLES', '0'));
@@ -188,7 +193,7 @@ try {
   const payloadPer = payloadBytes / jobs;
   const latestPer = latestBytes / jobs;
   const beyondOne = perResult - payloadPer;
-  const beyondBoth = perResult - payloadPer - latestPer;
+  const beyondStored = perResult - payloadPer - latestPer - fleetBytes / jobs;
   const enqueueRate = (jobs / enqueueMs) * 1000;
   const mib = (/** @type {number} */ bytes) => (bytes / (1 << 20)).toFixed(1);
 
@@ -217,7 +222,10 @@ try {
           `${mib(memCompleted)} MiB (+${perResult.toFixed(0)} B per result)`,
         ],
         ['result payload (stored result JSON, batch results hash)', `${payloadPer.toFixed(0)} B per result`],
-        ['copy in latest-inspection hash (same JSON + batchId, at)', `${latestPer.toFixed(0)} B per result`],
+        [
+          'latest-inspection field / fleet-facts entry (JSON)',
+          `${latestPer.toFixed(0)} B / ${(fleetBytes / jobs).toFixed(0)} B per result`,
+        ],
         [
           'MEMORY USAGE batch-results key / latest-inspection key',
           `${(resultsKeyBytes / jobs).toFixed(0)} B / ${(latestKeyBytes / jobs).toFixed(0)} B per result`,
@@ -225,7 +233,7 @@ try {
         [`BullMQ inspect keys left (${bullKeys.length} keys)`, `${mib(bullBytes)} MiB`],
         [
           'retained beyond the payload',
-          `${beyondOne.toFixed(0)} B per result (beyond both stored copies: ${beyondBoth.toFixed(0)} B)`,
+          `${beyondOne.toFixed(0)} B per result (beyond every stored JSON: ${beyondStored.toFixed(0)} B)`,
         ],
       ],
     ),

@@ -79,14 +79,25 @@ export const INSPECT_ATTEMPTS = 3;
 export const INSPECT_BACKOFF_MS = 500;
 
 /**
- * Projects per inspect job. BullMQ's per-job cost (one Lua script, ~1 KiB of
- * Redis memory while queued) dominates enqueueing thousands of projects, so a
- * large batch puts up to 50 projects in a job; a small batch still spreads
- * over at least 64 jobs (one project each when it has fewer), so every worker
- * slot has work.
+ * Projects per inspect job. BullMQ's per-job cost (about 30 Redis commands
+ * and two Lua scripts to take and finish a job, ~1 KiB of Redis memory while
+ * queued) is shared by the job's projects, so a batch goes in as few jobs as
+ * still spread it over the worker slots: 24 to 47 jobs up to 2,400 projects
+ * (one project each below 48), then 100 projects per job.
  */
 export function projectsPerJob(total: number): number {
-  return Math.max(1, Math.min(50, Math.ceil(total / 64)));
+  return Math.max(1, Math.min(100, Math.floor(total / 24)));
+}
+
+/**
+ * How many job ids a batch of `total` projects may have: as many as
+ * projectsPerJob makes, or as the smaller slices of earlier versions (at
+ * least 64 jobs, up to 50 projects each) made for a batch queued before an
+ * upgrade. `batch cancel` removes that many; an id that never existed costs a no-op.
+ */
+export function inspectJobIds(total: number): number {
+  const earlier = Math.max(1, Math.min(50, Math.ceil(total / 64)));
+  return Math.max(Math.ceil(total / projectsPerJob(total)), Math.ceil(total / earlier));
 }
 export const OPERATE_ATTEMPTS = 3;
 

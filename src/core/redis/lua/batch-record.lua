@@ -1,16 +1,23 @@
 --[[
   Records the outcomes of some projects of one batch, each once (a project
-  that already has an outcome, or comes twice, is skipped): counts them, keeps
-  each as the latest result of plugin x project (not when cancelled: a
-  cancelled inspection says nothing new about the project) and, when it
-  succeeded, its facts as the project's in the plugin's fleet view, ends the
-  batch when every project has an outcome, and publishes the progress once.
+  that already has an outcome, or comes twice, is skipped): counts them,
+  keeps what later reads need of each project's latest inspection (not when
+  cancelled: a cancelled inspection says nothing new about the project), ends
+  the batch when every project has an outcome, and publishes the progress once.
   Several outcomes cost about as many commands as one: one read of which are
   recorded, one write per hash, one increment per status, one publish.
 
+  The outcome itself is stored once, in the batch's results. Of the latest
+  inspection only a short entry is kept: when it succeeded, the plugin's
+  fleet-facts entry (its facts, and its actions when it advertised any) is
+  it, and the project's latest-inspection field is deleted; when it failed,
+  the latest-inspection field holds its batch and time (the fleet entry
+  keeps the last success). So a latest-inspection field, when there is one,
+  is always newer than the fleet entry.
+
   KEYS[1] batch hash
   KEYS[2] batch results hash
-  KEYS[3] latest-inspection hash
+  KEYS[3] latest-inspection hash (field '<plugin>/<project>': the latest inspection when it failed)
   KEYS[4] the plugin's fleet-facts hash (project -> its latest successful result's facts)
   KEYS[5] the plugin's fleet index (sorted set of the hash's project ids, each as its page-order key)
 
@@ -19,9 +26,9 @@
   ARGV[3] plugin id (the latest-inspection field is '<plugin>/<project>')
   then 6 per outcome:
     project id, outcome JSON, status ('succeeded', 'failed' or 'cancelled';
-    also the counter's field), latest-inspection JSON, fleet-facts JSON
-    (written when the status is 'succeeded'), the project id's page-order
-    key in the fleet index
+    also the counter's field), latest-inspection JSON (written when the
+    status is 'failed'), fleet-facts JSON (written when it is 'succeeded'),
+    the project id's page-order key in the fleet index
 
   Returns { how many were recorded, 1 when the batch has ended (every project has an outcome) else 0 }.
 ]]
@@ -31,7 +38,7 @@ local ids = {}
 for i = 1, n do ids[i] = ARGV[3 + (i - 1) * 6 + 1] end
 local already = redis.call('HMGET', KEYS[2], unpack(ids))
 
-local results, latest, fleet, indexed, recordedIds = {}, {}, {}, {}, {}
+local results, latest, fleet, indexed, superseded, recordedIds = {}, {}, {}, {}, {}, {}
 local counts = {succeeded = 0, failed = 0, cancelled = 0}
 local taken = {}
 local lastId, lastStatus
@@ -43,15 +50,15 @@ for i = 1, n do
     results[#results + 1] = id
     results[#results + 1] = ARGV[base + 2]
     counts[status] = (counts[status] or 0) + 1
-    if status ~= 'cancelled' then
+    if status == 'failed' then
       latest[#latest + 1] = ARGV[3] .. '/' .. id
       latest[#latest + 1] = ARGV[base + 4]
-    end
-    if status == 'succeeded' then
+    elseif status == 'succeeded' then
       fleet[#fleet + 1] = id
       fleet[#fleet + 1] = ARGV[base + 5]
       indexed[#indexed + 1] = 0
       indexed[#indexed + 1] = ARGV[base + 6]
+      superseded[#superseded + 1] = ARGV[3] .. '/' .. id
     end
     recordedIds[#recordedIds + 1] = id
     lastId, lastStatus = id, status
@@ -65,8 +72,9 @@ for _, status in ipairs({'succeeded', 'failed', 'cancelled'}) do
 end
 if #latest > 0 then redis.call('HSET', KEYS[3], unpack(latest)) end
 if #fleet > 0 then
-  redis.call('HSET', KEYS[4], unpack(fleet))
-  redis.call('ZADD', KEYS[5], unpack(indexed))
+  -- The index holds every project of the hash: only a project new to the hash needs adding.
+  if redis.call('HSET', KEYS[4], unpack(fleet)) > 0 then redis.call('ZADD', KEYS[5], unpack(indexed)) end
+  redis.call('HDEL', KEYS[3], unpack(superseded))
 end
 
 local now = redis.call('HMGET', KEYS[1], 'total', 'succeeded', 'failed', 'cancelled', 'finishedAt')

@@ -27,6 +27,7 @@ import {
   inspectJobId,
   inspectJobSchema,
   projectsPerJob,
+  inspectJobIds,
   nthNewest,
   resolveIdRef,
   type EventHub,
@@ -223,7 +224,7 @@ export class BatchService {
       return batch;
     }
     const first = await this.store.markCancelled(batchId, actor);
-    const jobs = Math.ceil(batch.total / projectsPerJob(batch.total));
+    const jobs = inspectJobIds(batch.total);
     // A job a worker holds is locked and stays; the worker skips its remaining projects (the mark).
     await Promise.all(
       Array.from({ length: jobs }, (_, index) =>
@@ -381,7 +382,7 @@ export class BatchService {
       pluginId,
       projectId,
       ...(latest ? { batchId: latest.batchId, inspectedAt: latest.at } : {}),
-      actions: latest?.result?.actions ?? [],
+      actions: latest?.actions ?? [],
     };
   }
 

@@ -199,8 +199,8 @@ export class BatchStore {
         outcome.projectId,
         JSON.stringify(outcome),
         outcome.status,
-        JSON.stringify({ batchId, at: now, ...outcome }),
-        outcome.status === 'succeeded' ? JSON.stringify(fleetEntry(batchId, now, outcome)) : '',
+        outcome.status === 'failed' ? JSON.stringify({ batchId, at: now } satisfies FailedLatest) : '',
+        outcome.status === 'succeeded' ? JSON.stringify(storedFleetEntry(batchId, now, outcome)) : '',
         fleetIdKey(outcome.projectId),
       );
     }
@@ -224,10 +224,7 @@ export class BatchStore {
     let cursor = '0';
     do {
       const [next, flat] = await this.redis.hscan(this.keys.fleetFacts(pluginId), cursor, 'COUNT', 1_000);
-      for (let i = 0; i + 1 < flat.length; i += 2) {
-        const entry = JSON.parse(flat[i + 1]!) as Omit<FleetRow, 'projectId'>;
-        rows.push({ projectId: flat[i]!, ...entry });
-      }
+      for (let i = 0; i + 1 < flat.length; i += 2) rows.push(fleetRow(flat[i]!, flat[i + 1]!));
       cursor = next;
     } while (cursor !== '0');
     return rows;
@@ -260,7 +257,7 @@ export class BatchStore {
     const raw = await this.redis.hmget(this.keys.fleetFacts(pluginId), ...ids);
     const rows = ids.flatMap((projectId, index) => {
       const entry = raw[index];
-      return entry ? [{ projectId, ...(JSON.parse(entry) as Omit<FleetRow, 'projectId'>) }] : [];
+      return entry ? [fleetRow(projectId, entry)] : [];
     });
     return { rows, last: ids.at(-1)!, done: members.length < count };
   }
@@ -370,12 +367,24 @@ export class BatchStore {
     }
   }
 
-  async latest(
-    pluginId: string,
-    projectId: string,
-  ): Promise<(ProjectOutcome & { batchId: string; at: string }) | undefined> {
-    const raw = await this.redis.hget(this.keys.latestInspection, `${pluginId}/${projectId}`);
-    return raw ? JSON.parse(raw) : undefined;
+  /**
+   * The project's latest inspection by the plugin (not a cancelled one): its
+   * batch, when it was recorded and the actions it advertised. Recorded as
+   * lua/batch-record.lua says: a latest-inspection field when it failed (a
+   * full outcome when written by an earlier version), else the fleet entry.
+   */
+  async latest(pluginId: string, projectId: string): Promise<LatestInspection | undefined> {
+    const [latest, fleet] = await Promise.all([
+      this.redis.hget(this.keys.latestInspection, `${pluginId}/${projectId}`),
+      this.redis.hget(this.keys.fleetFacts(pluginId), projectId),
+    ]);
+    if (latest) {
+      const entry = JSON.parse(latest) as FailedLatest & Partial<ProjectOutcome>;
+      return { batchId: entry.batchId, at: entry.at, actions: entry.result?.actions ?? [] };
+    }
+    if (!fleet) return undefined;
+    const entry = JSON.parse(fleet) as StoredFleetEntry;
+    return { batchId: entry.batchId, at: entry.at, actions: entry.actions ?? [] };
   }
 
   /**
@@ -462,6 +471,32 @@ function stateOf(hash: Record<string, string>, failed: number): BatchState {
   if (!hash.finishedAt) return 'running';
   if (hash.cancelledAt) return 'cancelled';
   return failed > 0 ? 'failed' : 'succeeded';
+}
+
+/** A project's latest inspection of a plugin: what `actions` reads. */
+export interface LatestInspection {
+  batchId: string;
+  at: string;
+  actions: InspectResult['actions'];
+}
+
+/** The latest-inspection field of a failed inspection. */
+interface FailedLatest {
+  batchId: string;
+  at: string;
+}
+
+/** A fleet-facts field: the row, and the actions of that (latest successful) inspection when it advertised any. */
+type StoredFleetEntry = Omit<FleetRow, 'projectId'> & { actions?: InspectResult['actions'] };
+
+function storedFleetEntry(batchId: string, at: string, outcome: ProjectOutcome): StoredFleetEntry {
+  const actions = outcome.result?.actions ?? [];
+  return { ...fleetEntry(batchId, at, outcome), ...(actions.length > 0 ? { actions } : {}) };
+}
+
+function fleetRow(projectId: string, raw: string): FleetRow {
+  const { batchId, at, facts } = JSON.parse(raw) as StoredFleetEntry;
+  return { projectId, batchId, at, facts };
 }
 
 function fleetEntry(batchId: string, at: string, outcome: ProjectOutcome): Omit<FleetRow, 'projectId'> {

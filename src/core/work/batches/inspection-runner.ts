@@ -154,12 +154,16 @@ export class InspectionRunner {
   }
 }
 
-/** Outcomes are written together at most this long after the first of them: progress stays live. */
-export const RECORD_EVERY_MS = 200;
+/**
+ * Outcomes are written together once the first of them is this old: progress
+ * stays live for a person watching, and a loaded machine, where calls are
+ * slow, still writes a job's outcomes in few script calls (each is ~8 commands).
+ */
+export const RECORD_EVERY_MS = 500;
 
 /**
  * A job's outcomes on their way to Redis: one script call per job (of up to
- * 50 projects) instead of one per project, and sooner when the first waiting
+ * 100 projects) instead of one per project, and sooner when the first waiting
  * outcome is RECORD_EVERY_MS old (slow plugins, long jobs).
  */
 class PendingOutcomes {
