@@ -56,7 +56,7 @@ try {
   const parallelVersion = await shellPeerVersion('parallel');
   if (!parallelVersion)
     console.error(
-      'GNU parallel is not installed: the "parallel -j4" peer is SKIPPED (apt-get install -y parallel)',
+      'GNU parallel is not installed (no parallel on PATH, or not the GNU one): the "parallel -j4" peer is SKIPPED (apt-get install -y parallel)',
     );
   const minimalHost = await buildMinimalHost();
   const redis = await startRedis();
@@ -210,7 +210,7 @@ try {
       `\nhost CPU per call: workers ${median(cpu.orchestrated).toFixed(3)} ms (of which spawn helpers ${median(cpu.helpers).toFixed(3)}) − minimal host ${median(cpu.minimal).toFixed(3)} ms = ${hostCpu.toFixed(3)} ms (target ≤ 1) ${hostCpu <= 1 ? 'MET' : 'NOT MET'}` +
       `\norchestrated ÷ direct: ${(rate('orchestrated') / rate('direct')).toFixed(3)}` +
       `\nCPU per call elsewhere (medians): the plugin itself (minimal host's reaped children) ${median(cpu.plugin).toFixed(3)} ms; ` +
-      `keeper + plugin under the helpers (their reaped children) ${median(cpu.callTrees).toFixed(3)} ms; redis-server during the batch ${median(cpu.redis).toFixed(3)} ms` +
+      `keepers + plugins under the helpers (serving keepers read live, reaped ones through the helpers) ${median(cpu.callTrees).toFixed(3)} ms; redis-server during the batch ${median(cpu.redis).toFixed(3)} ms` +
       peers
         .map(
           (tool) =>
@@ -220,7 +220,7 @@ try {
         .join('') +
       (parallelVersion
         ? ''
-        : '\nparallel -j4 peer: SKIPPED, GNU parallel is not installed (apt-get install -y parallel)'),
+        : '\nparallel -j4 peer: SKIPPED, GNU parallel is not installed (no parallel on PATH, or not the GNU one; apt-get install -y parallel)'),
   );
   for (const worker of workers) await worker.stop();
 } finally {

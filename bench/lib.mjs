@@ -390,7 +390,8 @@ export async function childrenNamed(pid, comm) {
 }
 
 /**
- * CPU ms of a worker process plus its spawn helper(s), the host's share of its calls.
+ * CPU ms of a worker process plus its spawn helper(s), the host's share of its calls; `calls` is the call
+ * trees' CPU: the keepers (each helper's serving keepers, alive, and those it reaped) and the plugins they reaped.
  * @param {number} pid
  */
 export async function hostCpuMs(pid) {
@@ -399,7 +400,10 @@ export async function hostCpuMs(pid) {
   let calls = 0;
   for (const helper of await childrenNamed(pid, 'sy-spawner')) {
     helpers += (await processCpuMs(helper)) ?? 0;
-    calls += (await reapedChildrenCpuMs(helper)) ?? 0; // keepers and the plugins they reaped
+    calls += (await reapedChildrenCpuMs(helper)) ?? 0; // keepers it reaped, with their plugins
+    // A serving keeper lives across calls and is never reaped: its own CPU and its reaped plugins, read live.
+    for (const keeper of await childrenNamed(helper, 'sy-keeper'))
+      calls += ((await processCpuMs(keeper)) ?? 0) + ((await reapedChildrenCpuMs(keeper)) ?? 0);
   }
   return { own, helpers, total: own + helpers, calls };
 }
