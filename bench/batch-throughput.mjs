@@ -3,14 +3,20 @@
 // baselines measured in the same run with the same total concurrency (4):
 //   minimal — the minimal host (bench/minimal-host.c, compiled here): posix_spawn,
 //             the two lines, reap; 4 threads; the cheapest way this machine runs a call;
-//   direct  — the core supervisor via core.plugins.inspect in this process, no queue.
+//   direct  — the core supervisor via core.plugins.inspect in this process, no queue;
+//   xargs, parallel — what a shell user would do instead: `xargs -P4` and GNU
+//             `parallel -j4`, each running `sh call.sh <index>` per project, which
+//             pipes the minimal host's two request lines into the executable in its
+//             package directory; every answer file is checked (bench/lib.mjs
+//             runShellPeer). GNU parallel is skipped, with a note, when missing
+//             (`apt-get install -y parallel`).
 // The variants alternate over several rounds (order rotated each round) so
 // background load hits them alike; calls/s is the median over the rounds.
 // Host CPU per call: the worker processes' user+sys CPU (with their spawn
 // helpers, /proc) ÷ calls, minus the minimal host's own CPU per call (what the
 // same spawns cost the spawning process).
 // Targets (docs/adr/0008-host-share-against-a-minimal-host.md): orchestrated ≥ 0.85× minimal, direct ≥ 0.9× minimal,
-// host CPU per call ≤ 1 ms.
+// host CPU per call ≤ 1 ms. The peers have no target: their figure is orchestrated ÷ peer.
 //
 //   node bench/batch-throughput.mjs [projects=2000] [rounds=3]
 import { join } from 'node:path';
@@ -30,6 +36,8 @@ import {
   processCpuMs,
   runBatch,
   runMinimalHost,
+  runShellPeer,
+  shellPeerVersion,
   sleep,
   startRedis,
   startWorker,
@@ -44,6 +52,12 @@ const TOTAL = WORKERS * CONCURRENCY;
 
 try {
   const note = await machineNote();
+  const xargsVersion = await shellPeerVersion('xargs');
+  const parallelVersion = await shellPeerVersion('parallel');
+  if (!parallelVersion)
+    console.error(
+      'GNU parallel is not installed (no parallel on PATH, or not the GNU one): the "parallel -j4" peer is SKIPPED (apt-get install -y parallel)',
+    );
   const minimalHost = await buildMinimalHost();
   const redis = await startRedis();
   const install = await makeInstallation(redis.url, [
@@ -81,7 +95,9 @@ try {
     callTrees: [],
     helpers: [],
   };
-  /** @type {Record<'minimal' | 'direct' | 'orchestrated', () => Promise<number>>} */
+  // The shell peers run with the plugin environment plus HOME (GNU parallel keeps its state there).
+  const peerEnv = { ...pluginEnvironment(), HOME: process.env.HOME ?? '/tmp' };
+  /** @type {Record<string, () => Promise<number>>} */
   const variants = {
     minimal: async () => {
       const report = await runMinimalHost(
@@ -125,12 +141,21 @@ try {
       return ms;
     },
   };
+  /** @type {('xargs' | 'parallel')[]} */
+  const peers = [];
+  if (xargsVersion) peers.push('xargs');
+  else console.error('xargs is not installed: the "xargs -P4" peer is SKIPPED');
+  if (parallelVersion) peers.push('parallel');
+  for (const tool of peers)
+    variants[tool] = async () =>
+      (await runShellPeer(tool, executable, packageDir, projects, TOTAL, peerEnv)).ms;
   // Warm-up: a short batch, a few direct calls, a few minimal-host calls.
   await runBatch(install, 'native-fixture', ids.slice(0, 40), { pollMs: 20 });
   await pool(40, TOTAL, (index) => plugins.inspect('native-fixture', ids[index]));
   await runMinimalHost(minimalHost, executable, packageDir, 40, TOTAL, pluginEnvironment());
+  for (const tool of peers) await runShellPeer(tool, executable, packageDir, 40, TOTAL, peerEnv);
 
-  const names = /** @type {(keyof typeof variants)[]} */ (Object.keys(variants));
+  const names = Object.keys(variants);
   /** @type {Record<string, number[]>} */
   const times = Object.fromEntries(names.map((name) => [name, []]));
   /** @type {string[]} */
@@ -146,16 +171,19 @@ try {
   }
 
   const rate = (/** @type {string} */ name) => (projects / median(times[name])) * 1000;
+  /** @type {Record<string, string>} */
   const describe = {
     minimal: `minimal host (C, posix_spawn, ${TOTAL} threads, no protocol checks)`,
     direct: `direct: core.plugins.inspect in-process, concurrency ${TOTAL}, no queue`,
     orchestrated: `orchestrated: createBatch → finished, ${WORKERS} worker processes × concurrency ${CONCURRENCY}`,
+    xargs: `peer: xargs -P${TOTAL}, sh: printf piped into the executable, per project (${xargsVersion})`,
+    parallel: `peer: parallel -j${TOTAL}, sh: printf piped into the executable, per project (${parallelVersion})`,
   };
   const rows = names.map((name) => [
     describe[name],
     rate(name).toFixed(0),
     (rate(name) / rate('minimal')).toFixed(3),
-    median(cpu[name]).toFixed(3),
+    name in cpu ? median(cpu[/** @type {keyof typeof cpu} */ (name)]).toFixed(3) : '—',
     times[name].map((ms) => (ms / 1000).toFixed(2)).join(', '),
   ]);
   console.log(
@@ -182,7 +210,17 @@ try {
       `\nhost CPU per call: workers ${median(cpu.orchestrated).toFixed(3)} ms (of which spawn helpers ${median(cpu.helpers).toFixed(3)}) − minimal host ${median(cpu.minimal).toFixed(3)} ms = ${hostCpu.toFixed(3)} ms (target ≤ 1) ${hostCpu <= 1 ? 'MET' : 'NOT MET'}` +
       `\norchestrated ÷ direct: ${(rate('orchestrated') / rate('direct')).toFixed(3)}` +
       `\nCPU per call elsewhere (medians): the plugin itself (minimal host's reaped children) ${median(cpu.plugin).toFixed(3)} ms; ` +
-      `keeper + plugin under the helpers (their reaped children) ${median(cpu.callTrees).toFixed(3)} ms; redis-server during the batch ${median(cpu.redis).toFixed(3)} ms`,
+      `keepers + plugins under the helpers (serving keepers read live, reaped ones through the helpers) ${median(cpu.callTrees).toFixed(3)} ms; redis-server during the batch ${median(cpu.redis).toFixed(3)} ms` +
+      peers
+        .map(
+          (tool) =>
+            `\norchestrated ÷ ${tool} (peer, ${TOTAL} at a time): ${(rate('orchestrated') / rate(tool)).toFixed(2)}× ` +
+            `(${rate('orchestrated').toFixed(0)} vs ${rate(tool).toFixed(0)} calls/s; every one of its ${projects} calls per round answered with its result)`,
+        )
+        .join('') +
+      (parallelVersion
+        ? ''
+        : '\nparallel -j4 peer: SKIPPED, GNU parallel is not installed (no parallel on PATH, or not the GNU one; apt-get install -y parallel)'),
   );
   for (const worker of workers) await worker.stop();
 } finally {

@@ -390,7 +390,8 @@ export async function childrenNamed(pid, comm) {
 }
 
 /**
- * CPU ms of a worker process plus its spawn helper(s), the host's share of its calls.
+ * CPU ms of a worker process plus its spawn helper(s), the host's share of its calls; `calls` is the call
+ * trees' CPU: the keepers (each helper's serving keepers, alive, and those it reaped) and the plugins they reaped.
  * @param {number} pid
  */
 export async function hostCpuMs(pid) {
@@ -399,7 +400,10 @@ export async function hostCpuMs(pid) {
   let calls = 0;
   for (const helper of await childrenNamed(pid, 'sy-spawner')) {
     helpers += (await processCpuMs(helper)) ?? 0;
-    calls += (await reapedChildrenCpuMs(helper)) ?? 0; // keepers and the plugins they reaped
+    calls += (await reapedChildrenCpuMs(helper)) ?? 0; // keepers it reaped, with their plugins
+    // A serving keeper lives across calls and is never reaped: its own CPU and its reaped plugins, read live.
+    for (const keeper of await childrenNamed(helper, 'sy-keeper'))
+      calls += ((await processCpuMs(keeper)) ?? 0) + ((await reapedChildrenCpuMs(keeper)) ?? 0);
   }
   return { own, helpers, total: own + helpers, calls };
 }
@@ -445,4 +449,99 @@ export async function runMinimalHost(binary, executable, cwd, calls, concurrency
   const report = JSON.parse(stdout);
   if (report.failures > 0) throw new Error(`minimal host: ${report.failures} of ${calls} calls failed`);
   return report;
+}
+
+/**
+ * The request lines the minimal host writes for project `p<index>` (bench/minimal-host.c, byte for byte).
+ * @param {string} index six digits
+ */
+export function minimalHostRequest(index) {
+  return (
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"switchyard.plugin/v1",' +
+    '"hostVersion":"minimal-host","grantedScopes":["project.metadata.read"]}}\n' +
+    `{"jsonrpc":"2.0","id":2,"method":"project.inspect","params":{"project":{"id":"p${index}","displayName":"p${index}"}}}\n`
+  );
+}
+
+/**
+ * Whether a shell peer's tool is on PATH; for `parallel`, it must be GNU parallel (moreutils ships another).
+ * @param {'xargs' | 'parallel'} tool
+ * @returns {Promise<string | undefined>} its version line, or undefined when missing
+ */
+export async function shellPeerVersion(tool) {
+  const { execFile } = await import('node:child_process');
+  /** @type {string | undefined} */
+  const line = await new Promise((resolve) =>
+    execFile(tool, ['--version'], { timeout: 20_000 }, (error, out) =>
+      resolve(error ? undefined : out.split('\n')[0]),
+    ),
+  );
+  if (line === undefined) return undefined;
+  if (tool === 'parallel' && !line.startsWith('GNU parallel')) return undefined;
+  return line;
+}
+
+/**
+ * A shell user's way to run the batch: `xargs -P<n>` or GNU `parallel -j<n>`
+ * runs, per project, `sh call.sh <index>`, which pipes the minimal host's two
+ * request lines (printf) into the executable started in its package directory,
+ * its stdout into one file per project. Every file is then read: the call
+ * counts only when its second line is the inspect result for that project, so
+ * a failed call cannot pass as a fast one.
+ * @param {'xargs' | 'parallel'} tool
+ * @param {string} executable
+ * @param {string} cwd
+ * @param {number} calls
+ * @param {number} concurrency
+ * @param {Record<string, string>} env the plugin environment (plus HOME: GNU parallel keeps its state there)
+ * @returns {Promise<{ ms: number, calls: number, failures: number }>}
+ */
+export async function runShellPeer(tool, executable, cwd, calls, concurrency, env) {
+  const { readdir, writeFile } = await import('node:fs/promises');
+  const dir = await mkdtemp(join(tmpdir(), `switchyard-bench-${tool}-`));
+  onCleanup(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'out');
+  await mkdir(out);
+  /** @param {string} text */
+  const quote = (text) => `'${text.replaceAll("'", "'\\''")}'`;
+  const [init, inspect] = minimalHostRequest('@').split('\n');
+  // The project index goes where the template has '@' (twice: id and displayName).
+  const [before, middle, rest] = inspect.split('@');
+  const script = join(dir, 'call.sh');
+  await writeFile(
+    script,
+    `cd ${quote(cwd)} || exit 1\n` +
+      `printf '%s\\n' ${quote(init)} ${quote(before)}"$1"${quote(middle)}"$1"${quote(rest)}` +
+      ` | ${quote(executable)} > ${quote(out)}/"$1" 2>/dev/null\n`,
+  );
+  const indexes = join(dir, 'indexes');
+  await writeFile(
+    indexes,
+    Array.from({ length: calls }, (_, index) => `${String(index).padStart(6, '0')}\n`).join(''),
+  );
+  const argv =
+    tool === 'xargs'
+      ? ['-P', String(concurrency), '-n', '1', '-a', indexes, 'sh', script]
+      : ['-j', String(concurrency), '--will-cite', '-a', indexes, 'sh', script];
+  const started = performance.now();
+  const code = await new Promise((resolve, reject) => {
+    const child = spawn(tool, argv, { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (status) => resolve(status));
+  });
+  const ms = performance.now() - started;
+  let succeeded = 0;
+  for (const name of await readdir(out)) {
+    const lines = (await readFile(join(out, name), 'utf8')).split('\n');
+    try {
+      const second = JSON.parse(lines[1]);
+      if (second.id === 2 && second.result?.facts?.[0]?.value === `p${name}`) succeeded += 1;
+    } catch {
+      // not a result: counted as a failure below
+    }
+  }
+  await rm(out, { recursive: true, force: true });
+  if (code !== 0 || succeeded !== calls)
+    throw new Error(`${tool}: exit ${code}, ${succeeded} of ${calls} calls answered with their result`);
+  return { ms, calls, failures: calls - succeeded };
 }

@@ -183,6 +183,13 @@ try {
   const latestKeyBytes = Number(
     await client.call('MEMORY', 'USAGE', core.keys.latestInspection, 'SAMPLES', '0'),
   );
+  // The plugin's fleet copy (facts per project) and its page-order index, written by the record script too.
+  const fleetFactsBytes = Number(
+    (await client.call('MEMORY', 'USAGE', core.keys.fleetFacts('native-fixture'), 'SAMPLES', '0')) ?? 0,
+  );
+  const fleetIndexBytes = Number(
+    (await client.call('MEMORY', 'USAGE', core.keys.fleetIndex('native-fixture'), 'SAMPLES', '0')) ?? 0,
+  );
   const bullKeys = await client.keys(`${core.keys.bullPrefix}:inspect:*`);
   let bullBytes = 0;
   for (const key of bullKeys)
@@ -229,6 +236,10 @@ try {
         [
           'MEMORY USAGE batch-results key / latest-inspection key',
           `${(resultsKeyBytes / jobs).toFixed(0)} B / ${(latestKeyBytes / jobs).toFixed(0)} B per result`,
+        ],
+        [
+          'MEMORY USAGE fleet-facts key / fleet-index key (the fleet pages)',
+          `${(fleetFactsBytes / jobs).toFixed(0)} B / ${(fleetIndexBytes / jobs).toFixed(0)} B per result`,
         ],
         [`BullMQ inspect keys left (${bullKeys.length} keys)`, `${mib(bullBytes)} MiB`],
         [
