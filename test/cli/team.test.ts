@@ -620,7 +620,7 @@ describe('remote and local print the same', () => {
     const [a, b] = [await remote(badCron), await local(badCron)];
     expect([a.code, a.stdout]).toEqual([b.code, b.stdout]);
     expect(a.code).toBe(2);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('remote follows and waits, live', () => {
