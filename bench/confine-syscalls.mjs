@@ -9,12 +9,11 @@
 //   node bench/confine-syscalls.mjs [calls per mode=300]
 // Needs strace.
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { cp, readFile } from 'node:fs/promises';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machineNote, NATIVE_FIXTURE_DIST, table } from './lib.mjs';
+import { healthCaller, machineNote, table } from './lib.mjs';
 
 const WATCHED = [
   'rt_sigaction',
@@ -97,35 +96,9 @@ async function drive(off, calls) {
   const { DEFAULT_RESOURCE_LIMITS } = await import('../dist/core/plugins/index.js');
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-confine-syscalls-drive-'));
   try {
-    const packageDir = join(dir, 'native-fixture');
-    await cp(NATIVE_FIXTURE_DIST, packageDir, { recursive: true });
-    const manifest = JSON.parse(await readFile(join(packageDir, 'plugin.json'), 'utf8'));
-    const executablePath = join(packageDir, manifest.executable);
-    const policy = {
-      network: /** @type {const} */ ('none'),
-      allowRead: [],
-      allowWrite: [],
-      limits: DEFAULT_RESOURCE_LIMITS,
-    };
+    const health = await healthCaller(dir, { superviseCall, limits: DEFAULT_RESOURCE_LIMITS });
     if (off) process.env.SWITCHYARD_CONFINEMENT = 'off';
-    for (let index = 0; index <= calls; index++) {
-      const executableFd = openSync(executablePath, 'r');
-      try {
-        await superviseCall({
-          executablePath,
-          executableFd,
-          arguments: [],
-          packageDir,
-          identity: manifest,
-          grants: ['project.metadata.read'],
-          method: 'plugin.health',
-          params: {},
-          policy,
-        });
-      } finally {
-        closeSync(executableFd);
-      }
-    }
+    for (let index = 0; index <= calls; index++) await health();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

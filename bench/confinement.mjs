@@ -14,13 +14,13 @@
 // count them.
 //
 //   node bench/confinement.mjs [calls per mode=600] [round=50]
-import { closeSync, mkdirSync, openSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm, cp, readFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { superviseCall } from '../dist/core/supervision/index.js';
 import { DEFAULT_RESOURCE_LIMITS } from '../dist/core/plugins/index.js';
-import { NATIVE_FIXTURE_DIST, childrenNamed, machineNote, table } from './lib.mjs';
+import { childrenNamed, healthCaller, machineNote, table } from './lib.mjs';
 
 /** @type {string | undefined} */
 let cpuacctUsage;
@@ -28,35 +28,9 @@ const total = Number(process.argv[2] ?? 600);
 const round = Number(process.argv[3] ?? 50);
 const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-confine-'));
 try {
-  const packageDir = join(dir, 'native-fixture');
-  await cp(NATIVE_FIXTURE_DIST, packageDir, { recursive: true });
-  const manifest = JSON.parse(await readFile(join(packageDir, 'plugin.json'), 'utf8'));
-  const executablePath = join(packageDir, manifest.executable);
-  const policy = {
-    network: /** @type {const} */ ('none'),
-    allowRead: [],
-    allowWrite: [],
-    limits: DEFAULT_RESOURCE_LIMITS,
-  };
+  const health = await healthCaller(dir, { superviseCall, limits: DEFAULT_RESOURCE_LIMITS });
   /** @param {'full' | 'signals' | 'off'} mode */
-  const call = async (mode = 'full') => {
-    const executableFd = openSync(executablePath, 'r');
-    try {
-      return await superviseCall({
-        executablePath,
-        executableFd,
-        arguments: [],
-        packageDir,
-        identity: manifest,
-        grants: ['project.metadata.read'],
-        method: 'plugin.health',
-        params: {},
-        ...(mode === 'signals' ? {} : { policy }),
-      });
-    } finally {
-      closeSync(executableFd);
-    }
-  };
+  const call = (mode = 'full') => health(mode !== 'signals');
   const cpuacct = ownCpuacctGroup();
   cpuacctUsage = cpuacct;
   await call(); // starts the helper

@@ -4,6 +4,7 @@
 // real worker processes (dist/cli/main.js worker). Everything started here is
 // remembered and stopped by cleanup(), also on Ctrl-C or an uncaught error.
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -544,4 +545,38 @@ export async function runShellPeer(tool, executable, cwd, calls, concurrency, en
   if (code !== 0 || succeeded !== calls)
     throw new Error(`${tool}: exit ${code}, ${succeeded} of ${calls} calls answered with their result`);
   return { ms, calls, failures: calls - succeeded };
+}
+
+/**
+ * Copies the native fixture into `dir` and returns a function making one `plugin.health` call of it through
+ * `superviseCall` (of whichever build the caller imported), started from a descriptor as a worker does:
+ * `confined` with the default per-call policy (no network, the given limits), else signal scoping only.
+ * @param {string} dir
+ * @param {{ superviseCall: (spec: any) => Promise<unknown>, limits: unknown, fixtureDist?: string }} build
+ * @returns {Promise<(confined?: boolean) => Promise<unknown>>}
+ */
+export async function healthCaller(dir, { superviseCall, limits, fixtureDist = NATIVE_FIXTURE_DIST }) {
+  const packageDir = join(dir, 'native-fixture');
+  await cp(fixtureDist, packageDir, { recursive: true });
+  const manifest = JSON.parse(await readFile(join(packageDir, 'plugin.json'), 'utf8'));
+  const executablePath = join(packageDir, manifest.executable);
+  const policy = { network: 'none', allowRead: [], allowWrite: [], limits };
+  return async (confined = true) => {
+    const executableFd = openSync(executablePath, 'r');
+    try {
+      return await superviseCall({
+        executablePath,
+        executableFd,
+        arguments: [],
+        packageDir,
+        identity: manifest,
+        grants: ['project.metadata.read'],
+        method: 'plugin.health',
+        params: {},
+        ...(confined ? { policy } : {}),
+      });
+    } finally {
+      closeSync(executableFd);
+    }
+  };
 }

@@ -11,11 +11,11 @@
 //
 // (Each round runs `node bench/supervisor-builds.mjs --round <checkout> <calls> <concurrency>`.)
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { REPO, machineNote, median, table } from './lib.mjs';
+import { REPO, healthCaller, machineNote, median, table } from './lib.mjs';
 
 if (process.argv[2] === '--round') {
   await round(resolve(process.argv[3] ?? REPO), Number(process.argv[4]), Number(process.argv[5]));
@@ -34,29 +34,11 @@ async function round(checkout, calls, concurrency) {
   const { DEFAULT_RESOURCE_LIMITS } = await import(join(checkout, 'dist/core/plugins/index.js'));
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-builds-'));
   try {
-    const packageDir = join(dir, 'native-fixture');
-    await cp(join(checkout, 'examples/plugins/native-fixture/dist'), packageDir, { recursive: true });
-    const manifest = JSON.parse(await readFile(join(packageDir, 'plugin.json'), 'utf8'));
-    const executablePath = join(packageDir, manifest.executable);
-    const policy = { network: 'none', allowRead: [], allowWrite: [], limits: DEFAULT_RESOURCE_LIMITS };
-    const call = async () => {
-      const executableFd = openSync(executablePath, 'r');
-      try {
-        await superviseCall({
-          executablePath,
-          executableFd,
-          arguments: [],
-          packageDir,
-          identity: manifest,
-          grants: ['project.metadata.read'],
-          method: 'plugin.health',
-          params: {},
-          policy,
-        });
-      } finally {
-        closeSync(executableFd);
-      }
-    };
+    const call = await healthCaller(dir, {
+      superviseCall,
+      limits: DEFAULT_RESOURCE_LIMITS,
+      fixtureDist: join(checkout, 'examples/plugins/native-fixture/dist'),
+    });
     for (let i = 0; i < 50; i++) await call(); // warm: helper started, code compiled
     const helpers = () =>
       readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'latin1')
