@@ -116,7 +116,11 @@ export function batchComparison(batch, signal) {
       showRows(0);
     });
   }
-  picker.addEventListener('change', () => void compare(picker.value));
+  picker.addEventListener('change', () =>
+    compare(picker.value).catch((/** @type {Error} */ error) => {
+      if (!signal.aborted) lede.textContent = `The comparison could not be read: ${error.message}`;
+    }),
+  );
 
   return {
     el: section,

@@ -151,7 +151,10 @@ export async function batchView(container, { signal, params: [id] }) {
   const comparison = batchComparison(first, signal);
   container.append(progressCard, comparison.el, resultsCard);
   showBatch(first);
-  void comparison.refresh();
+  // Leaving the page aborts its reads: that is not an error to show (nor an unhandled rejection).
+  void comparison.refresh().catch((error) => {
+    if (!signal.aborted) errors.show(error);
+  });
   if (first.state !== 'running') return;
 
   const followed = await follow({
@@ -175,5 +178,8 @@ export async function batchView(container, { signal, params: [id] }) {
       if (error) streamNote.textContent = `Live stream unavailable (${error.message}); polling every second.`;
     },
   });
-  if (followed) void comparison.refresh();
+  if (followed)
+    void comparison.refresh().catch((error) => {
+      if (!signal.aborted) errors.show(error);
+    });
 }

@@ -106,7 +106,7 @@ export function batchRows(path, signal, onCounts) {
     button.addEventListener('click', () => {
       status = kind;
       for (const [other, b] of buttons) b.setAttribute('aria-pressed', String(other === kind));
-      void load(0);
+      void load(0).catch(() => pages.again());
     });
   }
 
