@@ -8,7 +8,8 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OS_TRUST_BOUNDARY_STATEMENT } from '../../sdk/src/constants.js';
 import {
@@ -132,18 +133,7 @@ describe('review web UI in Chromium', () => {
     base = `http://127.0.0.1:${port}`;
     token = (await readFile(join(dataDir, 'api-token'), 'utf8')).trim();
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: VIEWPORT });
     page = await context.newPage();
     page.setDefaultTimeout(20_000);

@@ -41,6 +41,7 @@ export function launchChromium(): Promise<Browser> {
       '--no-sandbox',
       '--disable-gpu',
       '--disable-background-networking',
+      '--disable-component-update',
       '--disable-sync',
     ],
   });
