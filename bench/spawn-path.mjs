@@ -34,7 +34,7 @@ const lines = (index) =>
 
 /**
  * Resolves once two newline-terminated answers arrived on `stdout`.
- * @param {import('node:stream').Readable} stdout
+ * @param {import('node:stream').Readable | import('../dist/core/supervision/relayed-stdio.js').CallOutput} stdout
  * @returns {Promise<void>}
  */
 function twoAnswers(stdout) {
@@ -64,7 +64,7 @@ const helper = new Spawner(HELPER_PATH, () => {});
 /** @param {number} index */
 async function viaHelper(index) {
   const call = await helper.spawn({ file: EXECUTABLE, args: [], cwd: PACKAGE, env });
-  call.stderr.resume();
+  call.stderr.on('data', () => {});
   const answered = twoAnswers(call.stdout);
   call.stdin.write(lines(index));
   await answered;

@@ -2,7 +2,6 @@
 // One request at a time; every response is read incrementally through a
 // bounded LineSplitter and validated strictly; each way a response can be
 // wrong is one class of the shared error model (errors.ts).
-import type { Readable, Writable } from 'node:stream';
 import { MAX_MESSAGE_BYTES } from './constants.js';
 import { LineSplitter, type LineEvent } from './lines.js';
 import {
@@ -27,6 +26,23 @@ import {
 export * from './errors.js';
 export type { MethodParams, MethodResult };
 export type MethodName = Method;
+
+/**
+ * Where the client writes requests: a Writable, or anything that takes writes
+ * the same way (a host may hand a lighter relay than a stream per call).
+ */
+export interface RequestSink {
+  write(text: string): unknown;
+  end(): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** Where the client reads answers: a Readable, or anything that emits the same events. */
+export interface AnswerSource {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'end' | 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
 
 export interface PluginClientOptions {
   maxLineBytes?: number;
@@ -56,7 +72,7 @@ export class AnswerMemo {
 }
 
 export class PluginClient {
-  readonly #stdin: Writable;
+  readonly #stdin: RequestSink;
   readonly #splitter: LineSplitter;
   readonly #events: (LineEvent | 'end')[] = [];
   readonly #limit: number;
@@ -65,7 +81,7 @@ export class PluginClient {
   #busy = false;
   #ended = false;
 
-  constructor(stdin: Writable, stdout: Readable, options: PluginClientOptions = {}) {
+  constructor(stdin: RequestSink, stdout: AnswerSource, options: PluginClientOptions = {}) {
     this.#stdin = stdin;
     this.#limit = options.maxLineBytes ?? MAX_MESSAGE_BYTES;
     this.#splitter = new LineSplitter(this.#limit);

@@ -14,12 +14,12 @@ async function stderrOf(script: string): Promise<Buffer> {
   const call = await spawner.spawn({ file: '/bin/sh', args: ['-c', script], cwd: '/', env: {} });
   const chunks: Buffer[] = [];
   call.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
-  call.stdout.resume();
+  call.stdout.on('data', () => {});
   await call.started;
   await call.exited;
   await call.end();
   await new Promise((resolve) =>
-    call.stderr.readableEnded ? resolve(undefined) : call.stderr.once('end', resolve),
+    call.stderr.readableEnded ? resolve(undefined) : call.stderr.once('end', () => resolve(undefined)),
   );
   return Buffer.concat(chunks);
 }

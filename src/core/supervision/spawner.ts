@@ -11,8 +11,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { RelayedInput, RelayedOutput, type CallInput, type CallOutput } from './relayed-stdio.js';
 
 /** Same location from src/core (tests) and dist/core (the built host). */
 export const HELPER_PATH = fileURLToPath(new URL('../../../dist/native/sy-spawner', import.meta.url));
@@ -115,9 +115,9 @@ export interface CallProcess {
   started: Promise<void>;
   /** Set once started. */
   pid: number;
-  stdin: Writable;
-  stdout: Readable;
-  stderr: Readable;
+  stdin: CallInput;
+  stdout: CallOutput;
+  stderr: CallOutput;
   /** The leader's exit (code or signal name). */
   exited: Promise<ProcessExit>;
   /** Kills every process of the call; resolves once none of them runs. */
@@ -147,9 +147,9 @@ class HelperCall implements CallProcess {
   keeper = 0;
   /** Its keeper serves call after call (native/keeper.h keeper_serve): alive after the call by design. */
   servingKeeper = false;
-  readonly stdout = new Readable({ read() {} });
-  readonly stderr = new Readable({ read() {} });
-  readonly stdin: Writable;
+  readonly stdout = new RelayedOutput();
+  readonly stderr = new RelayedOutput();
+  readonly stdin: RelayedInput;
   readonly exited: Promise<ProcessExit>;
   readonly done: Promise<void>;
   readonly started: Promise<void>;
@@ -170,8 +170,8 @@ class HelperCall implements CallProcess {
   ) {
     this.started = new Promise((resolve, reject) => (this.#spawned = { resolve, reject }));
     void this.started.catch(() => {}); // the caller awaits it; a failure before that is not unhandled
-    this.stdin = new Writable({
-      write: (chunk: Buffer, _encoding, callback) => {
+    this.stdin = new RelayedInput(
+      (chunk) => {
         if (this.#lastAfter > 0) {
           const frame = Buffer.allocUnsafe(4 + chunk.length);
           frame.writeUInt32LE(this.#lastAfter, 0);
@@ -180,13 +180,11 @@ class HelperCall implements CallProcess {
           this.#lastAfter = 0;
           this.#helperCloses = true;
         } else helper.send(id, H.stdin, chunk);
-        callback();
       },
-      final: (callback) => {
+      () => {
         if (!this.#helperCloses) helper.send(id, H.stdinClose);
-        callback();
       },
-    });
+    );
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
   }
@@ -233,10 +231,10 @@ class HelperCall implements CallProcess {
         this.stderr.push(payload);
         break;
       case S.stdoutEof:
-        this.stdout.push(null);
+        this.stdout.end();
         break;
       case S.stderrEof:
-        this.stderr.push(null);
+        this.stderr.end();
         break;
       case S.exit: {
         const code = payload.readInt32LE(0);
@@ -260,8 +258,8 @@ class HelperCall implements CallProcess {
     // The error (and its stack trace) only when a spawn is still waiting: not on every call's end.
     this.#spawned?.reject(new SpawnError(spawnFailure));
     this.#spawned = undefined;
-    if (!this.stdout.readableEnded) this.stdout.push(null);
-    if (!this.stderr.readableEnded) this.stderr.push(null);
+    this.stdout.end();
+    this.stderr.end();
     this.#resolveExit({ code: null, signal: null });
     this.#resolveDone();
   }
