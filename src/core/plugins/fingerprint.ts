@@ -84,9 +84,16 @@ export async function hashExecutable(
   }
 }
 
+/** A manifest up to this size is its own key (checked before every call): no hash to compute. */
+const MANIFEST_KEPT_BYTES = 4_096;
+
 function cacheKey(manifestBytes: Uint8Array, stats: BigIntStats): string {
-  const manifestDigest = createHash('sha256').update(manifestBytes).digest('hex');
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${manifestDigest}`;
+  // latin1: one character per byte, so two keys are equal exactly when the bytes are.
+  const manifest =
+    manifestBytes.length <= MANIFEST_KEPT_BYTES
+      ? `=${Buffer.from(manifestBytes.buffer, manifestBytes.byteOffset, manifestBytes.length).toString('latin1')}`
+      : `#${createHash('sha256').update(manifestBytes).digest('hex')}`;
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${manifest}`;
 }
 
 /**

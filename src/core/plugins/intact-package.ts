@@ -32,17 +32,31 @@ export function intactFingerprint(
   location: PackageLocation,
   onStats?: (stats: BigIntStats) => void,
 ): string | undefined {
+  const intact = intactExecutable(location);
+  if (!intact) return undefined;
+  closeSync(intact.fd);
+  onStats?.(intact.stats);
+  return intact.fingerprint;
+}
+
+/** What passed: the fingerprint, and the executable checked, still open (the caller closes `fd`). */
+export interface IntactExecutable {
+  fingerprint: string;
+  /** The descriptor the checks and the cached fingerprint were made on: the call starts from it. */
+  fd: number;
+  stats: BigIntStats;
+}
+
+/** As intactFingerprint, keeping the checked executable open: no second open and fstat before the call. */
+export function intactExecutable(location: PackageLocation): IntactExecutable | undefined {
   try {
-    return check(location, onStats);
+    return check(location);
   } catch {
     return undefined; // ENOENT, EACCES, ELOOP, …: the full path says what it is
   }
 }
 
-function check(
-  { packageDir, executable, manifestPath }: PackageLocation,
-  onStats?: (stats: BigIntStats) => void,
-): string | undefined {
+function check({ packageDir, executable, manifestPath }: PackageLocation): IntactExecutable | undefined {
   if (executable === '' || executablePathErrors(executable).length > 0) return undefined;
   if (resolve(packageDir) !== packageDir) return undefined; // relative or not normalised
   const path = join(packageDir, executable);
@@ -85,14 +99,16 @@ function check(
 
   // The executable by descriptor, as hashExecutable checks it; its cached fingerprint.
   const fd = openSync(path, SAFE_OPEN_FLAGS);
+  let kept = false;
   try {
     const stats = fstatSync(fd, { bigint: true });
     if (!stats.isFile() || !ownedRight(stats.uid)) return undefined;
     if (modeProblem(Number(stats.mode), Number(stats.size))) return undefined;
     const fingerprint = cachedFingerprint(manifest, stats);
-    if (fingerprint !== undefined) onStats?.(stats);
-    return fingerprint;
+    if (fingerprint === undefined) return undefined;
+    kept = true;
+    return { fingerprint, fd, stats };
   } finally {
-    closeSync(fd);
+    if (!kept) closeSync(fd);
   }
 }

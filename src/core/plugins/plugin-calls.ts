@@ -23,7 +23,7 @@ import {
   TrustRequiredError,
 } from '../platform/index.js';
 import { hashExecutable, sameFile } from './fingerprint.js';
-import { intactFingerprint } from './intact-package.js';
+import { intactExecutable, intactFingerprint } from './intact-package.js';
 import type { Keys } from '../redis/index.js';
 import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
@@ -75,6 +75,13 @@ export class PluginCalls {
     params: MethodParams<M>,
     options: CallOptions,
   ): Promise<CallOutcome<M>> {
+    // The usual case: the intact check's open executable is the one the call starts from.
+    const intact = record.trustedFingerprint ? intactExecutable(record) : undefined;
+    if (intact && intact.fingerprint === record.trustedFingerprint) {
+      this.#verified.set(record, intact.stats);
+      return this.#callFrom(intact.fd, record, record.grantedScopes, method, params, options);
+    }
+    if (intact) closeSync(intact.fd);
     try {
       await this.verifyOnDisk(record);
     } catch (error) {
@@ -86,6 +93,26 @@ export class PluginCalls {
 
   /** One supervised call of a package the caller has just verified, with these grants; its outcome recorded. */
   async callVerified<M extends CallMethod>(
+    record: PluginRecord,
+    grants: Scope[],
+    method: M,
+    params: MethodParams<M>,
+    options: CallOptions,
+  ): Promise<CallOutcome<M>> {
+    let executableFd: number;
+    try {
+      executableFd = this.#openVerified(record);
+    } catch (error) {
+      recordCall(this.redis, this.keys, record.id, method, 0, false);
+      await this.#recordFailure(record.id, error, options.operationId);
+      throw error;
+    }
+    return this.#callFrom(executableFd, record, grants, method, params, options);
+  }
+
+  /** The call, started from `executableFd` (the verified executable, open; closed here whatever happens). */
+  async #callFrom<M extends CallMethod>(
+    executableFd: number,
     record: PluginRecord,
     grants: Scope[],
     method: M,
@@ -109,15 +136,6 @@ export class PluginCalls {
       );
       await this.store.appendCallLogs(record.id, stderrEntries(rest)).catch(() => {});
     };
-    let executableFd: number;
-    try {
-      executableFd = this.#openVerified(record);
-    } catch (error) {
-      measure(false);
-      await closeLive();
-      await this.#recordFailure(record.id, error, options.operationId);
-      throw error;
-    }
     try {
       const outcome = await superviseCall({
         executablePath: join(record.packageDir, record.executable),
