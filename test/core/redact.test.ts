@@ -4,7 +4,14 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { StderrTail } from '../../src/core/supervision/stderr-tail.js';
-import { redact, redactDeep, registerEnvSecrets, registerSecret } from '../../src/core/safety/redact.js';
+import {
+  mayHoldSecret,
+  redact,
+  redactDeep,
+  registerEnvSecrets,
+  registerSecret,
+} from '../../src/core/safety/redact.js';
+import { redactInspection } from '../../src/core/plugins/result-redaction.js';
 import { textView, withoutControlSequences } from '../../src/core/safety/control-sequences.js';
 
 const r = (unit: string, times: number) => unit.repeat(times);
@@ -369,4 +376,42 @@ describe('where redaction applies', () => {
       redactDeep({ name: 'ci', token: 'abc', nested: [{ message: 'DB_PASSWORD=x1y2z3' }], count: 3 }),
     ).toEqual({ name: 'ci', token: '[REDACTED]', nested: [{ message: 'DB_PASSWORD=[REDACTED]' }], count: 3 });
   });
+
+  it('inspection results: one scan of the whole result finds a secret in any of its texts', () => {
+    const clean = () => ({
+      summary: 'project p000001 inspected: 3 facts',
+      facts: [
+        { id: 'lang', label: 'Language', value: 'TypeScript', source: 'package.json' },
+        { id: 'lines', label: 'Lines', value: '12,408', source: 'src/', warning: 'large' },
+      ],
+      actions: [{ id: 'lint', name: 'Lint', description: 'runs eslint --fix', risk: 'low' }],
+      warnings: ['no lockfile'],
+      observedAt: '2026-12-05T19:00:00Z',
+    });
+    const places: [string, (result: ReturnType<typeof clean>, line: string) => void][] = [
+      ['summary', (result, line) => (result.summary = line)],
+      ['a fact label', (result, line) => (result.facts[1]!.label = line)],
+      ['a fact value', (result, line) => (result.facts[0]!.value = line)],
+      ['a fact warning', (result, line) => (result.facts[1]!.warning = `large; ${line}`)],
+      ['an action', (result, line) => (result.actions[0]!.description = line)],
+      ['the last warning', (result, line) => result.warnings.push(line)],
+    ];
+    // Without a secret the scan says so, and the result comes back unmarked.
+    expect(mayHoldSecret(Object.values(clean().facts[0]!))).toBe(false);
+    expect(redactInspection(clean())).toEqual(clean());
+    const missed: string[] = [];
+    for (const [form, dress] of [['plain', (line: string) => line] as const, ...ANSI_FORMS]) {
+      for (const [label, line, secret] of SECRETS) {
+        for (const [place, put] of places) {
+          const result = clean();
+          put(result, dress(line, secret));
+          const out = redactInspection(result);
+          const shown = withoutControlSequences(JSON.stringify(out));
+          if (shown.includes(secret) || out.redacted !== true) missed.push(`${label} ${form} in ${place}`);
+        }
+      }
+    }
+    expect(missed).toEqual([]);
+  });
 });
+

@@ -4,7 +4,7 @@
 // dangerous as one it prints. A result in which something was replaced says
 // so with `redacted: true`.
 import type { HealthResult, InspectResult, JsonValue, OperateResult } from '@switchyard/plugin-sdk/protocol';
-import { REDACTED, SECRET_ENV_NAME, redact, redactDeep } from '../safety/index.js';
+import { REDACTED, SECRET_ENV_NAME, mayHoldSecret, redact, redactDeep } from '../safety/index.js';
 
 /** A plugin's result as the host keeps it: `redacted` when a secret was replaced in it. */
 export type Redacted<T> = T & { redacted?: true };
@@ -12,8 +12,15 @@ export type Redacted<T> = T & { redacted?: true };
 /** Redacts strings one by one and remembers whether any of them changed. */
 class Redactor {
   changed = false;
+  /** No text of the result can hold a secret (one scan of all of them): each is kept as it is. */
+  readonly #allClean: boolean;
+
+  constructor(texts?: readonly string[]) {
+    this.#allClean = texts !== undefined && !mayHoldSecret(texts);
+  }
 
   text(value: string): string {
+    if (this.#allClean) return value;
     const clean = redact(value);
     if (clean !== value) this.changed = true;
     return clean;
@@ -38,7 +45,12 @@ class Redactor {
 }
 
 export function redactInspection(result: InspectResult): Redacted<InspectResult> {
-  const r = new Redactor();
+  const r = new Redactor([
+    result.summary,
+    ...result.facts.flatMap((fact) => [fact.id, fact.label, fact.value, fact.source, fact.warning ?? '']),
+    ...result.actions.flatMap((action) => [action.name, action.description, action.risk]),
+    ...result.warnings,
+  ]);
   return r.mark({
     summary: r.text(result.summary),
     facts: result.facts.map((fact) => ({

@@ -68,10 +68,7 @@ const WITH_PAYLOADS: ViewOptions[] = [
  * a text without secrets comes back with its control sequences as they were.
  */
 export function redact(text: string): string {
-  if (!envRegistered) {
-    envRegistered = true;
-    registerEnvSecrets();
-  }
+  registerEnvOnce();
   if (!hasHiddenCharacters(text)) return redactPlain(text);
   const shown = textView(text, SHOWN);
   const views = [
@@ -108,6 +105,33 @@ export function redact(text: string): string {
   }
   // Once more as plain text, so that redacting the result changes nothing.
   return redactPlain(parts.join(''));
+}
+
+function registerEnvOnce(): void {
+  if (envRegistered) return;
+  envRegistered = true;
+  registerEnvSecrets();
+}
+
+/**
+ * Whether redact() could change any of `texts`, with one scan of them all
+ * joined by line breaks instead of one per text (a plugin's result has
+ * dozens): false is certain, true may be a false alarm (a match across two
+ * of them), and then each is redacted on its own. A line break is neither a
+ * word character nor part of any value the patterns take, so at a text's
+ * edges every pattern sees what it sees at the start or end of a string.
+ */
+export function mayHoldSecret(texts: readonly string[]): boolean {
+  registerEnvOnce();
+  const text = texts.join('\n');
+  if (hasHiddenCharacters(text)) return true;
+  for (const secret of sortedSecrets) if (text.includes(secret)) return true;
+  for (const [pattern, , needs] of PATTERNS) {
+    if (needs && !text.includes(needs)) continue;
+    // search(), not test(): it starts at 0 whatever the global pattern's lastIndex.
+    if (text.search(pattern) !== -1) return true;
+  }
+  return false;
 }
 
 function redactPlain(text: string): string {
