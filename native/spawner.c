@@ -9,7 +9,11 @@
 //                  NUL-terminated path, cwd, argv..., env..., policy...),
 //                  STDIN (bytes), STDIN_CLOSE, KILL, STDIN_LAST (u32 lines, bytes:
 //                  the call's last stdin; the helper closes the plugin's stdin
-//                  once its stdout has given that many lines in all)
+//                  once its stdout has given that many lines in all), THEN (u32
+//                  lines, u32 n, n bytes of an expected first line, bytes: sent
+//                  as STDIN_LAST would be the moment the plugin's first stdout
+//                  line is exactly the n bytes, with SENT just before that line;
+//                  otherwise never)
 //   policy entries: read=<path>, write=<path> (Landlock, SPAWN_FILES);
 //                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS)
 //   helper → host: HELLO (call id 0: u32 Landlock ABI, u32 seccomp, u32
@@ -17,7 +21,7 @@
 //                  pid, u32 1 when that keeper serves call after call), FAILED (u32 errno + text), STDOUT, STDERR (bytes),
 //                  STDOUT_EOF, STDERR_EOF, EXIT (i32 code, i32 signal), LIMIT
 //                  (u32 LIMIT_* bits the call hit), DONE (nothing of the
-//                  call runs any more)
+//                  call runs any more), SENT (THEN's bytes went to the plugin)
 //
 // Per slot (one call at a time) the helper forks (no exec) a keeper, a child
 // subreaper with a parent-death signal, which serves the slot's calls one
@@ -56,10 +60,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4, H_STDIN_LAST = 5 };
+enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4, H_STDIN_LAST = 5, H_THEN = 6 };
 enum {
   S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7,
-  S_DONE = 8, S_LIMIT = 9
+  S_DONE = 8, S_LIMIT = 9, S_SENT = 10
 };
 
 /**
@@ -125,6 +129,11 @@ struct call {
   int close_stdin;
   unsigned close_after_lines; // STDIN_LAST: close stdin once stdout has given this many lines (0: host closes it)
   unsigned out_lines; // newlines relayed on stdout so far
+  size_t out_bytes; // bytes relayed on stdout so far
+  // THEN: bytes sent once the first stdout line is exactly `then_line` (then_len bytes), with then_lines.
+  char *then_line, *then_request;
+  size_t then_len, then_request_len, then_matched;
+  unsigned then_lines;
   int keeper_reaped; // its keeper is reaped, or (a serving keeper) closed the call's status pipe
   int served; // by the slot's serving keeper (struct server), not a keeper forked for it
   int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
@@ -539,8 +548,38 @@ static void report_dropped(struct call *call, int at_end) {
   call->err_tail_len = 0;
 }
 
+static void disarm_then(struct call *call) {
+  free(call->then_line);
+  free(call->then_request);
+  call->then_line = call->then_request = NULL;
+}
+
+/**
+ * THEN: follows the plugin's first stdout line byte by byte against the
+ * expected one. On the newline that ends an exact match, the request goes to
+ * the plugin and SENT to the host, before the frame that carries that newline:
+ * the host knows it was sent before its client can see the line.
+ */
+static void follow_then(struct call *call, const char *data, size_t n) {
+  for (size_t i = 0; i < n && call->then_line; i++) {
+    char byte = data[i];
+    if (byte == '\n' && call->then_matched == call->then_len) {
+      emit(call->id, S_SENT, NULL, 0);
+      call->close_after_lines = call->then_lines;
+      queue_stdin(call, call->then_request, call->then_request_len);
+      disarm_then(call);
+    } else if (byte == '\n' || call->then_matched == call->then_len || byte != call->then_line[call->then_matched]) {
+      disarm_then(call); // another first line: the host answers it itself
+    } else {
+      call->then_matched++;
+    }
+  }
+}
+
 static void deliver(struct call *call, int data_type, const char *data, size_t n) {
   if (data_type != S_STDERR) {
+    if (call->then_line) follow_then(call, data, n);
+    call->out_bytes += n;
     emit(call->id, data_type, data, n);
     unsigned lines = 0;
     for (const char *at = data, *end = data + n; (at = memchr(at, '\n', (size_t)(end - at))); at++) lines++;
@@ -664,6 +703,7 @@ static void finish_if_done(struct call *call) {
   close_fd(&call->in_w);
   free(call->pending);
   call->pending = NULL;
+  disarm_then(call);
   free(call->err_tail);
   call->err_tail = NULL;
   if (call->limits) call->limits_hit |= limits_end((unsigned)(call - calls));
@@ -809,6 +849,20 @@ static void handle_frames(void) {
       call->close_after_lines = get_u32(payload);
       queue_stdin(call, payload + 4, len - 4);
       if (call->out_lines >= call->close_after_lines) call->close_stdin = 1, write_stdin(call);
+    } else if (call && type == H_THEN && len >= 8 && !call->then_line && !call->close_after_lines) {
+      uint32_t lines = get_u32(payload), expected = get_u32(payload + 4);
+      // Only before the first stdout byte: after it, the host has seen (or will see) the line without SENT.
+      if (expected <= len - 8 && call->out_bytes == 0 && !call->close_stdin) {
+        call->then_line = malloc(expected ? expected : 1);
+        call->then_request = malloc(len - 8 - expected ? len - 8 - expected : 1);
+        if (!call->then_line || !call->then_request) die(EXIT_OUT_OF_MEMORY, "out of memory for THEN", 0);
+        memcpy(call->then_line, payload + 8, expected);
+        memcpy(call->then_request, payload + 8 + expected, len - 8 - expected);
+        call->then_len = expected;
+        call->then_request_len = len - 8 - expected;
+        call->then_lines = lines;
+        call->then_matched = 0;
+      }
     } else if (call && type == H_STDIN_CLOSE) {
       call->close_stdin = 1;
       write_stdin(call);

@@ -80,6 +80,7 @@ export class PluginClient {
   #nextId = 1;
   #busy = false;
   #ended = false;
+  #lastAnswer: Buffer | undefined;
 
   constructor(stdin: RequestSink, stdout: AnswerSource, options: PluginClientOptions = {}) {
     this.#stdin = stdin;
@@ -100,19 +101,38 @@ export class PluginClient {
     return this.#splitter.buffered;
   }
 
-  /** Sends one request and returns its strictly validated result. */
+  /**
+   * The line request() writes next for this method and params (with the next
+   * request id): a host that has it delivered ahead (its spawn helper sends it
+   * on an answer it knows) then calls request() with `written`.
+   */
+  nextRequestLine<M extends MethodName>(method: M, params: MethodParams<M>): string {
+    return `${JSON.stringify({ jsonrpc: '2.0', id: this.#nextId, method, params })}\n`;
+  }
+
+  /** The exact bytes of the last answer line read (without its newline). */
+  get lastAnswer(): Buffer | undefined {
+    return this.#lastAnswer;
+  }
+
+  /**
+   * Sends one request and returns its strictly validated result. `written`:
+   * the plugin already got nextRequestLine()'s line for it; only the answer is read.
+   */
   async request<M extends MethodName>(
     method: M,
     params: MethodParams<M>,
     signal?: AbortSignal,
     memo?: AnswerMemo,
+    written = false,
   ): Promise<MethodResult<M>> {
     if (this.#busy) throw new ClientBusyError('one request at a time: the previous one has not finished');
     this.#busy = true;
     try {
       const id = this.#nextId++;
-      this.#stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      if (!written) this.#stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
       const event = await this.#next(signal);
+      this.#lastAnswer = event !== 'end' && event.kind === 'line' ? event.bytes : undefined;
       if (!memo || event === 'end' || event.kind !== 'line')
         return parseResponse(method, id, event, this.#limit);
       // latin1: one byte per character, so two keys are equal exactly when the bytes are; with the method and id.

@@ -315,3 +315,24 @@ describe('AnswerMemo: validated answers kept by their exact bytes', () => {
     );
   });
 });
+
+describe('requests delivered ahead', () => {
+  it('nextRequestLine is the line request() writes; with `written` it writes nothing and reads the answer', async () => {
+    const { client, stdin, stdout, requests } = fakePlugin((request) =>
+      request.method === 'initialize'
+        ? `${JSON.stringify({ jsonrpc: '2.0', id: request.id, result: INIT_RESULT })}\n`
+        : undefined,
+    );
+    await client.request('initialize', INIT_PARAMS);
+    expect(client.lastAnswer?.toString('utf8')).toBe(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, result: INIT_RESULT }),
+    );
+    const ahead = client.nextRequestLine('plugin.health', {});
+    expect(ahead).toBe(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'plugin.health', params: {} })}\n`);
+    // As a spawn helper would: the line reaches the plugin without the client, the answer comes back.
+    stdin.write(ahead);
+    stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, result: HEALTH })}\n`);
+    await expect(client.request('plugin.health', {}, undefined, undefined, true)).resolves.toEqual(HEALTH);
+    expect(requests).toHaveLength(2); // initialize, and the line written ahead: nothing written twice
+  });
+});

@@ -414,4 +414,3 @@ describe('where redaction applies', () => {
     expect(missed).toEqual([]);
   });
 });
-

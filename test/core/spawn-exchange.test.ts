@@ -2,7 +2,9 @@
 // request goes with STDIN_LAST, and the helper closes the plugin's stdin the
 // moment its stdout has given the last answer, with no frame from the host for
 // it; frames wait at most a few milliseconds to leave together, so an answer or
-// a stderr line of a plugin that lingers still reaches the host at once.
+// a stderr line of a plugin that lingers still reaches the host at once. THEN:
+// a request the helper sends on its own the moment the plugin's first line is
+// exactly the one expected (and never otherwise), saying so before that line.
 import { describe, expect, it } from 'vitest';
 import { containment } from '../../src/core/supervision/containment.js';
 import { HELPER_PATH, Spawner, type CallProcess } from '../../src/core/supervision/spawner.js';
@@ -67,4 +69,43 @@ describe.skipIf(!built)('the exchange through the spawn helper', () => {
     expect(took).toBeLessThan(2_000);
     await call.end();
   });
+
+  it('THEN: on the exact first line the request goes to the plugin, and SENT comes before that line', async () => {
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    const call = await start(
+      spawner,
+      'read a; echo "hello {\\"v\\": 1}"; read b; echo "got:$b"; cat >/dev/null; echo stdin-closed >&2',
+    );
+    let sentBeforeFirstLine: boolean | undefined;
+    call.stdout.on('data', () => (sentBeforeFirstLine ??= call.sentAhead));
+    call.sendAfterFirstLine!(Buffer.from('hello {"v": 1}'), Buffer.from('the method\n'), 2);
+    call.stdin.write('initialize\n');
+    // Nothing more from the host: the helper sends the request and closes stdin after the second line.
+    expect(await within(call.exited, 5_000)).toEqual({ code: 0, signal: null });
+    await call.end();
+    expect(call.out()).toBe('hello {"v": 1}\ngot:the method\n');
+    expect(call.err()).toBe('stdin-closed\n');
+    expect(sentBeforeFirstLine).toBe(true);
+  });
+
+  for (const [what, line] of [
+    ['one byte differs', 'hellO'],
+    ['longer', 'hello!'],
+    ['shorter', 'hell'],
+    ['empty', ''],
+  ] as const) {
+    it(`THEN: a first line that is ${what} gets nothing sent`, async () => {
+      const spawner = new Spawner(HELPER_PATH, () => {});
+      const call = await start(spawner, `read a; echo "${line}"; read b; echo "second:$b" >&2`);
+      call.sendAfterFirstLine!(Buffer.from('hello'), Buffer.from('the method\n'), 2);
+      call.stdin.write('initialize\n');
+      await until(() => call.out() === `${line}\n`, 5_000);
+      expect(call.sentAhead).toBe(false);
+      // The plugin's second read sees the end of stdin, not the request.
+      call.stdin.end();
+      expect(await within(call.exited, 5_000)).toEqual({ code: 0, signal: null });
+      await call.end();
+      expect(call.err()).toBe('second:\n');
+    });
+  }
 });

@@ -18,7 +18,7 @@ import { RelayedInput, RelayedOutput, type CallInput, type CallOutput } from './
 export const HELPER_PATH = fileURLToPath(new URL('../../../dist/native/sy-spawner', import.meta.url));
 
 const HEADER = 9;
-const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4, stdinLast: 5 } as const;
+const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4, stdinLast: 5, then: 6 } as const;
 const S = {
   hello: 0,
   spawned: 1,
@@ -30,6 +30,7 @@ const S = {
   exit: 7,
   done: 8,
   limit: 9,
+  sent: 10,
 } as const;
 
 export interface ProcessExit {
@@ -130,6 +131,13 @@ export interface CallProcess {
    * the last answer, without a round trip for it (native helper only).
    */
   closeStdinAfterAnswers?(answers: number): void;
+  /**
+   * `request` is written to stdin, as the last write (see closeStdinAfterAnswers), the moment the
+   * plugin's first stdout line is exactly `firstLine`, and never otherwise; `sentAhead` says it was,
+   * before that line reaches stdout's reader (native helper only).
+   */
+  sendAfterFirstLine?(firstLine: Buffer, request: Buffer, answers: number): void;
+  readonly sentAhead?: boolean;
 }
 
 export class SpawnError extends Error {}
@@ -193,6 +201,17 @@ class HelperCall implements CallProcess {
     this.#lastAfter = answers;
   }
 
+  sentAhead = false;
+
+  sendAfterFirstLine(firstLine: Buffer, request: Buffer, answers: number): void {
+    const frame = Buffer.allocUnsafe(8 + firstLine.length + request.length);
+    frame.writeUInt32LE(answers, 0);
+    frame.writeUInt32LE(firstLine.length, 4);
+    firstLine.copy(frame, 8);
+    request.copy(frame, 8 + firstLine.length);
+    this.helper.send(this.id, H.then, frame);
+  }
+
   async end(): Promise<void> {
     // Once the leader has exited the keeper already kills what is left and ends
     // the call by itself (native/keeper.c): no KILL frame to send.
@@ -245,6 +264,10 @@ class HelperCall implements CallProcess {
       }
       case S.limit:
         this.limitsHit = limitNames(payload.readUInt32LE(0));
+        break;
+      case S.sent:
+        this.sentAhead = true;
+        this.#helperCloses = true; // as after STDIN_LAST
         break;
       case S.done:
         this.finish('the plugin exited before it started');

@@ -177,6 +177,12 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
     known.memo,
   );
   initializing.catch(() => {}); // awaited below, once the process runs
+  // The method can leave with the spawn request too: the helper sends it the moment the plugin's
+  // first line is, byte for byte, an initialize answer already verified against this identity and
+  // these grants (the same bytes get the same verdict), and says so before that line reaches the
+  // client. Not when something must run between the two (an operation's dispatch mark).
+  if (known.line && !spec.beforeSend && child.sendAfterFirstLine)
+    child.sendAfterFirstLine(known.line, Buffer.from(client.nextRequestLine(spec.method, spec.params)), 2);
   try {
     // Bounded by the time limit and cancel too: a stopped helper never says it started.
     await Promise.race([child.started, rejectOnAbort(abort.signal)]);
@@ -201,6 +207,7 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
       verifyIdentity(init, spec.identity, spec.grants);
       known.verified.add(init);
     }
+    known.line = client.lastAnswer;
     const initializedAt = performance.now();
     try {
       await spec.beforeSend?.();
@@ -211,8 +218,9 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
     }
     if (abort.signal.aborted) throw new RequestAbortedError('aborted');
     // The method is the last request: its answer (the second line) lets stdin close (PROTOCOL §9, step 5).
-    child.closeStdinAfterAnswers?.(2);
-    const result = await client.request(spec.method, spec.params, abort.signal);
+    const sentAhead = child.sentAhead === true;
+    if (!sentAhead) child.closeStdinAfterAnswers?.(2);
+    const result = await client.request(spec.method, spec.params, abort.signal, undefined, sentAhead);
     const respondedAt = performance.now();
     clearTimeout(timer);
     client.close();
@@ -320,6 +328,8 @@ function formatBytes(bytes: number): string {
 interface KnownAnswers {
   memo: AnswerMemo;
   verified: WeakSet<object>;
+  /** The bytes of the last initialize answer verified (the helper may send the method on seeing them again). */
+  line?: Buffer | undefined;
 }
 
 /** Per trusted identity and grants: the initialize answers validated and verified so far. */
