@@ -334,6 +334,11 @@ export class PluginService {
    * (PROTOCOL §9.1), in one round trip: a batch job reads it once for all its
    * projects, and again whenever the call-state token moved (job-call-state.ts).
    */
+  /** Whether `redis` is this service's own connection: Redis runs what both send in the order it was sent. */
+  sharesConnection(redis: Redis): boolean {
+    return redis === this.#redis;
+  }
+
   async readInspectionState(pluginId: string, projectIds: string[]): Promise<InspectionState> {
     const [record, projects] = await inOrder(this.#store.get(pluginId), this.projects.getMany(projectIds));
     return {

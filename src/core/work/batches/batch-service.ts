@@ -160,9 +160,12 @@ export class BatchService {
         },
       });
     }
-    for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
-      await this.deps.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
-    }
+    // One job (a small batch, the latency case): add() is one script call without addBulk's MULTI around it.
+    if (jobs.length === 1) await this.deps.queues.inspect.add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+    else
+      for (let start = 0; start < jobs.length; start += ENQUEUE_CHUNK) {
+        await this.deps.queues.inspect.addBulk(jobs.slice(start, start + ENQUEUE_CHUNK));
+      }
     return batch;
   }
 
