@@ -7,6 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BatchView } from '../../src/core/work/batches/batch-store.js';
+import { containment } from '../../src/core/supervision/containment.js';
 import { makeProject } from '../support/data-dir.js';
 import {
   ALL_SCOPES,
@@ -52,11 +53,30 @@ interface Operation {
   result?: { output: unknown };
   requestedAt: string;
 }
+interface WorkerReport {
+  worker: string;
+  mechanism: string;
+  enforced: string[];
+  missing: string[];
+}
 interface Health {
   status: string;
   redis: boolean;
   workers: number;
   scheduler: boolean;
+  confinement: WorkerReport[];
+}
+
+/** Each report says what this very host enforces for plugin calls, and what it does not. */
+function expectThisHost(reports: WorkerReport[]): void {
+  const local = containment();
+  expect(local.enforced.length).toBeGreaterThan(0);
+  expect(reports.length).toBeGreaterThanOrEqual(1);
+  for (const report of reports) {
+    expect(report.mechanism, report.worker).toBe(local.mechanism);
+    expect(report.enforced, report.worker).toEqual(local.enforced);
+    expect(report.missing, report.worker).toEqual(local.missing);
+  }
 }
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled'];
@@ -126,6 +146,8 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
     );
     expect(both.json).toMatchObject({ status: 'ok', redis: true, scheduler: true });
     expect(both.json.workers).toBeGreaterThanOrEqual(1);
+    // Each running worker lists the confinement mechanisms in force on its host, and those missing.
+    expectThisHost(both.json.confinement);
   });
 
   it('refresh → GET plugin (osTrustBoundary, scopeDescriptions, 64-hex fingerprint) → trust → enable', async () => {
@@ -137,9 +159,16 @@ describe.sequential('over HTTP, with real worker and scheduler processes', () =>
     });
 
     const shown = await call<
-      Plugin & { osTrustBoundary: string; scopeDescriptions: Record<string, string>; manifestPath: string }
+      Plugin & {
+        osTrustBoundary: string;
+        scopeDescriptions: Record<string, string>;
+        manifestPath: string;
+        containment: WorkerReport & { workers: WorkerReport[] };
+      }
     >(api, 'GET', `/api/v1/plugins/${PLUGIN_ID}`, { token });
     expect(shown.status, shown.text).toBe(200);
+    // What is enforced, as the api's host sees it and as each worker reported it.
+    expectThisHost([{ ...shown.json.containment, worker: 'the api' }, ...shown.json.containment.workers]);
     expect(shown.json.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(shown.json.osTrustBoundary).toMatch(/operating-system identity/);
     expect(shown.json.manifestPath).toEqual(expect.any(String));

@@ -8,14 +8,15 @@
 // affected. Python (through a pyenv-style shim when there is one) and native
 // plugins still run confined. Under SWITCHYARD_CONFINEMENT=off the host says
 // what is missing, and --require-confinement refuses.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { createConnection, createServer, type Server } from 'node:net';
 import { homedir } from 'node:os';
 import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { ConfinementUnavailableError } from '../../src/core/platform/errors.js';
+import { startRedisServer, type RedisServer } from '../../src/core/redis/redis-server.js';
 import { CONFINEMENT_ENV, containment, startCallProcess } from '../../src/core/supervision/containment.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
@@ -24,6 +25,7 @@ import { installFixturePackage } from '../support/manifest.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'confined-plugin.mjs');
 const PYTHON_FIXTURE = join(REPO, 'test', 'fixtures', 'python-plugin.py');
+const NATIVE_FIXTURE = join(REPO, 'examples', 'plugins', 'native-fixture', 'dist');
 const ACTOR = 'user:test';
 const ALL_SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
 const state = containment();
@@ -35,7 +37,8 @@ const suite = useCoreSuite('confinement');
 let serial = 0;
 let projectRoot: string;
 let listener: Server;
-let unixListener: Server;
+/** A real redis-server listening only on a unix socket, as the embedded one does. */
+let redisOnSocket: RedisServer;
 let unixPath: string;
 let homeSecret: string;
 
@@ -56,13 +59,12 @@ beforeAll(async () => {
   await suite.core.projects.add(projectRoot, { id: 'demo', trust: true }, ACTOR);
   listener = createServer((socket) => socket.end());
   await listen(listener, 0);
-  unixPath = join(suite.dataDir, 'redis-like.sock');
-  unixListener = createServer((socket) => socket.end());
-  await listen(unixListener, unixPath);
+  unixPath = join(suite.dataDir, 'redis-unix', 'redis.sock');
+  redisOnSocket = await startRedisServer({ dir: join(suite.dataDir, 'redis-unix'), unixSocket: unixPath });
 });
 afterAll(async () => {
   listener.close();
-  unixListener.close();
+  await redisOnSocket?.kill();
   await rm(homeSecret, { force: true });
 });
 afterEach(() => {
@@ -70,6 +72,18 @@ afterEach(() => {
 });
 
 type Attempt = Record<string, string | number | boolean>;
+
+/** Redis's answer to PING over a unix socket, from this process. */
+function pingOver(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(path, () => socket.write('PING\r\n'));
+    socket.once('data', (data) => {
+      resolve(data.toString('latin1').trim());
+      socket.end();
+    });
+    socket.once('error', reject);
+  });
+}
 
 /** A confined-plugin package trusted and enabled with these scopes and this policy. */
 async function confinedPlugin(scopes: string[], settings: ConfinementSettings = { network: 'none' }) {
@@ -183,6 +197,13 @@ describe.skipIf(!confined)('interpreters and children still run confined', () =>
     expect(results).toEqual(['ok: project text\n', 'EACCES', 'EACCES']);
   });
 
+  it('a native plugin (C, dynamically linked: its loader reads the system libraries) runs confined', async () => {
+    await cp(NATIVE_FIXTURE, join(suite.plugins, 'native-fixture'), { recursive: true });
+    await trustAndEnable(suite.core, 'native-fixture', ['project.metadata.read'], ACTOR, { network: 'none' });
+    const result = await suite.core.plugins.inspect('native-fixture', 'demo');
+    expect(result.summary).toBe('native fixture inspected demo');
+  });
+
   it('a Node plugin starts a child with piped stdio (a socketpair) and talks to it', async () => {
     const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none' });
     expect(await operateAttempts(plugin, [{ child: 'ping' }])).toEqual(['ok: ping']);
@@ -191,6 +212,8 @@ describe.skipIf(!confined)('interpreters and children still run confined', () =>
 
 describe.skipIf(!confined)('network: none unless an admin allowed it', () => {
   it("network none: neither the test's Redis (TCP, unix socket) nor a loopback listener, nor UDP", async () => {
+    // The host itself reaches the Redis on the socket: a refusal is the plugin's confinement.
+    expect(await pingOver(unixPath)).toBe('+PONG');
     const plugin = await confinedPlugin(ALL_SCOPES, { network: 'none' });
     const port = (listener.address() as { port: number }).port;
     const received = udpReceiver();
