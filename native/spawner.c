@@ -13,7 +13,8 @@
 //                  lines, u32 n, n bytes of an expected first line, bytes: sent
 //                  as STDIN_LAST would be the moment the plugin's first stdout
 //                  line is exactly the n bytes, with SENT just before that line;
-//                  otherwise never)
+//                  otherwise never; n > 0, no newline in them, a request to
+//                  send; KILL and STDIN_CLOSE disarm it)
 //   policy entries: read=<path>, write=<path> (Landlock, SPAWN_FILES);
 //                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS)
 //   helper → host: HELLO (call id 0: u32 Landlock ABI, u32 seccomp, u32
@@ -503,7 +504,8 @@ static void write_stdin(struct call *call) {
 }
 
 static void queue_stdin(struct call *call, const char *data, size_t len) {
-  if (call->in_w < 0 || call->close_stdin) return;
+  // Nothing to add (realloc to 0 bytes would free the buffer and look like a failure).
+  if (len == 0 || call->in_w < 0 || call->close_stdin) return;
   char *grown = realloc(call->pending, call->pending_len + len);
   if (!grown) die(EXIT_OUT_OF_MEMORY, "out of memory for a call's stdin", 0);
   call->pending = grown;
@@ -722,6 +724,7 @@ static void finish_if_done(struct call *call) {
  */
 
 static void kill_call(struct call *call) {
+  disarm_then(call); // an ended call sends nothing more, whatever its first line is
   if (call->keeper_reaped) return;
   if (call->leader > 0) kill(-call->leader, SIGKILL);
   struct server *server = call->served ? server_of(call->keeper) : NULL;
@@ -852,7 +855,9 @@ static void handle_frames(void) {
     } else if (call && type == H_THEN && len >= 8 && !call->then_line && !call->close_after_lines) {
       uint32_t lines = get_u32(payload), expected = get_u32(payload + 4);
       // Only before the first stdout byte: after it, the host has seen (or will see) the line without SENT.
-      if (expected <= len - 8 && call->out_bytes == 0 && !call->close_stdin) {
+      // A line to expect is whole (no newline in it, not empty), and there is a request to send.
+      if (expected > 0 && expected < len - 8 && !memchr(payload + 8, '\n', expected) && call->out_bytes == 0 &&
+          !call->close_stdin) {
         call->then_line = malloc(expected ? expected : 1);
         call->then_request = malloc(len - 8 - expected ? len - 8 - expected : 1);
         if (!call->then_line || !call->then_request) die(EXIT_OUT_OF_MEMORY, "out of memory for THEN", 0);
@@ -864,6 +869,7 @@ static void handle_frames(void) {
         call->then_matched = 0;
       }
     } else if (call && type == H_STDIN_CLOSE) {
+      disarm_then(call);
       call->close_stdin = 1;
       write_stdin(call);
     } else if (call && type == H_KILL) {

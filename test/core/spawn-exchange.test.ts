@@ -108,4 +108,31 @@ describe.skipIf(!built)('the exchange through the spawn helper', () => {
       expect(call.err()).toBe('second:\n');
     });
   }
+
+  it('THEN with an empty line to expect is refused: an empty first line gets nothing sent', async () => {
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    const call = await start(spawner, 'read a; echo; read b; echo "second:$b" >&2');
+    call.sendAfterFirstLine!(Buffer.alloc(0), Buffer.from('the method\n'), 2);
+    call.stdin.write('initialize\n');
+    await until(() => call.out() === '\n', 5_000);
+    expect(call.sentAhead).toBe(false);
+    call.stdin.end();
+    expect(await within(call.exited, 5_000)).toEqual({ code: 0, signal: null });
+    await call.end();
+    expect(call.err()).toBe('second:\n');
+  });
+
+  it('an empty write to stdin changes nothing: the helper and the call go on', async () => {
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    const call = await start(spawner, 'read a; read b; echo "got:$a:$b"');
+    call.stdin.write('one\n');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the first write has left
+    call.stdin.write('');
+    call.stdin.write('two\n');
+    call.stdin.end();
+    expect(await within(call.exited, 5_000)).toEqual({ code: 0, signal: null });
+    await call.end();
+    expect(call.out()).toBe('got:one:two\n');
+    expect(spawner.exitMessage).toBeUndefined();
+  });
 });

@@ -181,7 +181,7 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
   // first line is, byte for byte, an initialize answer already verified against this identity and
   // these grants (the same bytes get the same verdict), and says so before that line reaches the
   // client. Not when something must run between the two (an operation's dispatch mark).
-  if (known.line && !spec.beforeSend && child.sendAfterFirstLine)
+  if (known.line && known.line.length > 0 && !spec.beforeSend && child.sendAfterFirstLine)
     child.sendAfterFirstLine(known.line, Buffer.from(client.nextRequestLine(spec.method, spec.params)), 2);
   try {
     // Bounded by the time limit and cancel too: a stopped helper never says it started.
@@ -204,7 +204,15 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
     const init = await initializing;
     // The same answer object means the same bytes, already verified against this identity and these grants.
     if (!known.verified.has(init)) {
-      verifyIdentity(init, spec.identity, spec.grants);
+      try {
+        verifyIdentity(init, spec.identity, spec.grants);
+      } catch (error) {
+        // Cannot happen while the same bytes get the same verdict; if it ever does, it must not pass quietly.
+        if (child.sentAhead && error instanceof SwitchyardError)
+          error.message +=
+            '; the helper had already sent the method on these bytes (a host fault: report it)';
+        throw error;
+      }
       known.verified.add(init);
     }
     known.line = client.lastAnswer;
