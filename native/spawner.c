@@ -858,8 +858,8 @@ static void handle_frames(void) {
       // A line to expect is whole (no newline in it, not empty), and there is a request to send.
       if (expected > 0 && expected < len - 8 && !memchr(payload + 8, '\n', expected) && call->out_bytes == 0 &&
           !call->close_stdin) {
-        call->then_line = malloc(expected ? expected : 1);
-        call->then_request = malloc(len - 8 - expected ? len - 8 - expected : 1);
+        call->then_line = malloc(expected);
+        call->then_request = malloc(len - 8 - expected);
         if (!call->then_line || !call->then_request) die(EXIT_OUT_OF_MEMORY, "out of memory for THEN", 0);
         memcpy(call->then_line, payload + 8, expected);
         memcpy(call->then_request, payload + 8 + expected, len - 8 - expected);

@@ -329,16 +329,16 @@ export class PluginService {
     return this.inspectWith(await this.readInspectionState(pluginId, [projectId]), projectId, options);
   }
 
-  /**
-   * The stored state inspections of these projects are checked against
-   * (PROTOCOL §9.1), in one round trip: a batch job reads it once for all its
-   * projects, and again whenever the call-state token moved (job-call-state.ts).
-   */
   /** Whether `redis` is this service's own connection: Redis runs what both send in the order it was sent. */
   sharesConnection(redis: Redis): boolean {
     return redis === this.#redis;
   }
 
+  /**
+   * The stored state inspections of these projects are checked against
+   * (PROTOCOL §9.1), in one round trip: a batch job reads it once for all its
+   * projects, and again whenever the call-state token moved (job-call-state.ts).
+   */
   async readInspectionState(pluginId: string, projectIds: string[]): Promise<InspectionState> {
     const [record, projects] = await inOrder(this.#store.get(pluginId), this.projects.getMany(projectIds));
     return {

@@ -120,11 +120,12 @@ export class ProjectService {
     return project;
   }
 
-  /** Refuses (PROJECT_ROOT_MISSING) a project whose root is no longer a directory: nothing may run on it. */
   /**
-   * Before every call: one synchronous stat (microseconds) instead of a
-   * thread-pool round trip and its promises; the call's keeper opens the same
-   * root right after, so a root that would block here blocks the call anyway.
+   * Refuses (PROJECT_ROOT_MISSING) a project whose root is no longer a
+   * directory: nothing may run on it. Before every call: one synchronous stat
+   * (microseconds) instead of a thread-pool round trip and its promises; the
+   * call's keeper opens the same root right after, so a root that would block
+   * here blocks the call anyway.
    */
   async requireRoot(project: Project): Promise<void> {
     if (!isDirectoryNow(project.root)) throw new ProjectRootMissingError(project.id, project.root);

@@ -3,8 +3,9 @@
 // whether the batch was cancelled. Every change of those moves the call-state
 // token in the same MULTI (redis/call-state.ts), so before each call one GET
 // of the token tells whether the read is still current; when it moved, all of
-// it is read again (a job's first call sends the GET with the reads). The token is read before the state it vouches for: a
-// change that falls between the two costs one more read, never a stale one.
+// it is read again (a job's first call sends the GET with the reads). The
+// token is read before the state it vouches for: a change that falls between
+// the two costs one more read, never a stale one.
 import type { BatchStore } from './batch-store.js';
 import type { InspectionState, PluginService } from '../../plugins/index.js';
 import { readCallState } from '../../redis/index.js';
@@ -28,29 +29,29 @@ export class JobCallState {
 
   /** The state for a call starting now: one GET, and a full read only when something changed. */
   async current(): Promise<CurrentCallState> {
-    if (!this.#current && this.plugins.sharesConnection(this.batches.redis)) return this.#readAll();
+    if (!this.#current && this.plugins.sharesConnection(this.batches.redis)) {
+      // A job's first call: the token and the state in one round trip. Sent in that order on one
+      // connection, Redis runs them in that order, so the token is still read before the state.
+      const [token, read] = await Promise.all([
+        readCallState(this.batches.redis, this.batches.keys),
+        this.#read(),
+      ]);
+      return this.#keep(token, read);
+    }
     const token = await readCallState(this.batches.redis, this.batches.keys);
     if (this.#current && token === this.#token) return this.#current;
-    const [cancelled, state] = await Promise.all([
-      this.batches.isCancelled(this.batchId),
-      this.plugins.readInspectionState(this.pluginId, this.projectIds),
-    ]);
-    this.#token = token;
-    this.#current = { cancelled, state };
-    return this.#current;
+    return this.#keep(token, await this.#read());
   }
 
-  /**
-   * A job's first call reads the token and the state in one round trip: sent
-   * in that order on one connection, Redis runs them in that order, so the
-   * token is still read before the state it vouches for.
-   */
-  async #readAll(): Promise<CurrentCallState> {
-    const [token, cancelled, state] = await Promise.all([
-      readCallState(this.batches.redis, this.batches.keys),
+  /** Everything a token vouches for, read at once. */
+  #read(): Promise<[boolean, InspectionState]> {
+    return Promise.all([
       this.batches.isCancelled(this.batchId),
       this.plugins.readInspectionState(this.pluginId, this.projectIds),
     ]);
+  }
+
+  #keep(token: string, [cancelled, state]: [boolean, InspectionState]): CurrentCallState {
     this.#token = token;
     this.#current = { cancelled, state };
     return this.#current;
