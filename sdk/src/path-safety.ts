@@ -27,9 +27,12 @@ export function fileKind(stats: AnyStats): string {
   return 'not a regular file';
 }
 
+/** The uid the host runs as, read once (a process never changes it here); undefined where the platform has none. */
+const HOST_UID = process.getuid?.();
+
 /** The uid the host runs as; undefined where the platform has none (no ownership rule there). */
 export function hostUid(): number | undefined {
-  return process.getuid?.();
+  return HOST_UID;
 }
 
 /**

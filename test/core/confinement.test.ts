@@ -155,6 +155,17 @@ describe.skipIf(!confined)('files: what the review granted, nothing else', () =>
     expect(results[6]).toMatch(/^ok: 1 MiB in \/.*sy-call-/);
   });
 
+  it('a scratch directory left opened and full is private and empty again for the next call', async () => {
+    const plugin = await confinedPlugin(ALL_SCOPES);
+    const [filled, opened] = await operateAttempts(plugin, [{ tmpfile: 1 }, { chmodTmp: 0o777 }]);
+    expect(opened).toBe('ok');
+    const used = /in (\/\S+)$/.exec(filled ?? '')?.[1];
+    expect(used).toMatch(/sy-call-/);
+    // The pool hands the directory just given back to the next call (last in, first out).
+    const [state] = await operateAttempts(plugin, [{ tmpState: true }]);
+    expect(state).toBe(`ok: ${used} mode 700, 0 entries`);
+  });
+
   it('a plugin run by root has no capability: it cannot give a file away or make a disk device node', async () => {
     const plugin = await confinedPlugin(ALL_SCOPES);
     const results = await operateAttempts(plugin, [{ chown: 'given-away' }, { mknod: 'disk' }]);

@@ -88,9 +88,10 @@ function check({ packageDir, executable, manifestPath }: PackageLocation): Intac
     let total = 0;
     for (;;) {
       const read = readSync(manifestFd, buffer, total, buffer.length - total, total);
-      if (read === 0) break;
       total += read;
       if (total === buffer.length) return undefined;
+      // Short of the byte asked beyond the size: the end of the file (no second read to see 0).
+      if (read === 0 || total === stats.size) break;
     }
     manifest = buffer.subarray(0, total);
   } finally {

@@ -79,7 +79,7 @@ export class PluginCalls {
     const intact = record.trustedFingerprint ? intactExecutable(record) : undefined;
     if (intact && intact.fingerprint === record.trustedFingerprint) {
       this.#verified.set(record, intact.stats);
-      return this.#callFrom(intact.fd, record, record.grantedScopes, method, params, options);
+      return this.#callFrom(intact.fd, record, record.grantedScopes, method, params, options, intact.stats);
     }
     if (intact) closeSync(intact.fd);
     try {
@@ -118,6 +118,7 @@ export class PluginCalls {
     method: M,
     params: MethodParams<M>,
     options: CallOptions,
+    executableStats?: BigIntStats,
   ): Promise<CallOutcome<M>> {
     const started = performance.now();
     const measure = (ok: boolean) =>
@@ -140,6 +141,7 @@ export class PluginCalls {
       const outcome = await superviseCall({
         executablePath: join(record.packageDir, record.executable),
         executableFd,
+        ...(executableStats ? { executableStats } : {}),
         arguments: record.arguments,
         packageDir: record.packageDir,
         identity: record,

@@ -216,7 +216,8 @@ class HelperCall implements CallProcess {
     // Once the leader has exited the keeper already kills what is left and ends
     // the call by itself (native/keeper.c): no KILL frame to send.
     if (!this.isDone && !this.#hasExited) this.helper.send(this.id, H.kill);
-    if (!(await settlesWithin(this.done, END_BOUND_MS))) {
+    // Over already (the usual case once the exit was read): no timer and promise race for it.
+    if (!this.isDone && !(await settlesWithin(this.done, END_BOUND_MS))) {
       // The keeper may be stopped, or gone with the leader still running: the helper kills both on KILL.
       this.helper.send(this.id, H.kill);
       if (!(await settlesWithin(this.done, 2 * END_BOUND_MS))) {

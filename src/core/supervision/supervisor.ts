@@ -64,6 +64,8 @@ export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
    * run. The caller keeps it open for the call and closes it.
    */
   executableFd?: number;
+  /** That descriptor's fstat, when the caller has just made it (no second one). */
+  executableStats?: { dev: bigint; ino: bigint; ctimeNs: bigint };
   arguments: readonly string[];
   packageDir: string;
   identity: TrustedIdentity;
@@ -126,7 +128,8 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
 ): Promise<CallOutcome<M>> {
   const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratch };
   // The open file's identity: what is read of it (its #! line) is cached under it.
-  const identity = spec.executableFd === undefined ? undefined : fileIdentity(spec.executableFd);
+  const identity =
+    spec.executableFd === undefined ? undefined : fileIdentity(spec.executableFd, spec.executableStats);
   if (spec.executableFd !== undefined && runByNode(spec.executableFd, `${spec.executablePath}\0${identity}`))
     env.NODE_OPTIONS = '--preserve-symlinks-main';
   let child: CallProcess;
@@ -282,8 +285,8 @@ function kernelPolicyFor(
 }
 
 /** The open file's device, inode and change time: another file, or this one changed, has another. */
-function fileIdentity(fd: number): string {
-  const stats = fstatSync(fd, { bigint: true });
+function fileIdentity(fd: number, known?: { dev: bigint; ino: bigint; ctimeNs: bigint }): string {
+  const stats = known ?? fstatSync(fd, { bigint: true });
   return `${stats.dev}:${stats.ino}:${stats.ctimeNs}`;
 }
 
