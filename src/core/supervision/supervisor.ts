@@ -15,7 +15,7 @@ import {
   type MethodParams,
   type MethodResult,
 } from '@switchyard/plugin-sdk/host';
-import { fstatSync } from 'node:fs';
+import { fstatSync, type BigIntStats } from 'node:fs';
 import {
   CallCancelledError,
   IdentityMismatchError,
@@ -56,6 +56,9 @@ export interface TrustedIdentity {
   requestedScopes: readonly string[];
 }
 
+/** What tells one file, and one state of it, from another: a bigint fstat has it. */
+type FileStamp = Pick<BigIntStats, 'dev' | 'ino' | 'ctimeNs'>;
+
 export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
   executablePath: string;
   /**
@@ -65,7 +68,7 @@ export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
    */
   executableFd?: number;
   /** That descriptor's fstat, when the caller has just made it (no second one). */
-  executableStats?: { dev: bigint; ino: bigint; ctimeNs: bigint };
+  executableStats?: FileStamp;
   arguments: readonly string[];
   packageDir: string;
   identity: TrustedIdentity;
@@ -285,7 +288,7 @@ function kernelPolicyFor(
 }
 
 /** The open file's device, inode and change time: another file, or this one changed, has another. */
-function fileIdentity(fd: number, known?: { dev: bigint; ino: bigint; ctimeNs: bigint }): string {
+function fileIdentity(fd: number, known?: FileStamp): string {
   const stats = known ?? fstatSync(fd, { bigint: true });
   return `${stats.dev}:${stats.ino}:${stats.ctimeNs}`;
 }
