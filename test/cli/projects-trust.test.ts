@@ -1,8 +1,9 @@
 // Projects a fleet owner can trust the list of: a root gone missing is shown
 // and refused before any plugin starts (PROJECT_ROOT_MISSING), one real
-// directory is one project (a second id, also through a symlink, is refused
-// naming the first), a scan registers what it can and lists each refusal
+// directory is one project (a second id, also through a symlink or a bind
+// mount, is refused naming the first), a scan registers what it can and lists each refusal
 // (exit 1), and labels pick the projects a batch inspects.
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +41,10 @@ let root: string;
 let packageDir: string;
 let installation: Installation;
 let cli: ReturnType<typeof cliOn>;
+/** Bind mounts made by the tests, undone before the directory is removed. */
+const mounts: string[] = [];
+const isRoot = process.getuid?.() === 0;
+if (!isRoot) console.warn('bind-mount alias test skipped: mount --bind needs root');
 
 /** The projects the fixture was called on (calls.log: `<method> <project|-> …`). */
 async function calledOn(): Promise<string[]> {
@@ -74,6 +79,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAll();
   await redis?.stop();
+  for (const mountpoint of mounts) execFileSync('umount', [mountpoint]);
   if (root) await rm(root, { recursive: true, force: true });
 });
 
@@ -139,6 +145,32 @@ describe('one real directory is one project', () => {
     const readded = onlyJson<Listed>(await cli(['--json', 'project', 'add', link]));
     expect([readded.id, readded.root]).toEqual(['alpha', alpha]);
   });
+
+  it.skipIf(!isRoot)(
+    'a bind mount of a registered directory (same device and inode) is refused naming it',
+    async () => {
+      const alpha = join(root, 'projects', 'alpha');
+      const alias = join(root, 'bound', 'alpha-bound');
+      await mkdir(alias, { recursive: true });
+      execFileSync('mount', ['--bind', alpha, alias]);
+      mounts.push(alias);
+      const added = await cli(['--json', 'project', 'add', alias, '--trust']);
+      expect(added.code, added.stdout).toBe(2);
+      expect(onlyJson<{ error: { code: string; message: string } }>(added).error).toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringContaining(`is already project alpha (the same directory as ${alpha})`),
+      });
+      // A scan of a directory holding the mount refuses it too.
+      const scanned = await cli(['--json', 'project', 'scan', join(root, 'bound')]);
+      const report = onlyJson<{ refused: { path: string; reason: string }[] }>(scanned);
+      expect(report.refused).toContainEqual({
+        path: alias,
+        reason: expect.stringContaining('is already project alpha'),
+      });
+      const ids = onlyJson<Listed[]>(await cli(['--json', 'project', 'list'])).map((project) => project.id);
+      expect(ids).not.toContain('alpha-bound');
+    },
+  );
 });
 
 describe('project scan', () => {

@@ -25,7 +25,7 @@ import {
 import { hashExecutable, sameFile } from './fingerprint.js';
 import { intactExecutable, intactFingerprint } from './intact-package.js';
 import type { Keys } from '../redis/index.js';
-import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
+import { changedHostsOf, recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
 import { boundedMessage } from '../safety/index.js';
 import { superviseCall, LiveStderr, StderrBudget } from '../supervision/index.js';
@@ -265,14 +265,16 @@ export class PluginCalls {
 
   async #markChanged(record: PluginRecord, current: string): Promise<void> {
     await this.store.mutate(record.id, (latest) => {
-      if (!latest || latest.trustedFingerprint !== record.trustedFingerprint || latest.trust === 'changed') {
+      // Each host that sees other bytes is added: 'changed' lasts until every one has seen the trusted ones.
+      const hosts = changedHostsOf(latest);
+      if (!latest || latest.trustedFingerprint !== record.trustedFingerprint || hosts.includes(hostname())) {
         return { value: undefined };
       }
       return {
         next: {
           ...latest,
           trust: 'changed',
-          changedOn: hostname(),
+          changedOn: [...hosts, hostname()],
           enabled: false,
           grantedScopes: [],
           fingerprint: current,

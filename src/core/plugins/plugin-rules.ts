@@ -79,7 +79,7 @@ export function reconcile(
   let enabled = current?.enabled ?? false;
   let grantedScopes = current?.grantedScopes ?? [];
   const trusted = current?.trustedFingerprint;
-  let changedOn = current?.changedOn;
+  let changedOn = changedHostsOf(current);
   if (trusted && fingerprint && fingerprint !== trusted) {
     if (current?.trust !== 'changed' || current.fingerprint !== fingerprint) {
       audit.push({
@@ -90,19 +90,14 @@ export function reconcile(
       });
     }
     trust = 'changed';
-    changedOn = host;
+    changedOn = changedOn.includes(host) ? changedOn : [...changedOn, host];
     enabled = false;
     grantedScopes = [];
-  } else if (
-    trusted &&
-    fingerprint === trusted &&
-    trust === 'changed' &&
-    (!changedOn || changedOn === host)
-  ) {
-    // The reviewed bytes are back on the host that saw them change; grants stay revoked until enabled
-    // again. Another host's disk may still hold the changed bytes: only a new review clears that.
-    trust = 'trusted';
-    changedOn = undefined;
+  } else if (trusted && fingerprint === trusted && trust === 'changed') {
+    // This host holds the reviewed bytes (again). Trusted once every host that saw other bytes has
+    // seen these since; grants stay revoked until enabled again. A new review clears it too.
+    changedOn = changedOn.filter((other) => other !== host);
+    if (changedOn.length === 0) trust = 'trusted';
   }
   let confinement = current?.confinement;
   if (trusted && confinement?.network === undefined) {
@@ -143,7 +138,7 @@ export function reconcile(
     ...(found.error === undefined ? {} : { error: found.error }),
     protocolMismatch: found.protocolMismatch,
     trust,
-    ...(trust === 'changed' && changedOn ? { changedOn } : {}),
+    ...(trust === 'changed' && changedOn.length > 0 ? { changedOn } : {}),
     ...(trusted
       ? { trustedFingerprint: trusted, trustedBy: current?.trustedBy, trustedAt: current?.trustedAt }
       : {}),
@@ -155,6 +150,12 @@ export function reconcile(
     ...(confinement ? { confinement } : {}),
   };
   return { next, audit };
+}
+
+/** The hosts that saw other bytes than the trusted ones, as a list (an older record names one). */
+export function changedHostsOf(record: Pick<PluginRecord, 'changedOn'> | undefined): string[] {
+  const hosts = record?.changedOn;
+  return hosts === undefined ? [] : typeof hosts === 'string' ? [hosts] : hosts;
 }
 
 /** PROTOCOL §9.1: the stored state must allow the call now. */

@@ -35,8 +35,12 @@ export interface PluginRecord {
   trustedFingerprint?: string;
   trustedBy?: string;
   trustedAt?: string;
-  /** The host whose disk last showed bytes other than the trusted ones (while `trust` is `changed`). */
-  changedOn?: string;
+  /**
+   * While `trust` is `changed`: every host whose disk showed bytes other than
+   * the trusted ones and has not seen the trusted ones since (a record written
+   * before this was a list holds one host name).
+   */
+  changedOn?: string[] | string;
   enabled: boolean;
   grantedScopes: Scope[];
   discoveredAt: string;

@@ -4,9 +4,11 @@
 // renewal finds the lock gone, or no renewal succeeded for so long that the
 // lock is about to lapse (Redis unreachable: another worker could take the
 // project), `onLost` fires so the holder stops its call in time.
-// The lock is named after the project's real root, not its id: two ids
-// registered over one directory (older data may hold such twins) can never
-// run operations on it at once.
+// The lock is named after the project's real root, not its id, so hosts that
+// share a directory at one path share its lock; ProjectService.lockNameOf
+// picks one root for ids registered over one directory through different
+// paths (older data may hold such twins: a symlink, a bind mount), so they
+// can never run operations on it at once.
 import { createHash } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
 import type { Redis } from 'ioredis';

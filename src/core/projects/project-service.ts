@@ -1,7 +1,8 @@
 // Projects: id, display name, real root path, trusted, labels. Ids per
 // docs/CLI.md: the directory's name, lower-cased, anything outside
-// [a-z0-9._-] replaced by '-'. One real directory is one project: a second id
-// over a root already registered is refused, naming the first.
+// [a-z0-9._-] replaced by '-'. One directory is one project: a second id over
+// a root already registered is refused, naming the first, whatever path names
+// it (a symlink, a bind mount, /proc/self/cwd: the same device and inode).
 import { statSync } from 'node:fs';
 import { access, constants, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -16,6 +17,7 @@ import {
   messageOf,
 } from '../platform/index.js';
 import { WatchedKey, markCallStateChanged, type Keys, type Transaction } from '../redis/index.js';
+import { projectLockName } from './project-lock.js';
 
 export interface Project {
   id: string;
@@ -129,6 +131,24 @@ export class ProjectService {
    */
   async requireRoot(project: Project): Promise<void> {
     if (!isDirectoryNow(project.root)) throw new ProjectRootMissingError(project.id, project.root);
+  }
+
+  /**
+   * The name of the operation lock of `project`'s directory (projectLockName).
+   * Ids registered over one directory before aliases were refused (a bind
+   * mount, another path to it) share one lock: the lowest id's root names it.
+   * Identities are read now, from the paths (records store none: a device
+   * number need not survive a reboot).
+   */
+  async lockNameOf(project: Project): Promise<string> {
+    const own = await directoryIdentity(project.root);
+    if (own === undefined) return projectLockName(project.root);
+    const others = (await this.list()).filter((other) => other.id !== project.id);
+    const identities = await mapBounded(others, (other) => directoryIdentity(other.root));
+    const first = others
+      .filter((_other, index) => identities[index] === own)
+      .reduce((lowest, other) => (other.id < lowest.id ? other : lowest), project);
+    return projectLockName(first.root);
   }
 
   async add(path: string, options: AddOptions, actor: string): Promise<Project> {
@@ -283,6 +303,7 @@ export class ProjectService {
       tx,
     );
     const byRoot = await this.#idsByRealRoot(tx);
+    const identities = await mapBounded(candidates, (candidate) => directoryIdentity(candidate.root));
     const seen = new Map<string, Project>();
     const accepted: { candidate: Project; existing: Project | undefined }[] = [];
     const refused: { path: string; error: SwitchyardError }[] = [];
@@ -301,18 +322,22 @@ export class ProjectService {
         });
         return;
       }
-      const holder = byRoot.get(candidate.root);
-      if (holder !== undefined && holder !== candidate.id) {
+      const identity = identities[index];
+      const holder =
+        byRoot.get(candidate.root) ?? (identity === undefined ? undefined : byRoot.get(identity));
+      if (holder !== undefined && holder.id !== candidate.id) {
+        // A bind mount or another path to a registered root: name the root it is.
+        const alias = holder.root === candidate.root ? '' : ` (the same directory as ${holder.root})`;
         refused.push({
           path: candidate.root,
           error: new ConflictError(
-            `directory ${candidate.root} is already project ${holder}; one directory is one project (\`project remove ${holder}\` first to register it as ${candidate.id})`,
+            `directory ${candidate.root} is already project ${holder.id}${alias}; one directory is one project (\`project remove ${holder.id}\` first to register it as ${candidate.id})`,
           ),
         });
         return;
       }
       seen.set(candidate.id, candidate);
-      byRoot.set(candidate.root, candidate.id);
+      for (const key of [candidate.root, identity]) if (key !== undefined) byRoot.set(key, candidate);
       accepted.push({ candidate, existing: stored[index] });
     });
     const results: Project[] = [];
@@ -345,13 +370,19 @@ export class ProjectService {
     return changes > 0 ? { multi: markCallStateChanged(multi, this.keys), value } : { value };
   }
 
-  /** Each registered root, resolved as it is now (the stored path when it cannot be), → the first id holding it. */
-  async #idsByRealRoot(reader: Redis): Promise<Map<string, string>> {
+  /**
+   * Each registered root, as stored, resolved as it is now, and by its
+   * directory's identity (device and inode, when it can be read) → the first
+   * project holding it.
+   */
+  async #idsByRealRoot(reader: Redis): Promise<Map<string, Project>> {
     const projects = await this.list(reader);
     const real = await mapBounded(projects, (project) => realpath(project.root).catch(() => project.root));
-    const byRoot = new Map<string, string>();
+    const identities = await mapBounded(projects, (project) => directoryIdentity(project.root));
+    const byRoot = new Map<string, Project>();
     projects.forEach((project, index) => {
-      for (const root of [project.root, real[index]!]) if (!byRoot.has(root)) byRoot.set(root, project.id);
+      for (const key of [project.root, real[index]!, identities[index]])
+        if (key !== undefined && !byRoot.has(key)) byRoot.set(key, project);
     });
     return byRoot;
   }
@@ -365,6 +396,16 @@ function sameProject(a: Project, b: Project): boolean {
     a.trusted === b.trusted &&
     a.labels.join(',') === b.labels.join(',')
   );
+}
+
+/** `dev:<device>:<inode>` of the directory at `path` (what every path to it shares); undefined when it is none. */
+export async function directoryIdentity(path: string): Promise<string | undefined> {
+  try {
+    const stats = await stat(path, { bigint: true });
+    return stats.isDirectory() ? `dev:${stats.dev}:${stats.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isDirectoryNow(path: string): boolean {

@@ -10,7 +10,7 @@ import { ERROR_CODES, SwitchyardError, errorCode, FinalJobError, messageOf } fro
 import { ABORT_REASONS, abortReasonOf, type DispatchOutcome, type Keys } from '../../redis/index.js';
 import { isTerminal, type OperationRecord, type OperationStore } from './operation-store.js';
 import type { PluginService } from '../../plugins/index.js';
-import { ProjectLock, projectLockName, type ProjectService } from '../../projects/index.js';
+import { ProjectLock, type ProjectService } from '../../projects/index.js';
 import { boundedMessage } from '../../safety/index.js';
 
 export interface OperationRunnerOptions {
@@ -128,10 +128,10 @@ export class OperationRunner {
     }
   }
 
-  /** The lock of the project's real root (projectLockName); of its id when the project is gone (its call fails then). */
+  /** The lock of the project's directory (lockNameOf: one for every id over it); of its id when the project is gone (its call fails then). */
   async #lockName(projectId: string): Promise<string> {
     const project = await this.projects.get(projectId);
-    return project ? projectLockName(project.root) : `id:${projectId}`;
+    return project ? this.projects.lockNameOf(project) : `id:${projectId}`;
   }
 
   async #releaseHeldBy(operation: OperationRecord): Promise<void> {
