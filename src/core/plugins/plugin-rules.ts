@@ -25,6 +25,7 @@ import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
 import { retentionOf } from './retention-policy.js';
+import { MAX_PACKAGE_BYTES, MAX_PACKAGE_ENTRIES, changedPaths } from './package-tree.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -53,6 +54,15 @@ export interface PluginDetail extends PluginView {
   manifestPath: string;
   packageDir: string;
   executable: string;
+  /** Digest of the whole package (every path, type, mode and content hash), and the one trusted. */
+  treeDigest?: string;
+  trustedTreeDigest?: string;
+  /** Every file, directory and symlink of the package as the last discovery saw it. */
+  files: { path: string; type: string; mode: string; size: number }[];
+  /** While changed: the files that differ from the reviewed package. */
+  changedFiles?: string[];
+  /** The bounds of a package (PROTOCOL §3). */
+  packageLimits: { entries: number; bytes: number };
   /** The host's time limits for this plugin's calls (ms). */
   timeLimits: TimeLimits;
   /** What the kernel lets this plugin's calls do (`plugin set`): network, extra paths, resource limits. */
@@ -80,14 +90,26 @@ export function reconcile(
   let grantedScopes = current?.grantedScopes ?? [];
   const trusted = current?.trustedFingerprint;
   let changedOn = current?.changedOn;
-  if (trusted && fingerprint && fingerprint !== trusted) {
-    if (current?.trust !== 'changed' || current.fingerprint !== fingerprint) {
+  let changedFiles = current?.changedFiles;
+  const treeDigest = found.tree?.digest;
+  const trustedTree = current?.trustedTreeDigest;
+  // A package file other than plugin.json and the executable changed: handled as a fingerprint change.
+  const treeChanged =
+    trusted !== undefined && fingerprint === trusted && !!trustedTree && !!treeDigest && treeDigest !== trustedTree;
+  if ((trusted && fingerprint && fingerprint !== trusted) || treeChanged) {
+    const files = found.tree ? changedPaths(current?.files, found.tree.entries) : [];
+    const seenAgain =
+      current?.trust === 'changed' && current.fingerprint === fingerprint && current.treeDigest === treeDigest;
+    if (!seenAgain) {
       audit.push({
         actor,
-        action: 'plugin.fingerprint-changed',
+        action: treeChanged ? 'plugin.package-changed' : 'plugin.fingerprint-changed',
         target: found.id,
-        detail: { seenBy: actor, trusted, current: fingerprint },
+        detail: treeChanged
+          ? { seenBy: actor, host, files, trustedTree, currentTree: treeDigest }
+          : { seenBy: actor, host, trusted, current: fingerprint, files },
       });
+      changedFiles = files;
     }
     trust = 'changed';
     changedOn = host;
@@ -96,6 +118,7 @@ export function reconcile(
   } else if (
     trusted &&
     fingerprint === trusted &&
+    (!trustedTree || treeDigest === trustedTree) &&
     trust === 'changed' &&
     (!changedOn || changedOn === host)
   ) {
@@ -103,6 +126,7 @@ export function reconcile(
     // again. Another host's disk may still hold the changed bytes: only a new review clears that.
     trust = 'trusted';
     changedOn = undefined;
+    changedFiles = undefined;
   }
   let confinement = current?.confinement;
   if (trusted && confinement?.network === undefined) {
@@ -139,14 +163,17 @@ export function reconcile(
     packageDir: found.packageDir,
     manifestPath: found.manifestPath,
     fingerprint,
+    ...(found.tree ? { treeDigest: found.tree.digest, files: found.tree.entries } : {}),
     available: found.error === undefined,
     ...(found.error === undefined ? {} : { error: found.error }),
     protocolMismatch: found.protocolMismatch,
     trust,
     ...(trust === 'changed' && changedOn ? { changedOn } : {}),
+    ...(trust === 'changed' && changedFiles ? { changedFiles } : {}),
     ...(trusted
       ? { trustedFingerprint: trusted, trustedBy: current?.trustedBy, trustedAt: current?.trustedAt }
       : {}),
+    ...(trustedTree ? { trustedTreeDigest: trustedTree } : {}),
     enabled,
     grantedScopes,
     discoveredAt: now,
@@ -192,8 +219,15 @@ export function assertUsablePackage(record: PluginRecord): void {
 }
 
 function changedError(record: PluginRecord): FingerprintChangedError {
+  const files = record.changedFiles?.length ? `; changed: ${record.changedFiles.join(', ')}` : '';
+  if (record.fingerprint === record.trustedFingerprint)
+    return new FingerprintChangedError(
+      `plugin ${record.id}: files of its package changed since it was trusted${files}${record.changedOn ? ` (on ${record.changedOn})` : ''}; review it with \`plugin show ${record.id}\` and trust it again`,
+      record.trustedFingerprint ?? '',
+      record.fingerprint ?? undefined,
+    );
   return new FingerprintChangedError(
-    `plugin ${record.id} changed since it was trusted (trusted ${record.trustedFingerprint}, now ${record.fingerprint}); review it and trust the new fingerprint`,
+    `plugin ${record.id} changed since it was trusted (trusted ${record.trustedFingerprint}, now ${record.fingerprint}${files}); review it and trust the new fingerprint`,
     record.trustedFingerprint ?? '',
     record.fingerprint ?? undefined,
   );
@@ -279,6 +313,11 @@ export function toDetail(
     manifestPath: record.manifestPath,
     packageDir: record.packageDir,
     executable: record.executable,
+    ...(record.treeDigest ? { treeDigest: record.treeDigest } : {}),
+    ...(record.trustedTreeDigest ? { trustedTreeDigest: record.trustedTreeDigest } : {}),
+    files: (record.files ?? []).map(({ path, type, mode, size }) => ({ path, type, mode, size })),
+    ...(record.changedFiles?.length ? { changedFiles: record.changedFiles } : {}),
+    packageLimits: { entries: MAX_PACKAGE_ENTRIES, bytes: MAX_PACKAGE_BYTES },
     timeLimits: timeLimitsOf(record.timeLimits),
     policy: confinementPolicyOf(record.confinement),
     retention: retentionOf(record.retention),
