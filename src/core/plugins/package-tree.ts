@@ -15,7 +15,6 @@ import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import {
   SAFE_OPEN_FLAGS,
   fileKind,
-  hostUid,
   ownerProblem,
   writableDirectoryProblem,
 } from '@switchyard/plugin-sdk/host';
@@ -49,7 +48,8 @@ export interface PackageTree {
   stamps: Map<string, BigIntStats>;
 }
 
-export type TreeResult = { ok: true; tree: PackageTree } | { ok: false; error: string };
+/** A package that breaks a rule still has a tree when it could be read (to tell whether it also changed). */
+export type TreeResult = { ok: true; tree: PackageTree } | { ok: false; error: string; tree?: PackageTree };
 
 /** Per-file hashes by absolute path, reused while the file's stamp stays the same. */
 const hashes = new Map<string, { stamp: string; sha256: string }>();
@@ -60,17 +60,19 @@ const CHUNK = 1 << 20;
 export async function readPackageTree(packageDir: string): Promise<TreeResult> {
   const walked = walk(packageDir);
   if ('error' in walked) return { ok: false, error: walked.error };
+  let problem: string | undefined;
   for (const [path, stats] of walked.found) {
-    const problem = await entryProblem(join(packageDir, path), stats);
-    if (problem) return { ok: false, error: problem };
+    problem = await entryProblem(join(packageDir, path), stats);
+    if (problem) break;
   }
   const entries: PackageEntry[] = [];
   for (const [path, stats] of walked.found) {
     const entry = await describe(packageDir, path, stats);
-    if ('error' in entry) return { ok: false, error: entry.error };
+    if ('error' in entry) return { ok: false, error: problem ?? entry.error };
     entries.push(entry);
   }
-  return { ok: true, tree: { digest: treeDigest(entries), entries, stamps: walked.found } };
+  const tree = { digest: treeDigest(entries), entries, stamps: walked.found };
+  return problem ? { ok: false, error: problem, tree } : { ok: true, tree };
 }
 
 /** Every entry's lstat, sorted by relative path; refused over the bounds before any file is read. */
@@ -190,19 +192,14 @@ export function treeDigest(entries: readonly PackageEntry[]): string {
 export function changedPaths(
   before: readonly PackageEntry[] | undefined,
   after: readonly PackageEntry[],
-  limit = 20,
+  { limit = 20, modes = true }: { limit?: number; modes?: boolean } = {},
 ): string[] {
-  const key = (entry: PackageEntry) => `${entry.type}\0${entry.mode}\0${entry.sha256 ?? entry.target ?? ''}`;
+  const key = (entry: PackageEntry) =>
+    `${entry.type}\0${modes ? entry.mode : ''}\0${entry.sha256 ?? entry.target ?? ''}`;
   const old = new Map((before ?? []).map((entry) => [entry.path, key(entry)]));
   const now = new Map(after.map((entry) => [entry.path, key(entry)]));
   const paths = new Set<string>();
   for (const [path, value] of now) if (old.get(path) !== value) paths.add(path);
   for (const path of old.keys()) if (!now.has(path)) paths.add(path);
   return [...paths].sort().slice(0, limit);
-}
-
-/** Whether `uid` may own a package entry (root or the host's user). */
-export function ownedRight(uid: number | bigint): boolean {
-  const host = hostUid();
-  return host === undefined || Number(uid) === 0 || Number(uid) === host;
 }

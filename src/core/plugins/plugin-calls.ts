@@ -121,16 +121,24 @@ export class PluginCalls {
       throw new TrustRequiredError(
         `plugin ${record.id} was trusted before every file of a package was reviewed; review it with \`plugin show ${record.id}\` (it lists every file) and trust it again`,
       );
-    const tree = await this.treeOnDisk(record);
-    if (tree.digest !== record.trustedTreeDigest) {
-      const files = changedPaths(record.files, tree.entries);
-      await this.#markChanged(record, record.fingerprint ?? '', { tree: tree.digest, files });
+    const read = await readPackageTree(record.packageDir);
+    // Changed files first: whether or not it also breaks a rule now, the plugin is disabled everywhere —
+    // unless only modes changed and the rule says what to fix (chmod it back and it is the reviewed tree).
+    const onlyModes = !read.ok && read.tree && changedPaths(record.files, read.tree.entries, { modes: false }).length === 0;
+    if (read.tree && read.tree.digest !== record.trustedTreeDigest && !onlyModes) {
+      const files = changedPaths(record.files, read.tree.entries);
+      await this.#markChanged(record, record.fingerprint ?? '', { tree: read.tree.digest, files });
       throw new FingerprintChangedError(
-        `plugin ${record.id}: files of its package changed on ${hostname()} since it was trusted (${files.join(', ') || 'unknown files'}); it was disabled and must be reviewed again`,
+        `plugin ${record.id}: files of its package changed on ${hostname()} since it was trusted (${files.join(', ') || 'unknown files'}); it was disabled and must be reviewed again${read.ok ? '' : `; besides, ${read.error}`}`,
         record.trustedFingerprint ?? '',
         record.fingerprint ?? undefined,
       );
     }
+    if (!read.ok) {
+      await this.#markUnavailable(record, read.error);
+      throw new PackageInvalidError(`plugin ${record.id}: ${read.error}; the call was refused`);
+    }
+    const tree = read.tree;
     try {
       return await verifiedCopy(this.options.copiesDir, record.packageDir, tree);
     } catch (error) {
@@ -330,7 +338,7 @@ export class PluginCalls {
             actor: this.options.processActor,
             action: 'plugin.package-invalid',
             target: record.id,
-            detail: { seenBy: this.options.processActor, error },
+            detail: { seenBy: this.options.processActor, host: hostname(), error },
           },
         ],
         value: undefined,
