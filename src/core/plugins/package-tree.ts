@@ -203,3 +203,16 @@ export function changedPaths(
   for (const path of old.keys()) if (!now.has(path)) paths.add(path);
   return [...paths].sort().slice(0, limit);
 }
+
+/**
+ * The part of `tree` that was reviewed: the entries at the paths of the
+ * trusted listing. A file added after trust is not part of it: it is not
+ * copied (package-copy.ts), so nothing started from the package's own path
+ * loads it; it still passes the owner rule. A reviewed file changed or
+ * removed changes this part's digest.
+ */
+export function reviewedPart(tree: PackageTree, trusted: readonly PackageEntry[]): PackageTree {
+  const paths = new Set(trusted.map((entry) => entry.path));
+  const entries = tree.entries.filter((entry) => paths.has(entry.path));
+  return { digest: treeDigest(entries), entries, stamps: tree.stamps };
+}

@@ -24,7 +24,7 @@ import {
 } from '../platform/index.js';
 import { hashExecutable } from './fingerprint.js';
 import { intactFingerprint } from './intact-package.js';
-import { changedPaths, readPackageTree, type PackageTree } from './package-tree.js';
+import { changedPaths, readPackageTree, reviewedPart, type PackageTree } from './package-tree.js';
 import { verifiedCopy } from './package-copy.js';
 import type { Keys } from '../redis/index.js';
 import { recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
@@ -117,17 +117,20 @@ export class PluginCalls {
    * and disabled everywhere, before anything runs).
    */
   async #reviewedCopy(record: PluginRecord): Promise<string> {
-    if (!record.trustedTreeDigest)
+    if (!record.trustedTreeDigest || !record.trustedFiles)
       throw new TrustRequiredError(
         `plugin ${record.id} was trusted before every file of a package was reviewed; review it with \`plugin show ${record.id}\` (it lists every file) and trust it again`,
       );
     const read = await readPackageTree(record.packageDir);
+    const trustedFiles = record.trustedFiles ?? [];
+    const reviewed = read.tree ? reviewedPart(read.tree, trustedFiles) : undefined;
     // Changed files first: whether or not it also breaks a rule now, the plugin is disabled everywhere —
     // unless only modes changed and the rule says what to fix (chmod it back and it is the reviewed tree).
-    const onlyModes = !read.ok && read.tree && changedPaths(record.files, read.tree.entries, { modes: false }).length === 0;
-    if (read.tree && read.tree.digest !== record.trustedTreeDigest && !onlyModes) {
-      const files = changedPaths(record.files, read.tree.entries);
-      await this.#markChanged(record, record.fingerprint ?? '', { tree: read.tree.digest, files });
+    const onlyModes =
+      !read.ok && reviewed && changedPaths(trustedFiles, reviewed.entries, { modes: false }).length === 0;
+    if (reviewed && reviewed.digest !== record.trustedTreeDigest && !onlyModes) {
+      const files = changedPaths(trustedFiles, reviewed.entries);
+      await this.#markChanged(record, record.fingerprint ?? '', { tree: reviewed.digest, files });
       throw new FingerprintChangedError(
         `plugin ${record.id}: files of its package changed on ${hostname()} since it was trusted (${files.join(', ') || 'unknown files'}); it was disabled and must be reviewed again${read.ok ? '' : `; besides, ${read.error}`}`,
         record.trustedFingerprint ?? '',
@@ -138,7 +141,7 @@ export class PluginCalls {
       await this.#markUnavailable(record, read.error);
       throw new PackageInvalidError(`plugin ${record.id}: ${read.error}; the call was refused`);
     }
-    const tree = read.tree;
+    const tree = reviewed!;
     try {
       return await verifiedCopy(this.options.copiesDir, record.packageDir, tree);
     } catch (error) {

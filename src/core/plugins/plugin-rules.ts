@@ -25,7 +25,7 @@ import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
 import { retentionOf } from './retention-policy.js';
-import { MAX_PACKAGE_BYTES, MAX_PACKAGE_ENTRIES, changedPaths } from './package-tree.js';
+import { MAX_PACKAGE_BYTES, MAX_PACKAGE_ENTRIES, changedPaths, treeDigest as treeDigestOf } from './package-tree.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -91,15 +91,20 @@ export function reconcile(
   const trusted = current?.trustedFingerprint;
   let changedOn = current?.changedOn;
   let changedFiles = current?.changedFiles;
-  const treeDigest = found.tree?.digest;
   const trustedTree = current?.trustedTreeDigest;
+  const trustedFiles = current?.trustedFiles;
+  // Compared over the reviewed paths: a file added since trust is not part of what runs (package-tree.ts).
+  const reviewed = found.tree && trustedFiles ? found.tree.entries.filter((e) => trustedFiles.some((t) => t.path === e.path)) : undefined;
+  const treeDigest = reviewed ? treeDigestOf(reviewed) : found.tree?.digest;
   // A package file other than plugin.json and the executable changed: handled as a fingerprint change.
   const treeChanged =
     trusted !== undefined && fingerprint === trusted && !!trustedTree && !!treeDigest && treeDigest !== trustedTree;
   if ((trusted && fingerprint && fingerprint !== trusted) || treeChanged) {
-    const files = found.tree ? changedPaths(current?.files, found.tree.entries) : [];
+    const files = reviewed ? changedPaths(trustedFiles, reviewed) : [];
     const seenAgain =
-      current?.trust === 'changed' && current.fingerprint === fingerprint && current.treeDigest === treeDigest;
+      current?.trust === 'changed' &&
+      current.fingerprint === fingerprint &&
+      (!treeChanged || current.changedFiles?.join('\0') === files.join('\0'));
     if (!seenAgain) {
       audit.push({
         actor,
@@ -174,6 +179,7 @@ export function reconcile(
       ? { trustedFingerprint: trusted, trustedBy: current?.trustedBy, trustedAt: current?.trustedAt }
       : {}),
     ...(trustedTree ? { trustedTreeDigest: trustedTree } : {}),
+    ...(trustedFiles ? { trustedFiles } : {}),
     enabled,
     grantedScopes,
     discoveredAt: now,

@@ -239,7 +239,8 @@ export class PluginService {
       if (
         current.trust === 'trusted' &&
         current.trustedFingerprint === fingerprint &&
-        current.trustedTreeDigest === tree.digest
+        current.trustedTreeDigest === tree.digest &&
+        current.trustedFiles !== undefined
       )
         return {
           audit: [{ actor, action: 'plugin.trust', target: id, detail: { fingerprint, unchanged: true } }],
@@ -250,6 +251,7 @@ export class PluginService {
         trust: 'trusted',
         trustedFingerprint: fingerprint,
         trustedTreeDigest: tree.digest,
+        trustedFiles: tree.entries,
         trustedBy: actor,
         trustedAt: new Date().toISOString(),
         changedOn: undefined,

@@ -40,6 +40,8 @@ export interface PluginRecord {
   trustedFingerprint?: string;
   /** The tree digest reviewed with `trustedFingerprint` (absent: trusted before whole-package review). */
   trustedTreeDigest?: string;
+  /** The entries that digest covers: what was reviewed, and what each call's copy holds. */
+  trustedFiles?: PackageEntry[];
   /** While `trust` is `changed`: the package files that differ from the trusted ones (when known). */
   changedFiles?: string[];
   trustedBy?: string;
