@@ -24,7 +24,9 @@ const exists = (path: string) =>
   );
 
 const identityOf = (fields: Record<string, unknown>) =>
-  JSON.stringify(Object.fromEntries(Object.entries(fields).filter(([k]) => k !== 'executable' && k !== 'arguments')));
+  JSON.stringify(
+    Object.fromEntries(Object.entries(fields).filter(([k]) => k !== 'executable' && k !== 'arguments')),
+  );
 
 const PYTHON = `#!/usr/bin/env python3
 import json, os, sys
@@ -106,23 +108,26 @@ describe('scripts see real paths, next to their package files', () => {
     ['python', 'imp.py', pythonFiles, 'helper+h2'],
     ['shell', 'run.sh', { 'run.sh': SH, 'lib.sh': "WORD=sourced\nIDENTITY='@IDENTITY@'\n" }, 'sourced'],
     ['node', 'main.mjs', { 'main.mjs': NODE, 'word.mjs': "export const WORD = 'imported';\n" }, 'imported'],
-  ])('a %s plugin finds plugin.json and its siblings by its own path', async (kind, executable, files, word) => {
-    const id = `paths-${kind}`;
-    await writePackage(suite.plugins, id, executable, files);
-    await trustAndEnable(core, id, ['project.metadata.read']);
-    const health = await core.plugins.health(id);
-    expect(health.status).toBe('healthy');
-    // Its own path: a real file in the verified copy of the package, not /dev/fd/<n>.
-    const { trustedTreeDigest } = await core.plugins.show(id);
-    const copy = join(suite.dataDir, 'run', 'packages', trustedTreeDigest!);
-    expect(health.message).toBe(`${word} ${join(copy, executable)}`);
-    expect((await stat(copy)).mode & 0o7777).toBe(0o555);
-    expect((await stat(join(copy, executable))).mode & 0o7777).toBe(0o555);
-    expect((await stat(join(copy, 'plugin.json'))).mode & 0o7777).toBe(0o444);
-    // The review lists every file with its mode and size.
-    const { files: listed } = await core.plugins.show(id);
-    expect(listed.map((file) => file.path)).toEqual(expect.arrayContaining(['plugin.json', executable]));
-  });
+  ])(
+    'a %s plugin finds plugin.json and its siblings by its own path',
+    async (kind, executable, files, word) => {
+      const id = `paths-${kind}`;
+      await writePackage(suite.plugins, id, executable, files);
+      await trustAndEnable(core, id, ['project.metadata.read']);
+      const health = await core.plugins.health(id);
+      expect(health.status).toBe('healthy');
+      // Its own path: a real file in the verified copy of the package, not /dev/fd/<n>.
+      const { trustedTreeDigest } = await core.plugins.show(id);
+      const copy = join(suite.dataDir, 'run', 'packages', trustedTreeDigest!);
+      expect(health.message).toBe(`${word} ${join(copy, executable)}`);
+      expect((await stat(copy)).mode & 0o7777).toBe(0o555);
+      expect((await stat(join(copy, executable))).mode & 0o7777).toBe(0o555);
+      expect((await stat(join(copy, 'plugin.json'))).mode & 0o7777).toBe(0o444);
+      // The review lists every file with its mode and size.
+      const { files: listed } = await core.plugins.show(id);
+      expect(listed.map((file) => file.path)).toEqual(expect.arrayContaining(['plugin.json', executable]));
+    },
+  );
 });
 
 describe('a world-writable module or directory is refused, with the path and the fix', () => {
@@ -146,7 +151,9 @@ describe('a world-writable module or directory is refused, with the path and the
     await core.plugins.refresh('user:test');
     const { available, error } = await core.plugins.show('modes');
     expect(available).toBe(false);
-    expect(error).toMatch(new RegExp(`^the directory ${join(dir, 'lib')} is world-writable \\(chmod o-w it\\)`));
+    expect(error).toMatch(
+      new RegExp(`^the directory ${join(dir, 'lib')} is world-writable \\(chmod o-w it\\)`),
+    );
     await chmod(join(dir, 'lib'), 0o755);
   });
 
@@ -157,9 +164,9 @@ describe('a world-writable module or directory is refused, with the path and the
       code: 'PACKAGE_INVALID',
       message: `plugin modes: the file ${join(dir, 'lib', 'h2.py')} is group-writable (chmod g-w it): another user could change code the plugin runs (a module it imports) after its review; the call was refused`,
     });
-    expect((await readAudit(core.redis, core.keys, 5)).find((e) => e.action === 'plugin.package-invalid')).toMatchObject(
-      { target: 'modes', detail: { host: hostname() } },
-    );
+    expect(
+      (await readAudit(core.redis, core.keys, 5)).find((e) => e.action === 'plugin.package-invalid'),
+    ).toMatchObject({ target: 'modes', detail: { host: hostname() } });
   });
 });
 
@@ -174,7 +181,10 @@ describe('a module changed after trust disables the plugin before the next call'
     const before = await core.plugins.show('rewritten');
     expect((await core.plugins.health('rewritten')).status).toBe('healthy');
     const mark = join(suite.dataDir, 'rewritten-ran');
-    await writeFile(join(dir, 'lib', 'h2.py'), `open(${JSON.stringify(mark)}, "w").write("ran")\nWORD = "x"\n`);
+    await writeFile(
+      join(dir, 'lib', 'h2.py'),
+      `open(${JSON.stringify(mark)}, "w").write("ran")\nWORD = "x"\n`,
+    );
     await expect(core.plugins.health('rewritten')).rejects.toMatchObject({ code: 'FINGERPRINT_CHANGED' });
     expect(await exists(mark)).toBe(false);
     const after = await core.plugins.show('rewritten');
@@ -186,7 +196,9 @@ describe('a module changed after trust disables the plugin before the next call'
       fingerprint: before.fingerprint,
       changedFiles: ['lib/h2.py'],
     });
-    const audit = (await readAudit(core.redis, core.keys, 10)).find((e) => e.action === 'plugin.package-changed');
+    const audit = (await readAudit(core.redis, core.keys, 10)).find(
+      (e) => e.action === 'plugin.package-changed',
+    );
     expect(audit).toMatchObject({ target: 'rewritten', detail: { host: hostname(), files: ['lib/h2.py'] } });
     // A refresh keeps it changed; only a new review clears it.
     await core.plugins.refresh('user:test');
@@ -202,7 +214,10 @@ describe('a module changed after trust disables the plugin before the next call'
     // Both the executable and a module it imports replaced by rename, after the host verified the package.
     const mark = join(suite.dataDir, 'swapped-ran');
     for (const name of ['imp.py', 'helper.py']) {
-      await writeFile(join(dir, `${name}.new`), `open(${JSON.stringify(mark)}, "w").write("ran")\nWORD = "x"\n`);
+      await writeFile(
+        join(dir, `${name}.new`),
+        `open(${JSON.stringify(mark)}, "w").write("ran")\nWORD = "x"\n`,
+      );
       await chmod(join(dir, `${name}.new`), 0o755);
       await rename(join(dir, `${name}.new`), join(dir, name));
     }
@@ -224,42 +239,59 @@ describe('a module changed after trust disables the plugin before the next call'
 const root = process.getuid?.() === 0;
 const USER = `sy-pkg-${process.pid}`;
 
-describe.skipIf(!root)('a second local user rewrites a module left writable after trust (needs root: useradd)', () => {
-  const suite = useCoreSuite('whole-package-user');
-  let core: Core;
-  beforeAll(() => {
-    ({ core } = suite);
-    execFileSync('useradd', ['--no-create-home', '--shell', '/bin/sh', USER]);
-  });
-  afterAll(() => {
-    execFileSync('userdel', [USER]);
-  });
-
-  it('its code never runs as the host: the plugin is disabled before the next call', async () => {
-    // What `tar -x` as root keeps from an archive: a 0666 module and a 0777 directory, made so after trust.
-    const dir = await writePackage(suite.plugins, 'lax', 'imp.py', pythonFiles);
-    await trustAndEnable(core, 'lax', ['project.metadata.read']);
-    await chmod(suite.dataDir, 0o755); // the other user must reach the package to attack it
-    await chmod(join(dir, 'helper.py'), 0o666);
-    await chmod(join(dir, 'lib'), 0o777);
-    const project = join(suite.dataDir, 'project');
-    await mkdir(project, { mode: 0o777 });
-    await chmod(project, 0o777);
-    const attack = `import os\nopen(os.path.join(${JSON.stringify(project)}, "pwned"), "w").write(str(os.getuid()))\nWORD = "x"\n`;
-    execFileSync('runuser', ['-u', USER, '--', 'sh', '-c', `cat > '${join(dir, 'helper.py')}'`], { input: attack });
-    execFileSync('runuser', ['-u', USER, '--', 'sh', '-c', `printf 'WORD = "y"\\n' > '${join(dir, 'lib', 'h2.py')}.x' && mv '${join(dir, 'lib', 'h2.py')}.x' '${join(dir, 'lib', 'h2.py')}'`]);
-    await expect(core.plugins.health('lax')).rejects.toMatchObject({ code: 'FINGERPRINT_CHANGED' });
-    expect(await readdir(project)).toEqual([]);
-    expect(await core.plugins.show('lax')).toMatchObject({
-      trust: 'changed',
-      enabled: false,
-      grantedScopes: [],
-      changedFiles: ['helper.py', 'lib', 'lib/h2.py'],
+describe.skipIf(!root)(
+  'a second local user rewrites a module left writable after trust (needs root: useradd)',
+  () => {
+    const suite = useCoreSuite('whole-package-user');
+    let core: Core;
+    beforeAll(() => {
+      ({ core } = suite);
+      execFileSync('useradd', ['--no-create-home', '--shell', '/bin/sh', USER]);
     });
-    const audit = (await readAudit(core.redis, core.keys, 10)).find((e) => e.action === 'plugin.package-changed');
-    expect(audit).toMatchObject({ target: 'lax', detail: { host: hostname(), files: ['helper.py', 'lib', 'lib/h2.py'] } });
-    // A refresh now refuses it outright, with the path and the fix.
-    await core.plugins.refresh('user:test');
-    expect((await core.plugins.show('lax')).error).toMatch(/helper\.py is (world-writable|owned by uid)/);
-  });
-});
+    afterAll(() => {
+      execFileSync('userdel', [USER]);
+    });
+
+    it('its code never runs as the host: the plugin is disabled before the next call', async () => {
+      // What `tar -x` as root keeps from an archive: a 0666 module and a 0777 directory, made so after trust.
+      const dir = await writePackage(suite.plugins, 'lax', 'imp.py', pythonFiles);
+      await trustAndEnable(core, 'lax', ['project.metadata.read']);
+      await chmod(suite.dataDir, 0o755); // the other user must reach the package to attack it
+      await chmod(join(dir, 'helper.py'), 0o666);
+      await chmod(join(dir, 'lib'), 0o777);
+      const project = join(suite.dataDir, 'project');
+      await mkdir(project, { mode: 0o777 });
+      await chmod(project, 0o777);
+      const attack = `import os\nopen(os.path.join(${JSON.stringify(project)}, "pwned"), "w").write(str(os.getuid()))\nWORD = "x"\n`;
+      execFileSync('runuser', ['-u', USER, '--', 'sh', '-c', `cat > '${join(dir, 'helper.py')}'`], {
+        input: attack,
+      });
+      execFileSync('runuser', [
+        '-u',
+        USER,
+        '--',
+        'sh',
+        '-c',
+        `printf 'WORD = "y"\\n' > '${join(dir, 'lib', 'h2.py')}.x' && mv '${join(dir, 'lib', 'h2.py')}.x' '${join(dir, 'lib', 'h2.py')}'`,
+      ]);
+      await expect(core.plugins.health('lax')).rejects.toMatchObject({ code: 'FINGERPRINT_CHANGED' });
+      expect(await readdir(project)).toEqual([]);
+      expect(await core.plugins.show('lax')).toMatchObject({
+        trust: 'changed',
+        enabled: false,
+        grantedScopes: [],
+        changedFiles: ['helper.py', 'lib', 'lib/h2.py'],
+      });
+      const audit = (await readAudit(core.redis, core.keys, 10)).find(
+        (e) => e.action === 'plugin.package-changed',
+      );
+      expect(audit).toMatchObject({
+        target: 'lax',
+        detail: { host: hostname(), files: ['helper.py', 'lib', 'lib/h2.py'] },
+      });
+      // A refresh now refuses it outright, with the path and the fix.
+      await core.plugins.refresh('user:test');
+      expect((await core.plugins.show('lax')).error).toMatch(/helper\.py is (world-writable|owned by uid)/);
+    });
+  },
+);

@@ -241,5 +241,7 @@ function printPackageFiles(detail: PluginDetail): void {
     `\npackage files (${detail.files.length}; at most ${entries} entries and ${bytes / 1024 / 1024} MiB), all reviewed:\n`,
   );
   for (const file of detail.files)
-    say(`  ${file.mode}  ${String(file.size).padStart(10)}  ${file.path}${file.type === 'directory' ? '/' : ''}`);
+    say(
+      `  ${file.mode}  ${String(file.size).padStart(10)}  ${file.path}${file.type === 'directory' ? '/' : ''}`,
+    );
 }

@@ -86,7 +86,10 @@ const pluginDetailShape = {
   files: z
     .array(z.object({ path: z.string(), type: z.string(), mode: z.string(), size: z.number().int() }))
     .describe('every file, directory and symlink of the package, as the last discovery saw it'),
-  changedFiles: z.array(z.string()).optional().describe('while changed: the files that differ from the reviewed ones'),
+  changedFiles: z
+    .array(z.string())
+    .optional()
+    .describe('while changed: the files that differ from the reviewed ones'),
   packageLimits: z
     .object({ entries: z.number().int(), bytes: z.number().int() })
     .describe('the most entries and bytes a package may hold'),

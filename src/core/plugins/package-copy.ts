@@ -153,7 +153,7 @@ async function copyEntry(
     try {
       const hash = createHash('sha256');
       const buffer = Buffer.allocUnsafe(CHUNK);
-      for (let position = 0; ; ) {
+      for (let position = 0; ;) {
         const { bytesRead } = await from.read(buffer, 0, CHUNK, position);
         if (bytesRead === 0) break;
         hash.update(buffer.subarray(0, bytesRead));

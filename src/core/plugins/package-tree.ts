@@ -100,7 +100,9 @@ function walk(packageDir: string): { found: Map<string, BigIntStats> } | { error
     if (problem) return { error: problem };
   } catch (error) {
     const { code, path } = error as NodeJS.ErrnoException;
-    return { error: `cannot read the package file ${path ?? packageDir} (${code}); the package cannot be verified` };
+    return {
+      error: `cannot read the package file ${path ?? packageDir} (${code}); the package cannot be verified`,
+    };
   }
   found.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return { found: new Map(found) };
@@ -162,7 +164,7 @@ async function hashFile(path: string, named: BigIntStats): Promise<string | { er
     if (fileStamp(await handle.stat({ bigint: true })) !== stamp) return changed;
     const hash = createHash('sha256');
     const buffer = Buffer.allocUnsafe(CHUNK);
-    for (let position = 0; ; ) {
+    for (let position = 0; ;) {
       const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
       if (bytesRead === 0) break;
       hash.update(buffer.subarray(0, bytesRead));

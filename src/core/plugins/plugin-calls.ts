@@ -7,11 +7,7 @@ import type { BigIntStats } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { MAX_MANIFEST_BYTES, type Scope } from '@switchyard/plugin-sdk/protocol';
-import {
-  checkExecutable,
-  PackageFileError,
-  readManifestBytes,
-} from '@switchyard/plugin-sdk/host';
+import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
 import { recordCall } from './call-metrics.js';
 import {

@@ -25,7 +25,12 @@ import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
 import { retentionOf } from './retention-policy.js';
-import { MAX_PACKAGE_BYTES, MAX_PACKAGE_ENTRIES, changedPaths, treeDigest as treeDigestOf } from './package-tree.js';
+import {
+  MAX_PACKAGE_BYTES,
+  MAX_PACKAGE_ENTRIES,
+  changedPaths,
+  treeDigest as treeDigestOf,
+} from './package-tree.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -94,11 +99,18 @@ export function reconcile(
   const trustedTree = current?.trustedTreeDigest;
   const trustedFiles = current?.trustedFiles;
   // Compared over the reviewed paths: a file added since trust is not part of what runs (package-tree.ts).
-  const reviewed = found.tree && trustedFiles ? found.tree.entries.filter((e) => trustedFiles.some((t) => t.path === e.path)) : undefined;
+  const reviewed =
+    found.tree && trustedFiles
+      ? found.tree.entries.filter((e) => trustedFiles.some((t) => t.path === e.path))
+      : undefined;
   const treeDigest = reviewed ? treeDigestOf(reviewed) : found.tree?.digest;
   // A package file other than plugin.json and the executable changed: handled as a fingerprint change.
   const treeChanged =
-    trusted !== undefined && fingerprint === trusted && !!trustedTree && !!treeDigest && treeDigest !== trustedTree;
+    trusted !== undefined &&
+    fingerprint === trusted &&
+    !!trustedTree &&
+    !!treeDigest &&
+    treeDigest !== trustedTree;
   if ((trusted && fingerprint && fingerprint !== trusted) || treeChanged) {
     const files = reviewed ? changedPaths(trustedFiles, reviewed) : [];
     const seenAgain =

@@ -141,11 +141,15 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
   let copyFd: number | undefined;
   let child: CallProcess;
   try {
-    if (spec.packageCopy !== undefined && spec.policy) copyFd = openSync(spec.executablePath, SAFE_OPEN_FLAGS);
+    if (spec.packageCopy !== undefined && spec.policy)
+      copyFd = openSync(spec.executablePath, SAFE_OPEN_FLAGS);
     const fd = spec.executableFd ?? copyFd;
     // The open file's identity: what is read of it (its #! line) is cached under it.
     const identity = fd === undefined ? undefined : fileIdentity(fd, spec.executableStats);
-    if (spec.executableFd !== undefined && runByNode(spec.executableFd, `${spec.executablePath}\0${identity}`))
+    if (
+      spec.executableFd !== undefined &&
+      runByNode(spec.executableFd, `${spec.executablePath}\0${identity}`)
+    )
       env.NODE_OPTIONS = '--preserve-symlinks-main';
     child = await startCallProcess({
       file: spec.executablePath,
@@ -294,7 +298,9 @@ function kernelPolicyFor(
   identity: string | undefined,
 ) {
   const interpreter =
-    fd === undefined || identity === undefined ? [] : interpreterPaths(spec.executablePath, fd, identity, path);
+    fd === undefined || identity === undefined
+      ? []
+      : interpreterPaths(spec.executablePath, fd, identity, path);
   return kernelPolicyOf(policy, {
     packageDir: spec.packageDir,
     ...(spec.packageCopy === undefined ? {} : { packageCopy: spec.packageCopy }),
