@@ -2,13 +2,15 @@
 // from a descriptor of the file whose fingerprint was checked, not by its path
 // again. A same-user swap by atomic rename right after verification runs
 // nothing unverified: before the host opened the file the call is refused;
-// after it, the verified bytes run although the path names others now.
+// after it, the verified bytes run although the path names others now. A
+// plugin call of the service starts from the verified copy of the package
+// (package-copy.ts); a swap of the original before it is a package change.
 import { closeSync, openSync } from 'node:fs';
 import { access, chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/runtime/core-services.js';
-import { PackageInvalidError } from '../../src/core/platform/errors.js';
+import { FingerprintChangedError } from '../../src/core/platform/errors.js';
 import { containment } from '../../src/core/supervision/containment.js';
 import { superviseCall, type TrustedIdentity } from '../../src/core/supervision/supervisor.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
@@ -105,7 +107,7 @@ describe.skipIf(!byDescriptor)('a swap right after verification runs nothing unv
     expect(await exists(planted)).toBe(false);
   });
 
-  it('swapped between verification and start: refused, nothing started', async () => {
+  it('swapped between verification and start: the package changed, the plugin disabled, nothing started', async () => {
     await trustAndEnable(core, 'native-fixture', ['project.metadata.read']);
     const record = await core.plugins.authorize('native-fixture');
     await core.plugins.calls.verifyOnDisk(record);
@@ -114,10 +116,11 @@ describe.skipIf(!byDescriptor)('a swap right after verification runs nothing unv
     const refused = await core.plugins.calls
       .callVerified(record, ['project.metadata.read'], 'plugin.health', {}, {})
       .catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(PackageInvalidError);
-    expect((refused as Error).message).toBe(
-      `plugin native-fixture: ${executable} was replaced between its verification and its start; the call was refused (nothing was started)`,
+    expect(refused).toBeInstanceOf(FingerprintChangedError);
+    expect((refused as Error).message).toMatch(
+      /^plugin native-fixture: files of its package changed on .+ since it was trusted \(native-fixture\); it was disabled/,
     );
     expect(await exists(mark)).toBe(false);
+    expect(await core.plugins.show('native-fixture')).toMatchObject({ trust: 'changed', enabled: false });
   });
 });

@@ -115,7 +115,7 @@ describe.skipIf(!subreaper)('what containment() says is enforced', () => {
     expect(enforced.join('\n')).toMatch(
       /signal scoping: the plugin cannot signal or ptrace its keeper, the helper or the worker \(Landlock ABI \d+\)/,
     );
-    expect(enforced).toContain('start from a descriptor of the verified executable');
+    expect(enforced).toContain('start from a read-only verified copy of the package');
   });
 
   it(`with ${CONFINEMENT_ENV}=off: no signal scoping, and how such a call is still ended`, () => {

@@ -203,6 +203,7 @@ export async function pluginView(container, { signal, params: [id] }) {
           dt('Capabilities', (plugin.capabilities ?? []).join(', ') || '—', 'plugin-capabilities'),
           dt('Executable', plugin.executable),
           dt('Package directory', plugin.packageDir),
+          dt('Package digest (every file)', plugin.treeDigest ?? '—', 'plugin-tree-digest'),
           dt(
             'Trusted by',
             plugin.trustedBy ? h('span', {}, `${plugin.trustedBy}, `, when(plugin.trustedAt)) : '—',
@@ -225,6 +226,7 @@ export async function pluginView(container, { signal, params: [id] }) {
       ),
       healthCard(plugin, user),
     ),
+    packageFilesCard(plugin),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'scopes-title' },
@@ -574,5 +576,34 @@ function logsCard(plugin, signal) {
     { class: 'card', 'aria-labelledby': 'logs-title' },
     h('h2', { id: 'logs-title' }, 'Recent logs'),
     body,
+  );
+}
+
+/**
+ * Every file of the package: trusting approves all of them, not only the executable.
+ * @param {any} plugin
+ */
+function packageFilesCard(plugin) {
+  const files = plugin.files ?? [];
+  const changed = new Set(plugin.changedFiles ?? []);
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'files-title' },
+    h('h2', { id: 'files-title' }, `Package files (${files.length})`),
+    h(
+      'p',
+      { class: 'hint' },
+      `Trusting approves every one of these files; a change to any of them disables the plugin. At most ${plugin.packageLimits?.entries ?? '?'} entries per package.`,
+    ),
+    table(
+      ['Path', 'Mode', 'Size', ''],
+      files.map((/** @type {any} */ file) => [
+        h('code', {}, file.type === 'directory' ? `${file.path}/` : file.path),
+        file.mode,
+        file.type === 'file' ? String(file.size) : '—',
+        changed.has(file.path) ? badge('changed') : '',
+      ]),
+      { testid: 'package-files', class: 'data' },
+    ),
   );
 }

@@ -215,12 +215,33 @@ function printDetail(detail: PluginDetail): void {
     ['available', detail.available ? 'yes' : `no — ${detail.error}`],
     ['manifest', detail.manifestPath],
     ['executable', detail.executable],
+    ['package digest', detail.treeDigest ?? '(cannot be computed)'],
+    [
+      'trusted package digest',
+      detail.trustedTreeDigest && detail.trustedTreeDigest !== detail.treeDigest
+        ? detail.trustedTreeDigest
+        : undefined,
+    ],
+    ['changed files', detail.changedFiles?.join(', ')],
     ['time limits', limitsText(detail)],
     ['call policy', policyText(detail)],
     [`containment (as seen by ${detail.containment.seenBy})`, containmentText(detail)],
   ]);
+  printPackageFiles(detail);
   process.stdout.write('\nwhat the requested scopes allow:\n');
   for (const scope of detail.requestedScopes)
     say(`  ${scope}: ${SCOPE_DESCRIPTIONS[scope as Scope] ?? '(unknown scope)'}`);
   process.stdout.write(`\nOS trust boundary: ${OS_TRUST_BOUNDARY_STATEMENT}\n`);
+}
+
+/** Every file of the package: what a trust approves (PROTOCOL §4), with its bounds. */
+function printPackageFiles(detail: PluginDetail): void {
+  const { entries, bytes } = detail.packageLimits;
+  process.stdout.write(
+    `\npackage files (${detail.files.length}; at most ${entries} entries and ${bytes / 1024 / 1024} MiB), all reviewed:\n`,
+  );
+  for (const file of detail.files)
+    say(
+      `  ${file.mode}  ${String(file.size).padStart(10)}  ${file.path}${file.type === 'directory' ? '/' : ''}`,
+    );
 }

@@ -78,6 +78,21 @@ const pluginDetailShape = {
   manifestPath: z.string(),
   packageDir: z.string(),
   executable: z.string(),
+  treeDigest: z
+    .string()
+    .optional()
+    .describe('SHA-256 over every path, type, mode and content hash of the package (PROTOCOL §4)'),
+  trustedTreeDigest: z.string().optional().describe('the tree digest reviewed with the trusted fingerprint'),
+  files: z
+    .array(z.object({ path: z.string(), type: z.string(), mode: z.string(), size: z.number().int() }))
+    .describe('every file, directory and symlink of the package, as the last discovery saw it'),
+  changedFiles: z
+    .array(z.string())
+    .optional()
+    .describe('while changed: the files that differ from the reviewed ones'),
+  packageLimits: z
+    .object({ entries: z.number().int(), bytes: z.number().int() })
+    .describe('the most entries and bytes a package may hold'),
   timeLimits: z.object({
     inspectMs: z.number().int(),
     operateMs: z.number().int(),

@@ -15,6 +15,7 @@ import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyar
 import { PackageInvalidError } from '../platform/index.js';
 import { redact } from '../safety/index.js';
 import { hashExecutable } from './fingerprint.js';
+import { readPackageTree, type PackageEntry } from './package-tree.js';
 
 export const MAX_PACKAGES = 100;
 
@@ -27,6 +28,8 @@ export interface DiscoveredPackage {
   /** What an invalid manifest still says about itself, for listing it. */
   hints?: { name?: string; version?: string; protocolVersion?: string };
   fingerprint?: string;
+  /** The whole package (package-tree.ts): its digest and every entry, as the review shows them. */
+  tree?: { digest: string; entries: PackageEntry[] };
   /** Why the package cannot be used; absent when it can. */
   error?: string;
   protocolMismatch: boolean;
@@ -94,7 +97,10 @@ export async function readPackage(
   if (!executable.ok) return { ...base, ...refused(manifest, executable.error) };
   const fingerprint = await hashExecutable(bytes, executable.path);
   if (typeof fingerprint !== 'string') return { ...base, ...refused(manifest, fingerprint.error) };
-  return { ...base, id: manifest.id, manifest, fingerprint };
+  const tree = await readPackageTree(packageDir);
+  if (!tree.ok) return { ...base, ...refused(manifest, tree.error), fingerprint };
+  const { digest, entries } = tree.tree;
+  return { ...base, id: manifest.id, manifest, fingerprint, tree: { digest, entries } };
 }
 
 /**

@@ -28,6 +28,21 @@ export interface HashOptions {
   onStats?: (stats: BigIntStats) => void;
 }
 
+/**
+ * The file stamp: what identifies one version of a file by its lstat/fstat —
+ * any write moves ctime (no user can set it back), a rename changes the inode,
+ * chmod and chown change mode and uid. Every cache of a file's hash here is
+ * keyed on it (this file's fingerprints, package-tree.ts's per-file hashes).
+ */
+export function fileStamp(stats: BigIntStats): string {
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}:${stats.uid}`;
+}
+
+/** A hash made of a file this old may be cached under its stamp (see RACY_MS). */
+export function settled(stats: BigIntStats): boolean {
+  return BigInt(Date.now()) * 1_000_000n - stats.ctimeNs > RACY_MS * 1_000_000n;
+}
+
 /** What identifies one version of a file: any write moves ctime, a rename changes the inode. */
 export function sameFile(a: BigIntStats, b: BigIntStats): boolean {
   return (
@@ -73,8 +88,7 @@ export async function hashExecutable(
       position += bytesRead;
     }
     const fingerprint = hash.digest('hex');
-    const nowNs = BigInt(Date.now()) * 1_000_000n;
-    if (!options.noCache && nowNs - stats.ctimeNs > RACY_MS * 1_000_000n) {
+    if (!options.noCache && settled(stats)) {
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
       cache.set(key, fingerprint);
     }
@@ -93,7 +107,7 @@ function cacheKey(manifestBytes: Uint8Array, stats: BigIntStats): string {
     manifestBytes.length <= MANIFEST_KEPT_BYTES
       ? `=${Buffer.from(manifestBytes.buffer, manifestBytes.byteOffset, manifestBytes.length).toString('latin1')}`
       : `#${createHash('sha256').update(manifestBytes).digest('hex')}`;
-  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${manifest}`;
+  return `${fileStamp(stats)}:${manifest}`;
 }
 
 /**

@@ -3,16 +3,11 @@
 // and logs through PluginStore, call metrics, and a package found changed or
 // broken marked so everywhere.
 import { hostname } from 'node:os';
-import { closeSync, fstatSync, openSync, type BigIntStats } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { MAX_MANIFEST_BYTES, type Scope } from '@switchyard/plugin-sdk/protocol';
-import {
-  SAFE_OPEN_FLAGS,
-  checkExecutable,
-  PackageFileError,
-  readManifestBytes,
-} from '@switchyard/plugin-sdk/host';
+import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyard/plugin-sdk/host';
 import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
 import { recordCall } from './call-metrics.js';
 import {
@@ -20,10 +15,13 @@ import {
   FingerprintChangedError,
   PackageInvalidError,
   PluginCallError,
+  SpawnFailedError,
   TrustRequiredError,
 } from '../platform/index.js';
-import { hashExecutable, sameFile } from './fingerprint.js';
-import { intactExecutable, intactFingerprint } from './intact-package.js';
+import { hashExecutable } from './fingerprint.js';
+import { intactFingerprint } from './intact-package.js';
+import { changedPaths, readPackageTree, reviewedPart, type PackageTree } from './package-tree.js';
+import { verifiedCopy } from './package-copy.js';
 import type { Keys } from '../redis/index.js';
 import { changedHostsOf, recordsUnhealthy, untrustedPluginMessage } from './plugin-rules.js';
 import type { HealthState, LogEntry, PluginRecord, PluginStore } from './plugin-store.js';
@@ -50,17 +48,13 @@ export interface PluginCallsOptions {
   limits?: Partial<SupervisorLimits>;
   /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
   requireConfinement?: boolean;
+  /** Where the verified read-only copies of packages are kept (<data-dir>/run/packages). */
+  copiesDir: string;
 }
 
 type CallMethod = Exclude<MethodName, 'initialize'>;
 
 export class PluginCalls {
-  /**
-   * The executable each record was last verified as (verifyOnDisk): callVerified
-   * starts exactly that file, from a descriptor, or refuses.
-   */
-  readonly #verified = new WeakMap<PluginRecord, BigIntStats>();
-
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
@@ -75,23 +69,25 @@ export class PluginCalls {
     params: MethodParams<M>,
     options: CallOptions,
   ): Promise<CallOutcome<M>> {
-    // The usual case: the intact check's open executable is the one the call starts from.
-    const intact = record.trustedFingerprint ? intactExecutable(record) : undefined;
-    if (intact && intact.fingerprint === record.trustedFingerprint) {
-      this.#verified.set(record, intact.stats);
-      return this.#callFrom(intact.fd, record, record.grantedScopes, method, params, options, intact.stats);
-    }
-    if (intact) closeSync(intact.fd);
-    try {
-      await this.verifyOnDisk(record);
-    } catch (error) {
-      await this.#recordFailure(record.id, error);
-      throw error;
+    // The usual case: the executable and plugin.json intact, their fingerprint cached.
+    const intact = record.trustedFingerprint ? intactFingerprint(record) : undefined;
+    if (intact === undefined || intact !== record.trustedFingerprint) {
+      try {
+        await this.verifyOnDisk(record);
+      } catch (error) {
+        await this.#recordFailure(record.id, error);
+        throw error;
+      }
     }
     return this.callVerified(record, record.grantedScopes, method, params, options);
   }
 
-  /** One supervised call of a package the caller has just verified, with these grants; its outcome recorded. */
+  /**
+   * One supervised call of a package the caller has just verified, with these
+   * grants; its outcome recorded. Every file of the package is checked first
+   * (the owner rule and the trusted tree digest), and the call runs from the
+   * verified read-only copy of that tree (package-copy.ts).
+   */
   async callVerified<M extends CallMethod>(
     record: PluginRecord,
     grants: Scope[],
@@ -99,26 +95,74 @@ export class PluginCalls {
     params: MethodParams<M>,
     options: CallOptions,
   ): Promise<CallOutcome<M>> {
-    let executableFd: number;
+    let copy: string;
     try {
-      executableFd = this.#openVerified(record);
+      copy = await this.#reviewedCopy(record);
     } catch (error) {
       recordCall(this.redis, this.keys, record.id, method, 0, false);
       await this.#recordFailure(record.id, error, options.operationId);
       throw error;
     }
-    return this.#callFrom(executableFd, record, grants, method, params, options);
+    return this.#callFrom(copy, record, grants, method, params, options);
   }
 
-  /** The call, started from `executableFd` (the verified executable, open; closed here whatever happens). */
+  /**
+   * The directory of the read-only copy of the package as it was trusted:
+   * every package file on this disk passes the owner rule and the tree digest
+   * equals the trusted one (else the plugin is marked unavailable, or changed
+   * and disabled everywhere, before anything runs).
+   */
+  async #reviewedCopy(record: PluginRecord): Promise<string> {
+    if (!record.trustedTreeDigest || !record.trustedFiles)
+      throw new TrustRequiredError(
+        `plugin ${record.id} was trusted before every file of a package was reviewed; review it with \`plugin show ${record.id}\` (it lists every file) and trust it again`,
+      );
+    const read = await readPackageTree(record.packageDir);
+    const trustedFiles = record.trustedFiles ?? [];
+    const reviewed = read.tree ? reviewedPart(read.tree, trustedFiles) : undefined;
+    // Changed files first: whether or not it also breaks a rule now, the plugin is disabled everywhere —
+    // unless only modes changed and the rule says what to fix (chmod it back and it is the reviewed tree).
+    const onlyModes =
+      !read.ok && reviewed && changedPaths(trustedFiles, reviewed.entries, { modes: false }).length === 0;
+    if (reviewed && reviewed.digest !== record.trustedTreeDigest && !onlyModes) {
+      const files = changedPaths(trustedFiles, reviewed.entries);
+      await this.#markChanged(record, record.fingerprint ?? '', { tree: reviewed.digest, files });
+      throw new FingerprintChangedError(
+        `plugin ${record.id}: files of its package changed on ${hostname()} since it was trusted (${files.join(', ') || 'unknown files'}); it was disabled and must be reviewed again${read.ok ? '' : `; besides, ${read.error}`}`,
+        record.trustedFingerprint ?? '',
+        record.fingerprint ?? undefined,
+      );
+    }
+    if (!read.ok) {
+      await this.#markUnavailable(record, read.error);
+      throw new PackageInvalidError(`plugin ${record.id}: ${read.error}; the call was refused`);
+    }
+    const tree = reviewed!;
+    try {
+      return await verifiedCopy(this.options.copiesDir, record.packageDir, tree);
+    } catch (error) {
+      throw new SpawnFailedError(
+        `plugin ${record.id}: could not make the verified copy of its package in ${this.options.copiesDir}: ${(error as Error).message}; nothing was started`,
+      );
+    }
+  }
+
+  /** Every file of the package as it is on this disk now; a package that breaks a rule is marked unavailable. */
+  async treeOnDisk(record: PluginRecord): Promise<PackageTree> {
+    const read = await readPackageTree(record.packageDir);
+    if (read.ok) return read.tree;
+    await this.#markUnavailable(record, read.error);
+    throw new PackageInvalidError(`plugin ${record.id}: ${read.error}; the call was refused`);
+  }
+
+  /** The call, started by path from the verified copy `copy` of the package. */
   async #callFrom<M extends CallMethod>(
-    executableFd: number,
+    copy: string,
     record: PluginRecord,
     grants: Scope[],
     method: M,
     params: MethodParams<M>,
     options: CallOptions,
-    executableStats?: BigIntStats,
   ): Promise<CallOutcome<M>> {
     const started = performance.now();
     const measure = (ok: boolean) =>
@@ -139,9 +183,8 @@ export class PluginCalls {
     };
     try {
       const outcome = await superviseCall({
-        executablePath: join(record.packageDir, record.executable),
-        executableFd,
-        ...(executableStats ? { executableStats } : {}),
+        executablePath: join(copy, record.executable),
+        packageCopy: copy,
         arguments: record.arguments,
         packageDir: record.packageDir,
         identity: record,
@@ -169,34 +212,7 @@ export class PluginCalls {
       await closeLive();
       await this.#recordFailure(record.id, error, options.operationId);
       throw error;
-    } finally {
-      closeSync(executableFd);
     }
-  }
-
-  /**
-   * The executable opened (no symlink followed, never blocking) and checked to
-   * be the very file verifyOnDisk hashed — a file renamed over it since is
-   * refused; the plugin is then started from this descriptor, not by path.
-   */
-  #openVerified(record: PluginRecord): number {
-    const path = join(record.packageDir, record.executable);
-    let fd: number;
-    try {
-      fd = openSync(path, SAFE_OPEN_FLAGS);
-    } catch (error) {
-      throw new PackageInvalidError(
-        `plugin ${record.id}: cannot open ${path} (${(error as NodeJS.ErrnoException).code}); the call was refused`,
-      );
-    }
-    const verified = this.#verified.get(record);
-    if (verified && !sameFile(verified, fstatSync(fd, { bigint: true }))) {
-      closeSync(fd);
-      throw new PackageInvalidError(
-        `plugin ${record.id}: ${path} was replaced between its verification and its start; the call was refused (nothing was started)`,
-      );
-    }
-    return fd;
   }
 
   /** The plugin's limit for this method, shortened by the request, capped by this process. */
@@ -215,9 +231,7 @@ export class PluginCalls {
   async verifyOnDisk(record: PluginRecord): Promise<string> {
     const trusted = record.trustedFingerprint;
     if (!trusted) throw new TrustRequiredError(untrustedPluginMessage(record.id));
-    let stats: BigIntStats | undefined;
-    const current = await this.fingerprintOnDisk(record, (checked) => (stats = checked));
-    if (current === trusted && stats) this.#verified.set(record, stats);
+    const current = await this.fingerprintOnDisk(record);
     if (current !== trusted) {
       await this.#markChanged(record, current);
       throw new FingerprintChangedError(
@@ -263,13 +277,22 @@ export class PluginCalls {
     return fingerprint;
   }
 
-  async #markChanged(record: PluginRecord, current: string): Promise<void> {
+  /**
+   * Disables the plugin everywhere, its grants revoked; the audit names this
+   * host and, for a change of other package files (`tree`), those files.
+   */
+  async #markChanged(
+    record: PluginRecord,
+    current: string,
+    tree?: { tree: string; files: string[] },
+  ): Promise<void> {
     await this.store.mutate(record.id, (latest) => {
       // Each host that sees other bytes is added: 'changed' lasts until every one has seen the trusted ones.
       const hosts = changedHostsOf(latest);
       if (!latest || latest.trustedFingerprint !== record.trustedFingerprint || hosts.includes(hostname())) {
         return { value: undefined };
       }
+      const seenBy = this.options.processActor;
       return {
         next: {
           ...latest,
@@ -278,14 +301,28 @@ export class PluginCalls {
           enabled: false,
           grantedScopes: [],
           fingerprint: current,
+          ...(tree ? { changedFiles: tree.files } : {}),
         },
         audit: [
-          {
-            actor: this.options.processActor,
-            action: 'plugin.fingerprint-changed',
-            target: record.id,
-            detail: { seenBy: this.options.processActor, trusted: record.trustedFingerprint, current },
-          },
+          tree
+            ? {
+                actor: seenBy,
+                action: 'plugin.package-changed',
+                target: record.id,
+                detail: {
+                  seenBy,
+                  host: hostname(),
+                  files: tree.files,
+                  trustedTree: record.trustedTreeDigest,
+                  currentTree: tree.tree,
+                },
+              }
+            : {
+                actor: seenBy,
+                action: 'plugin.fingerprint-changed',
+                target: record.id,
+                detail: { seenBy, host: hostname(), trusted: record.trustedFingerprint, current },
+              },
         ],
         value: undefined,
       };
@@ -302,7 +339,7 @@ export class PluginCalls {
             actor: this.options.processActor,
             action: 'plugin.package-invalid',
             target: record.id,
-            detail: { seenBy: this.options.processActor, error },
+            detail: { seenBy: this.options.processActor, host: hostname(), error },
           },
         ],
         value: undefined,

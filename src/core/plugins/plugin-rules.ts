@@ -25,6 +25,12 @@ import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
 import { retentionOf } from './retention-policy.js';
+import {
+  MAX_PACKAGE_BYTES,
+  MAX_PACKAGE_ENTRIES,
+  changedPaths,
+  treeDigest as treeDigestOf,
+} from './package-tree.js';
 
 /** docs/CLI.md's JSON shape of a plugin. */
 export interface PluginView {
@@ -53,6 +59,15 @@ export interface PluginDetail extends PluginView {
   manifestPath: string;
   packageDir: string;
   executable: string;
+  /** Digest of the whole package (every path, type, mode and content hash), and the one trusted. */
+  treeDigest?: string;
+  trustedTreeDigest?: string;
+  /** Every file, directory and symlink of the package as the last discovery saw it. */
+  files: { path: string; type: string; mode: string; size: number }[];
+  /** While changed: the files that differ from the reviewed package. */
+  changedFiles?: string[];
+  /** The bounds of a package (PROTOCOL §3). */
+  packageLimits: { entries: number; bytes: number };
   /** The host's time limits for this plugin's calls (ms). */
   timeLimits: TimeLimits;
   /** What the kernel lets this plugin's calls do (`plugin set`): network, extra paths, resource limits. */
@@ -80,24 +95,56 @@ export function reconcile(
   let grantedScopes = current?.grantedScopes ?? [];
   const trusted = current?.trustedFingerprint;
   let changedOn = changedHostsOf(current);
-  if (trusted && fingerprint && fingerprint !== trusted) {
-    if (current?.trust !== 'changed' || current.fingerprint !== fingerprint) {
+  let changedFiles = current?.changedFiles;
+  const trustedTree = current?.trustedTreeDigest;
+  const trustedFiles = current?.trustedFiles;
+  // Compared over the reviewed paths: a file added since trust is not part of what runs (package-tree.ts).
+  const reviewed =
+    found.tree && trustedFiles
+      ? found.tree.entries.filter((e) => trustedFiles.some((t) => t.path === e.path))
+      : undefined;
+  const treeDigest = reviewed ? treeDigestOf(reviewed) : found.tree?.digest;
+  // A package file other than plugin.json and the executable changed: handled as a fingerprint change.
+  const treeChanged =
+    trusted !== undefined &&
+    fingerprint === trusted &&
+    !!trustedTree &&
+    !!treeDigest &&
+    treeDigest !== trustedTree;
+  if ((trusted && fingerprint && fingerprint !== trusted) || treeChanged) {
+    const files = reviewed ? changedPaths(trustedFiles, reviewed) : [];
+    const seenAgain =
+      current?.trust === 'changed' &&
+      current.fingerprint === fingerprint &&
+      (!treeChanged || current.changedFiles?.join('\0') === files.join('\0'));
+    if (!seenAgain) {
       audit.push({
         actor,
-        action: 'plugin.fingerprint-changed',
+        action: treeChanged ? 'plugin.package-changed' : 'plugin.fingerprint-changed',
         target: found.id,
-        detail: { seenBy: actor, trusted, current: fingerprint },
+        detail: treeChanged
+          ? { seenBy: actor, host, files, trustedTree, currentTree: treeDigest }
+          : { seenBy: actor, host, trusted, current: fingerprint, files },
       });
+      changedFiles = files;
     }
     trust = 'changed';
     changedOn = changedOn.includes(host) ? changedOn : [...changedOn, host];
     enabled = false;
     grantedScopes = [];
-  } else if (trusted && fingerprint === trusted && trust === 'changed') {
+  } else if (
+    trusted &&
+    fingerprint === trusted &&
+    (!trustedTree || treeDigest === trustedTree) &&
+    trust === 'changed'
+  ) {
     // This host holds the reviewed bytes (again). Trusted once every host that saw other bytes has
     // seen these since; grants stay revoked until enabled again. A new review clears it too.
     changedOn = changedOn.filter((other) => other !== host);
-    if (changedOn.length === 0) trust = 'trusted';
+    if (changedOn.length === 0) {
+      trust = 'trusted';
+      changedFiles = undefined;
+    }
   }
   let confinement = current?.confinement;
   if (trusted && confinement?.network === undefined) {
@@ -134,14 +181,18 @@ export function reconcile(
     packageDir: found.packageDir,
     manifestPath: found.manifestPath,
     fingerprint,
+    ...(found.tree ? { treeDigest: found.tree.digest, files: found.tree.entries } : {}),
     available: found.error === undefined,
     ...(found.error === undefined ? {} : { error: found.error }),
     protocolMismatch: found.protocolMismatch,
     trust,
     ...(trust === 'changed' && changedOn.length > 0 ? { changedOn } : {}),
+    ...(trust === 'changed' && changedFiles ? { changedFiles } : {}),
     ...(trusted
       ? { trustedFingerprint: trusted, trustedBy: current?.trustedBy, trustedAt: current?.trustedAt }
       : {}),
+    ...(trustedTree ? { trustedTreeDigest: trustedTree } : {}),
+    ...(trustedFiles ? { trustedFiles } : {}),
     enabled,
     grantedScopes,
     discoveredAt: now,
@@ -193,8 +244,15 @@ export function assertUsablePackage(record: PluginRecord): void {
 }
 
 function changedError(record: PluginRecord): FingerprintChangedError {
+  const files = record.changedFiles?.length ? `; changed: ${record.changedFiles.join(', ')}` : '';
+  if (record.fingerprint === record.trustedFingerprint)
+    return new FingerprintChangedError(
+      `plugin ${record.id}: files of its package changed since it was trusted${files}${record.changedOn ? ` (on ${changedHostsOf(record).join(', ')})` : ''}; review it with \`plugin show ${record.id}\` and trust it again`,
+      record.trustedFingerprint ?? '',
+      record.fingerprint ?? undefined,
+    );
   return new FingerprintChangedError(
-    `plugin ${record.id} changed since it was trusted (trusted ${record.trustedFingerprint}, now ${record.fingerprint}); review it and trust the new fingerprint`,
+    `plugin ${record.id} changed since it was trusted (trusted ${record.trustedFingerprint}, now ${record.fingerprint}${files}); review it and trust the new fingerprint`,
     record.trustedFingerprint ?? '',
     record.fingerprint ?? undefined,
   );
@@ -280,6 +338,11 @@ export function toDetail(
     manifestPath: record.manifestPath,
     packageDir: record.packageDir,
     executable: record.executable,
+    ...(record.treeDigest ? { treeDigest: record.treeDigest } : {}),
+    ...(record.trustedTreeDigest ? { trustedTreeDigest: record.trustedTreeDigest } : {}),
+    files: (record.files ?? []).map(({ path, type, mode, size }) => ({ path, type, mode, size })),
+    ...(record.changedFiles?.length ? { changedFiles: record.changedFiles } : {}),
+    packageLimits: { entries: MAX_PACKAGE_ENTRIES, bytes: MAX_PACKAGE_BYTES },
     timeLimits: timeLimitsOf(record.timeLimits),
     policy: confinementPolicyOf(record.confinement),
     retention: retentionOf(record.retention),

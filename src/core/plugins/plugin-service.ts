@@ -79,6 +79,7 @@ export class PluginService {
     this.#keys = keys;
     this.calls = new PluginCalls(redis, keys, this.#store, {
       processActor: options.processActor,
+      copiesDir: join(options.dataDir, 'run', 'packages'),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.requireConfinement ? { requireConfinement: true } : {}),
     });
@@ -222,19 +223,25 @@ export class PluginService {
         `fingerprint ${fingerprint} differs from the current fingerprint of ${id}; review \`plugin show ${id}\` and pass the fingerprint it prints`,
       );
     }
-    // Trust only what is on disk now, not what a stale refresh saw.
+    // Trust only what is on disk now, not what a stale refresh saw: the fingerprint and every package file.
     const onDisk = await this.calls.fingerprintOnDisk(record);
-    if (onDisk !== fingerprint) {
+    const tree = await this.calls.treeOnDisk(record);
+    if (onDisk !== fingerprint || tree.digest !== record.treeDigest) {
       throw new InvalidInputError(
         `the package of ${id} changed on disk since it was discovered; run \`plugin refresh\` and review it again`,
       );
     }
     await this.#store.mutate(id, (current) => {
-      if (!current || current.fingerprint !== fingerprint) {
+      if (!current || current.fingerprint !== fingerprint || current.treeDigest !== tree.digest) {
         throw new InvalidInputError(`plugin ${id} changed while it was being trusted; review it again`);
       }
       // The same review again: nothing changes, and the audit records who confirmed it.
-      if (current.trust === 'trusted' && current.trustedFingerprint === fingerprint)
+      if (
+        current.trust === 'trusted' &&
+        current.trustedFingerprint === fingerprint &&
+        current.trustedTreeDigest === tree.digest &&
+        current.trustedFiles !== undefined
+      )
         return {
           audit: [{ actor, action: 'plugin.trust', target: id, detail: { fingerprint, unchanged: true } }],
           value: undefined,
@@ -243,9 +250,12 @@ export class PluginService {
         ...current,
         trust: 'trusted',
         trustedFingerprint: fingerprint,
+        trustedTreeDigest: tree.digest,
+        trustedFiles: tree.entries,
         trustedBy: actor,
         trustedAt: new Date().toISOString(),
         changedOn: undefined,
+        changedFiles: undefined,
         enabled: false,
         grantedScopes: [],
         // No network unless an admin allows it (or it was trusted before network confinement).
@@ -261,7 +271,12 @@ export class PluginService {
             actor,
             action: 'plugin.trust',
             target: id,
-            detail: { fingerprint, network: next.confinement?.network ?? 'allow' },
+            detail: {
+              fingerprint,
+              treeDigest: tree.digest,
+              files: tree.entries.length,
+              network: next.confinement?.network ?? 'allow',
+            },
           },
         ],
         value: undefined,

@@ -11,6 +11,7 @@ import { WatchedKey, markCallStateChanged } from '../redis/index.js';
 import type { TimeLimitSettings } from './time-limits.js';
 import type { ConfinementSettings } from './confinement-settings.js';
 import type { RetentionSettings } from './retention-policy.js';
+import type { PackageEntry } from './package-tree.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
 export type HealthState = 'unknown' | 'healthy' | 'degraded' | 'unhealthy';
@@ -28,11 +29,21 @@ export interface PluginRecord {
   manifestPath: string;
   /** Fingerprint seen by the last discovery (null when it could not be computed). */
   fingerprint: string | null;
+  /** Tree digest of the whole package seen by the last discovery (package-tree.ts). */
+  treeDigest?: string;
+  /** Every entry of the package seen by the last discovery: what the review shows. */
+  files?: PackageEntry[];
   available: boolean;
   error?: string;
   protocolMismatch: boolean;
   trust: TrustState;
   trustedFingerprint?: string;
+  /** The tree digest reviewed with `trustedFingerprint` (absent: trusted before whole-package review). */
+  trustedTreeDigest?: string;
+  /** The entries that digest covers: what was reviewed, and what each call's copy holds. */
+  trustedFiles?: PackageEntry[];
+  /** While `trust` is `changed`: the package files that differ from the trusted ones (when known). */
+  changedFiles?: string[];
   trustedBy?: string;
   trustedAt?: string;
   /**

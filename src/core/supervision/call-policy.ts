@@ -1,6 +1,6 @@
 // What the kernel lets one plugin call touch (PROTOCOL §9.5): the Landlock
 // paths, the network and the resource limits, from the plugin's policy and the
-// call. Read + execute: the package directory, the system directories a
+// call. Read + execute: the package directory and its verified copy, the system directories a
 // program needs, its `#!` interpreter's own tree (pyenv, nvm, … under a home
 // directory: that tool's directory, not the home), an admin's --allow-read
 // paths, and the project root with project.files.read. Write: a private empty
@@ -344,7 +344,7 @@ const builtPolicies = new Map<string, KernelPolicy>();
 /** The helper's policy for one call (frozen: one object serves every call of the same policy). */
 export function kernelPolicyOf(
   policy: CallPolicy,
-  call: { packageDir: string; interpreter: readonly string[]; scratch: string },
+  call: { packageDir: string; packageCopy?: string; interpreter: readonly string[]; scratch: string },
 ): KernelPolicy {
   // An admin's write path this host lacks is skipped, like a missing read path (worker
   // hosts differ); the scratch directory and an operated project must exist.
@@ -353,6 +353,7 @@ export function kernelPolicyOf(
   const key = JSON.stringify([
     policy.network,
     call.packageDir,
+    call.packageCopy,
     call.scratch,
     project ? [project.write, project.root] : null,
     [limits.memoryBytes, limits.cpuMs, limits.fileSizeBytes, limits.openFiles, limits.processes],
@@ -363,7 +364,9 @@ export function kernelPolicyOf(
   const built = builtPolicies.get(key);
   if (built) return built;
   const system = systemPaths();
-  const read = [...system.read, call.packageDir, ...call.interpreter, ...policy.allowRead];
+  // The package directory stays readable: it is the call's working directory.
+  const copy = call.packageCopy === undefined ? [] : [call.packageCopy];
+  const read = [...system.read, call.packageDir, ...copy, ...call.interpreter, ...policy.allowRead];
   const write = [...system.write, call.scratch, ...allowWrite];
   if (project) (project.write ? write : read).push(project.root);
   const kernel: KernelPolicy = Object.freeze({

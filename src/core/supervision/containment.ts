@@ -61,11 +61,14 @@ export function containment(): Containment {
         `${unavailable}; each call runs in its own process group, killed as a group (and as a tree while ` +
         'its leader runs): a descendant that leaves the group after its parent exited, or the whole call ' +
         'after a kill -9 of the worker, can survive',
-      enforced: ['a process group per call, killed at its end', 'a private TMPDIR per call'],
+      enforced: [
+        'a process group per call, killed at its end',
+        'start from a read-only verified copy of the package',
+        'a private TMPDIR per call',
+      ],
       missing: [
         `subreaper containment (${unavailable})`,
         'signal scoping',
-        'start from a descriptor of the verified executable (started by path)',
         'file access rules',
         'network rules',
         'resource limits',
@@ -80,7 +83,7 @@ export function containment(): Containment {
       'every descendant (setsid, double fork, orphans) is killed with the call and with the worker',
     enforced: [
       'subreaper containment: every descendant dies with the call and with the worker',
-      'start from a descriptor of the verified executable',
+      'start from a read-only verified copy of the package',
       ...enforced,
     ],
     missing,

@@ -11,11 +11,12 @@ import {
   PluginClient,
   RequestAbortedError,
   pluginEnvironment,
+  SAFE_OPEN_FLAGS,
   type MethodName,
   type MethodParams,
   type MethodResult,
 } from '@switchyard/plugin-sdk/host';
-import { fstatSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, openSync, type BigIntStats } from 'node:fs';
 import {
   CallCancelledError,
   IdentityMismatchError,
@@ -69,6 +70,12 @@ export interface CallSpec<M extends Exclude<MethodName, 'initialize'>> {
   executableFd?: number;
   /** That descriptor's fstat, when the caller has just made it (no second one). */
   executableStats?: FileStamp;
+  /**
+   * The read-only verified copy of the package `executablePath` lies in
+   * (src/core/plugins/package-copy.ts): the plugin is started by that path, so
+   * it sees its real path, and may read and execute the copy.
+   */
+  packageCopy?: string;
   arguments: readonly string[];
   packageDir: string;
   identity: TrustedIdentity;
@@ -130,13 +137,20 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
   scratch: string,
 ): Promise<CallOutcome<M>> {
   const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratch };
-  // The open file's identity: what is read of it (its #! line) is cached under it.
-  const identity =
-    spec.executableFd === undefined ? undefined : fileIdentity(spec.executableFd, spec.executableStats);
-  if (spec.executableFd !== undefined && runByNode(spec.executableFd, `${spec.executablePath}\0${identity}`))
-    env.NODE_OPTIONS = '--preserve-symlinks-main';
+  // From a copy: opened only to read its #! line (its interpreter's paths), started by path.
+  let copyFd: number | undefined;
   let child: CallProcess;
   try {
+    if (spec.packageCopy !== undefined && spec.policy)
+      copyFd = openSync(spec.executablePath, SAFE_OPEN_FLAGS);
+    const fd = spec.executableFd ?? copyFd;
+    // The open file's identity: what is read of it (its #! line) is cached under it.
+    const identity = fd === undefined ? undefined : fileIdentity(fd, spec.executableStats);
+    if (
+      spec.executableFd !== undefined &&
+      runByNode(spec.executableFd, `${spec.executablePath}\0${identity}`)
+    )
+      env.NODE_OPTIONS = '--preserve-symlinks-main';
     child = await startCallProcess({
       file: spec.executablePath,
       args: spec.arguments,
@@ -144,13 +158,15 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
       env,
       ...(spec.executableFd === undefined ? {} : { executableFd: spec.executableFd }),
       ...(spec.policy
-        ? { policy: kernelPolicyFor(spec, spec.policy, env.PATH ?? '', scratch, identity) }
+        ? { policy: kernelPolicyFor(spec, spec.policy, env.PATH ?? '', scratch, fd, identity) }
         : {}),
       ...(spec.requireConfinement ? { requireConfinement: true } : {}),
     });
   } catch (error) {
     if (error instanceof SwitchyardError) throw withStderr(error, []);
     throw spawnFailed(error);
+  } finally {
+    if (copyFd !== undefined) closeSync(copyFd);
   }
   child.stderr.on('data', (chunk: Buffer) => {
     stderr.push(chunk);
@@ -278,13 +294,19 @@ function kernelPolicyFor(
   policy: CallPolicy,
   path: string,
   scratch: string,
+  fd: number | undefined,
   identity: string | undefined,
 ) {
   const interpreter =
-    spec.executableFd === undefined || identity === undefined
+    fd === undefined || identity === undefined
       ? []
-      : interpreterPaths(spec.executablePath, spec.executableFd, identity, path);
-  return kernelPolicyOf(policy, { packageDir: spec.packageDir, interpreter, scratch });
+      : interpreterPaths(spec.executablePath, fd, identity, path);
+  return kernelPolicyOf(policy, {
+    packageDir: spec.packageDir,
+    ...(spec.packageCopy === undefined ? {} : { packageCopy: spec.packageCopy }),
+    interpreter,
+    scratch,
+  });
 }
 
 /** The open file's device, inode and change time: another file, or this one changed, has another. */

@@ -1,0 +1,220 @@
+// The whole package as reviewed (docs/PROTOCOL.md §3, §4): every file,
+// directory and symlink under the package directory passes the owner rule
+// (owned by root or the host's user, not group- or world-writable), and the
+// tree digest — SHA-256 over each entry's relative path, type, mode bits and
+// content hash (a symlink: its target), sorted — names exactly what was
+// reviewed. Bounded (MAX_PACKAGE_ENTRIES, MAX_PACKAGE_BYTES). Run at discovery,
+// at trust and before every call, so it is cheap when nothing changed: a
+// directory walk of lstat calls, and a file is hashed again only when its file
+// stamp (fingerprint.ts) moved. Why the whole tree: docs/adr/0009-run-from-a-verified-package-copy.md.
+import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import {
+  SAFE_OPEN_FLAGS,
+  fileKind,
+  ownerProblem,
+  writableDirectoryProblem,
+} from '@switchyard/plugin-sdk/host';
+import { fileStamp, settled } from './fingerprint.js';
+
+/** At most this many entries (files, directories, symlinks, the package directory itself). */
+export const MAX_PACKAGE_ENTRIES = 1_000;
+/** At most this many bytes in all its files together (256 MiB; the executable alone may hold 128). */
+export const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
+
+export type PackageEntryType = 'file' | 'directory' | 'symlink';
+
+/** One entry of a package, as the review shows it and the tree digest covers it. */
+export interface PackageEntry {
+  /** Relative to the package directory, `/`-separated; `.` is the package directory itself. */
+  path: string;
+  type: PackageEntryType;
+  /** Permission bits, four octal digits (`0755`). */
+  mode: string;
+  size: number;
+  /** Lowercase hex SHA-256 of a file's bytes. */
+  sha256?: string;
+  /** A symlink's target, as it reads. */
+  target?: string;
+}
+
+export interface PackageTree {
+  digest: string;
+  entries: PackageEntry[];
+  /** Each entry's file stamp when it was read (what a copy of it is checked against). */
+  stamps: Map<string, BigIntStats>;
+}
+
+/** A package that breaks a rule still has a tree when it could be read (to tell whether it also changed). */
+export type TreeResult = { ok: true; tree: PackageTree } | { ok: false; error: string; tree?: PackageTree };
+
+/** Per-file hashes by absolute path, reused while the file's stamp stays the same. */
+const hashes = new Map<string, { stamp: string; sha256: string }>();
+const HASHES_KEPT = 20_000;
+const CHUNK = 1 << 20;
+
+/** The package's tree as it is on disk now, or the first rule it breaks (with the path and the fix). */
+export async function readPackageTree(packageDir: string): Promise<TreeResult> {
+  const walked = walk(packageDir);
+  if ('error' in walked) return { ok: false, error: walked.error };
+  let problem: string | undefined;
+  for (const [path, stats] of walked.found) {
+    problem = await entryProblem(join(packageDir, path), stats);
+    if (problem) break;
+  }
+  const entries: PackageEntry[] = [];
+  for (const [path, stats] of walked.found) {
+    const entry = await describe(packageDir, path, stats);
+    if ('error' in entry) return { ok: false, error: problem ?? entry.error };
+    entries.push(entry);
+  }
+  const tree = { digest: treeDigest(entries), entries, stamps: walked.found };
+  return problem ? { ok: false, error: problem, tree } : { ok: true, tree };
+}
+
+/** Every entry's lstat, sorted by relative path; refused over the bounds before any file is read. */
+function walk(packageDir: string): { found: Map<string, BigIntStats> } | { error: string } {
+  const found: [string, BigIntStats][] = [];
+  let bytes = 0;
+  const visit = (relative: string): string | undefined => {
+    const absolute = relative === '.' ? packageDir : join(packageDir, relative);
+    const stats = lstatSync(absolute, { bigint: true });
+    found.push([relative, stats]);
+    if (found.length > MAX_PACKAGE_ENTRIES)
+      return `the package ${packageDir} holds more than ${MAX_PACKAGE_ENTRIES} files and directories, the most a package may hold (PROTOCOL §3); remove what the plugin does not need`;
+    if (stats.isFile()) bytes += Number(stats.size);
+    if (bytes > MAX_PACKAGE_BYTES)
+      return `the package ${packageDir} holds more than ${MAX_PACKAGE_BYTES} bytes (256 MiB), the most a package may hold (PROTOCOL §3); remove what the plugin does not need`;
+    if (!stats.isDirectory()) return undefined;
+    for (const name of readdirSync(absolute).sort()) {
+      const problem = visit(relative === '.' ? name : `${relative}/${name}`);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+  try {
+    const problem = visit('.');
+    if (problem) return { error: problem };
+  } catch (error) {
+    const { code, path } = error as NodeJS.ErrnoException;
+    return {
+      error: `cannot read the package file ${path ?? packageDir} (${code}); the package cannot be verified`,
+    };
+  }
+  found.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { found: new Map(found) };
+}
+
+/** The owner rule of PROTOCOL §3 for one entry, and its type. */
+async function entryProblem(path: string, stats: BigIntStats): Promise<string | undefined> {
+  const kind = stats.isDirectory() ? 'the directory' : stats.isSymbolicLink() ? 'the symlink' : 'the file';
+  if (!stats.isFile() && !stats.isDirectory() && !stats.isSymbolicLink())
+    return `${path} is ${fileKind(stats)}: a package holds only files, directories and symlinks (remove it)`;
+  const owner = await ownerProblem(kind, path, stats);
+  if (owner) return owner;
+  const mode = Number(stats.mode);
+  if (stats.isDirectory()) return writableDirectoryProblem(path, mode, true);
+  if (stats.isSymbolicLink()) return undefined; // its own mode bits mean nothing on Linux
+  const who = (mode & 0o002) !== 0 ? 'world' : (mode & 0o020) !== 0 ? 'group' : undefined;
+  if (!who) return undefined;
+  return (
+    `the file ${path} is ${who}-writable (chmod ${who === 'world' ? 'o' : 'g'}-w it): another user could ` +
+    `change code the plugin runs (a module it imports) after its review`
+  );
+}
+
+async function describe(
+  packageDir: string,
+  path: string,
+  stats: BigIntStats,
+): Promise<PackageEntry | { error: string }> {
+  const base = { path, mode: (Number(stats.mode) & 0o7777).toString(8).padStart(4, '0') };
+  if (stats.isDirectory()) return { ...base, type: 'directory', size: 0 };
+  const absolute = join(packageDir, path);
+  if (stats.isSymbolicLink()) {
+    const target = readlinkSync(absolute);
+    const landing = normalize(join(dirname(path), target));
+    if (isAbsolute(target) || landing === '..' || landing.startsWith(`..${sep}`))
+      return {
+        error: `the symlink ${absolute} points outside the package (${target}): a package may only link to its own files (replace it with the file)`,
+      };
+    return { ...base, type: 'symlink', size: 0, target };
+  }
+  const sha256 = await hashFile(absolute, stats);
+  if (typeof sha256 !== 'string') return sha256;
+  return { ...base, type: 'file', size: Number(stats.size), sha256 };
+}
+
+/** The file's SHA-256, from the cache while its stamp is unchanged; read from a descriptor checked to be that file. */
+async function hashFile(path: string, named: BigIntStats): Promise<string | { error: string }> {
+  const stamp = fileStamp(named);
+  const cached = hashes.get(path);
+  if (cached?.stamp === stamp) return cached.sha256;
+  const changed = { error: `the package file ${path} changed while it was read; try again` };
+  let handle;
+  try {
+    handle = await open(path, SAFE_OPEN_FLAGS);
+  } catch (error) {
+    return { error: `cannot open the package file ${path} (${(error as NodeJS.ErrnoException).code})` };
+  }
+  try {
+    if (fileStamp(await handle.stat({ bigint: true })) !== stamp) return changed;
+    const hash = createHash('sha256');
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    for (let position = 0; ;) {
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      position += bytesRead;
+    }
+    if (fileStamp(await handle.stat({ bigint: true })) !== stamp) return changed;
+    const sha256 = hash.digest('hex');
+    if (settled(named)) {
+      if (hashes.size >= HASHES_KEPT) hashes.delete(hashes.keys().next().value!);
+      hashes.set(path, { stamp, sha256 });
+    }
+    return sha256;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** SHA-256 over one line per entry, in path order: type, mode, path, content hash or target. */
+export function treeDigest(entries: readonly PackageEntry[]): string {
+  const hash = createHash('sha256');
+  for (const entry of entries)
+    hash.update(`${entry.type}\0${entry.mode}\0${entry.path}\0${entry.sha256 ?? entry.target ?? ''}\n`);
+  return hash.digest('hex');
+}
+
+/** The paths that differ between two listings (added, removed or changed), sorted; at most `limit`. */
+export function changedPaths(
+  before: readonly PackageEntry[] | undefined,
+  after: readonly PackageEntry[],
+  { limit = 20, modes = true }: { limit?: number; modes?: boolean } = {},
+): string[] {
+  const key = (entry: PackageEntry) =>
+    `${entry.type}\0${modes ? entry.mode : ''}\0${entry.sha256 ?? entry.target ?? ''}`;
+  const old = new Map((before ?? []).map((entry) => [entry.path, key(entry)]));
+  const now = new Map(after.map((entry) => [entry.path, key(entry)]));
+  const paths = new Set<string>();
+  for (const [path, value] of now) if (old.get(path) !== value) paths.add(path);
+  for (const path of old.keys()) if (!now.has(path)) paths.add(path);
+  return [...paths].sort().slice(0, limit);
+}
+
+/**
+ * The part of `tree` that was reviewed: the entries at the paths of the
+ * trusted listing. A file added after trust is not part of it: it is not
+ * copied (package-copy.ts), so nothing started from the package's own path
+ * loads it; it still passes the owner rule. A reviewed file changed or
+ * removed changes this part's digest.
+ */
+export function reviewedPart(tree: PackageTree, trusted: readonly PackageEntry[]): PackageTree {
+  const paths = new Set(trusted.map((entry) => entry.path));
+  const entries = tree.entries.filter((entry) => paths.has(entry.path));
+  return { digest: treeDigest(entries), entries, stamps: tree.stamps };
+}
