@@ -280,7 +280,7 @@ export function toDetail(
     packageDir: record.packageDir,
     executable: record.executable,
     timeLimits: timeLimitsOf(record.timeLimits),
-    policy: confinementPolicyOf(record.confinement),
+    policy: confinementPolicyOf(record.confinement, record.trustedFingerprint !== undefined),
     retention: retentionOf(record.retention),
     containment,
   };
