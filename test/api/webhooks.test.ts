@@ -105,7 +105,10 @@ describe('webhooks over the API', () => {
   });
 
   it('a URL with credentials (user:pass@ or user@) is refused, and nothing is stored', async () => {
-    for (const url of ['https://hookuser:hookpass99@example.org/hook', 'https://hooktoken77@example.org/hook']) {
+    for (const url of [
+      'https://hookuser:hookpass99@example.org/hook',
+      'https://hooktoken77@example.org/hook',
+    ]) {
       const refused = expectProblem(
         await http('POST', '/webhooks', api.adminToken, { url, events: ['batch.finished'], secret: SECRET }),
         400,
@@ -136,7 +139,8 @@ describe('webhooks over the API', () => {
     };
     for (const role of ['viewer', 'operator'] as const) {
       const read = await urls(tokens[role]);
-      const shown = 'https://hooks.example.org/notify?key=[REDACTED]&channel=[REDACTED]&[REDACTED]#[REDACTED]';
+      const shown =
+        'https://hooks.example.org/notify?key=[REDACTED]&channel=[REDACTED]&[REDACTED]#[REDACTED]';
       expect(read.urls, role).toEqual([shown, shown]);
       expect(read.text, role).not.toMatch(/QUERYKEY123|frag-SECRET9|=ops/);
     }

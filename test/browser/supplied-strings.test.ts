@@ -119,11 +119,9 @@ describe('strings a package or a project supplies, and the network before trust'
     expect(human.stdout).toMatch(/network: none — what trusting it applies: no network/);
 
     // Trusting applies what was shown.
-    await installation!.runtime.core.plugins.trust(
-      HOSTILE.id,
-      (await installation!.runtime.core.plugins.show(HOSTILE.id)).fingerprint,
-      ACTOR,
-    );
+    const { fingerprint } = await installation!.runtime.core.plugins.show(HOSTILE.id);
+    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    await installation!.runtime.core.plugins.trust(HOSTILE.id, fingerprint!, ACTOR);
     const trusted = await installation!.runtime.core.plugins.show(HOSTILE.id);
     expect(trusted.policy.network).toBe('none');
   });

@@ -162,7 +162,17 @@ const ESC = '\u001b';
 const ST = `${ESC}\\`;
 const ZERO_WIDTH = ['\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad'];
 /** Other default-ignorable code points a renderer draws as nothing: variation selectors, tag characters, Hangul fillers. */
-const IGNORABLE = ['\ufe0f', '\ufe00', '\u{e0041}', '\u{e0100}', '\u3164', '\u115f', '\uffa0', '\u180b', '\u{1d173}'];
+const IGNORABLE = [
+  '\ufe0f',
+  '\ufe00',
+  '\u{e0041}',
+  '\u{e0100}',
+  '\u3164',
+  '\u115f',
+  '\uffa0',
+  '\u180b',
+  '\u{1d173}',
+];
 const red = (text: string) => `${ESC}[31m${text}${ESC}[0m`;
 /** A piece of a secret, cut in two by a control sequence. */
 const cutBy = (secret: string, sequence: string) => {

@@ -67,8 +67,8 @@ function append(el, children) {
 
 /** Elements whose content is text only: a <bdi> in them would not render; isolatedText() serves them. */
 const TEXT_ONLY = new Set(['OPTION', 'TEXTAREA', 'TITLE', 'STYLE', 'SCRIPT']);
-/** Only a character outside ASCII can be right-to-left or a bidi control. */
-const NOT_ASCII = /[^\u0000-\u007f]/;
+/** Only a character outside printable ASCII can be right-to-left or a bidi control. */
+const NOT_ASCII = /[^\u0020-\u007e\t\n\r]/;
 
 /**
  * A text as a child of `el`: in a <bdi> (unicode-bidi: isolate) when it could
