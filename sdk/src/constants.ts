@@ -5,6 +5,8 @@ export const MANIFEST_SCHEMA_VERSION = 'switchyard.plugin-manifest/v1';
 
 /** One JSON-RPC message (a line, without its newline) in either direction. */
 export const MAX_MESSAGE_BYTES = 1_048_576;
+/** Arrays and objects nest at most this deep in a response (a deeper one would overflow a recursive reader). */
+export const MAX_RESPONSE_DEPTH = 64;
 /** plugin.json is read bounded. */
 export const MAX_MANIFEST_BYTES = 65_536;
 export const MAX_EXECUTABLE_BYTES = 134_217_728;

@@ -3,6 +3,7 @@
 // invalid. One allowance for plugins built with the Go SDK: it answers a
 // handler error with `result` (the zero value of its result struct) AND
 // `error`; a well-formed `error` is then that error, whatever `result` holds.
+import { MAX_RESPONSE_DEPTH } from './constants.js';
 import { decodeUtf8 } from './lines.js';
 import * as z from 'zod/mini';
 import {
@@ -40,6 +41,12 @@ export function readResponse(bytes: Buffer): Reply {
       reason: `response is not exactly one JSON document: ${JSON.stringify(text.slice(0, 80))}`,
     };
   }
+  if (deeperThan(value, MAX_RESPONSE_DEPTH)) {
+    return {
+      kind: 'invalid',
+      reason: `response is nested deeper than ${MAX_RESPONSE_DEPTH} levels of arrays and objects`,
+    };
+  }
   if (typeof value === 'object' && value !== null && 'error' in value) {
     const failure = errorWithResultSchema.safeParse(value, REPORT_INPUT);
     if (!failure.success) {
@@ -60,4 +67,19 @@ export function readResponse(bytes: Buffer): Reply {
     return { kind: 'invalid', reason: `invalid response: ${describeIssues(success.error).join('; ')}` };
   }
   return { kind: 'result', id: success.data.id, result: success.data.result };
+}
+
+/**
+ * Whether `value` has arrays or objects nested more than `limit` deep. Walks
+ * with its own stack, not recursion: the value may be 200,000 levels deep.
+ */
+function deeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
 }

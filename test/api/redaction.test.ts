@@ -111,6 +111,10 @@ describe('a plugin prints the admin token to stderr', () => {
     const secret = admin.slice(admin.lastIndexOf('_') + 1);
     expect(logs.text).not.toContain(admin);
     expect(logs.text).not.toContain(secret.slice(0, 12));
+    // Nor put together by a reader whose browser draws the invisible characters as nothing.
+    expect(logs.text.replace(/\p{Default_Ignorable_Code_Point}/gu, '')).not.toContain(secret.slice(-12));
+    for (const form of ['variation selector', 'tag character', 'hangul filler'])
+      expect(lines, form).toContain(`${form}: [REDACTED]`);
 
     // Whatever looks like a token in what the viewer read opens nothing.
     for (const candidate of logs.text.match(/sy_[A-Za-z0-9_-]+/g) ?? []) {

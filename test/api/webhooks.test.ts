@@ -103,6 +103,49 @@ describe('webhooks over the API', () => {
     );
     expect(JSON.stringify(unknown)).toMatch(/events/);
   });
+
+  it('a URL with credentials (user:pass@ or user@) is refused, and nothing is stored', async () => {
+    for (const url of [
+      'https://hookuser:hookpass99@example.org/hook',
+      'https://hooktoken77@example.org/hook',
+    ]) {
+      const refused = expectProblem(
+        await http('POST', '/webhooks', api.adminToken, { url, events: ['batch.finished'], secret: SECRET }),
+        400,
+      );
+      expect(refused.detail).toMatch(/--url carries credentials \(user:pass@\); remove them/);
+      expect(JSON.stringify(refused)).not.toMatch(/hookpass99|hooktoken77/);
+    }
+    const list = await http('GET', '/webhooks', api.adminToken);
+    expect(list.text).not.toMatch(/hookuser|hooktoken77/);
+  });
+
+  it("a viewer and an operator read a webhook URL's query values and fragment redacted in the audit; an admin reads it whole", async () => {
+    const url = 'https://hooks.example.org/notify?key=QUERYKEY123&channel=ops&flag#frag-SECRET9';
+    const added = await http('POST', '/webhooks', api.adminToken, {
+      url,
+      events: ['batch.finished'],
+      secret: SECRET,
+    });
+    expect(added.status, added.text).toBe(201);
+    const { id } = added.json as { id: string };
+    expect((await http('DELETE', `/webhooks/${id}`, api.adminToken)).status).toBe(200);
+    const urls = async (token: string) => {
+      const audit = await http('GET', `/audit?action=webhook.&target=${id}`, token);
+      expect(audit.status, audit.text).toBe(200);
+      const items = (audit.json as { items: { action: string; detail: { url?: string } }[] }).items;
+      expect(items.map((entry) => entry.action)).toEqual(['webhook.remove', 'webhook.add']);
+      return { text: audit.text, urls: items.map((entry) => entry.detail.url) };
+    };
+    for (const role of ['viewer', 'operator'] as const) {
+      const read = await urls(tokens[role]);
+      const shown =
+        'https://hooks.example.org/notify?key=[REDACTED]&channel=[REDACTED]&[REDACTED]#[REDACTED]';
+      expect(read.urls, role).toEqual([shown, shown]);
+      expect(read.text, role).not.toMatch(/QUERYKEY123|frag-SECRET9|=ops/);
+    }
+    expect((await urls(api.adminToken)).urls).toEqual([url, url]);
+  });
 });
 
 describe('webhooks in the CLI', () => {
@@ -213,6 +256,15 @@ describe('webhooks in the CLI', () => {
     ]);
     expect(blank.code, blank.output).toBe(2);
     expect(blank.output).toMatch(/secret is empty/);
+    const credentials = await cli([
+      ...base,
+      '--url',
+      'https://hookuser:hookpass99@x.example/h',
+      '--events',
+      'batch.finished',
+    ]);
+    expect(credentials.code, credentials.output).toBe(2);
+    expect(credentials.output).toMatch(/--url carries credentials \(user:pass@\); remove them/);
   });
 
   it('the secret appeared in no answer, no CLI output and not in the audit', async () => {

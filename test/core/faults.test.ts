@@ -339,9 +339,23 @@ describe('a misbehaving plugin process fails only its own call', () => {
     'unknown-field-error',
     'wrong-id',
     'two-documents',
+    'deep-line',
+    'deep-result',
+    'deep-error',
   ])('%s: MALFORMED_RESPONSE', async (mode) => {
     const pkg = await readyFault(mode);
     await expectCallFault(mode, pkg, { code: 'MALFORMED_RESPONSE', errorClass: MalformedResponseError });
+  });
+
+  it('deep-output: an operate output 200,000 arrays deep is MALFORMED_RESPONSE, not a stack overflow', async () => {
+    const pkg = await readyFault('deep-output');
+    const observed = await expectCallFault(
+      'deep-output (200,000 arrays deep)',
+      pkg,
+      { code: 'MALFORMED_RESPONSE', errorClass: MalformedResponseError },
+      (options) => core.plugins.operate(pkg.id, 'demo', 'touch', {}, options),
+    );
+    expect((observed.error as Error).message).toMatch(/nested deeper than \d+ levels/);
   });
 
   // Contract (PROTOCOL §8): -32000 is the plugin's own error, not a fault: health is left as it was.

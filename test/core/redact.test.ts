@@ -161,6 +161,18 @@ describe('redaction corpus', () => {
 const ESC = '\u001b';
 const ST = `${ESC}\\`;
 const ZERO_WIDTH = ['\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad'];
+/** Other default-ignorable code points a renderer draws as nothing: variation selectors, tag characters, Hangul fillers. */
+const IGNORABLE = [
+  '\ufe0f',
+  '\ufe00',
+  '\u{e0041}',
+  '\u{e0100}',
+  '\u3164',
+  '\u115f',
+  '\uffa0',
+  '\u180b',
+  '\u{1d173}',
+];
 const red = (text: string) => `${ESC}[31m${text}${ESC}[0m`;
 /** A piece of a secret, cut in two by a control sequence. */
 const cutBy = (secret: string, sequence: string) => {
@@ -224,8 +236,8 @@ const ANSI_FORMS: [string, (line: string, secret: string) => string][] = [
   ['split by a PM with a payload', (line, secret) => line.replace(secret, cutBy(secret, `${ESC}^pm${ST}`))],
   ['split by an 8-bit SOS', (line, secret) => line.replace(secret, cutBy(secret, '\u0098x\u009c'))],
   // Zero-width and other invisible format characters.
-  ...ZERO_WIDTH.map((char): [string, (line: string, secret: string) => string] => [
-    `split by U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+  ...[...ZERO_WIDTH, ...IGNORABLE].map((char): [string, (line: string, secret: string) => string] => [
+    `split by U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
     (line, secret) => line.replace(secret, cutBy(secret, char)),
   ]),
   [
@@ -235,6 +247,10 @@ const ANSI_FORMS: [string, (line: string, secret: string) => string][] = [
   [
     'split by a zero-width joiner inside a colour',
     (line, secret) => line.replace(secret, red(cutBy(secret, '\u200d'))),
+  ],
+  [
+    'with a tag character between every character',
+    (line, secret) => line.replace(secret, [...secret].join('\u{e0041}')),
   ],
 ];
 
@@ -313,6 +329,7 @@ describe('redaction with control sequences', () => {
       `${ESC}Xmax_tokens=4096`,
       'pass\u00adword reset, token\u200b_count: 17',
       '\ufeffplugin token-counter is healthy \u{1f469}\u200d\u{1f4bb}',
+      'token\ufe0f_count: 17 \u2764\ufe0f \u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f} \u3164',
     ];
     const changed = dressed
       .filter((line) => redact(line) !== line)

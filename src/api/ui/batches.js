@@ -4,7 +4,7 @@
 import { get, post } from './api.js';
 import { navigate } from './router.js';
 import { can, currentUser, needsRole } from './session.js';
-import { badge, busy, errorBox, field, h, table, when } from './dom.js';
+import { badge, busy, errorBox, field, h, isolatedText, table, when } from './dom.js';
 import { projectPicker } from './project-picker.js';
 
 /** @import { ViewContext } from './router.js' */
@@ -108,7 +108,7 @@ function startForm(plugins, projects) {
   const plugin = h(
     'select',
     { required: true, testid: 'batch-plugin' },
-    plugins.map((p) => h('option', { value: p.id }, `${p.name} (${p.id})`)),
+    plugins.map((p) => h('option', { value: p.id }, `${isolatedText(p.name)} (${p.id})`)),
   );
   const all = h('input', {
     type: 'radio',

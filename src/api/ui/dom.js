@@ -1,6 +1,7 @@
 // @ts-check
 // Tiny DOM helpers. Every string goes in as text (never parsed as HTML):
-// plugin-provided names, errors, facts and logs are untrusted.
+// plugin-provided names, errors, facts and logs are untrusted; and bidi-
+// isolated, so none can reorder what stands beside it.
 
 /**
  * An element index.html has (the shell's main, nav, sign-out): a missing one is
@@ -39,7 +40,7 @@ export function h(tag, attrs = {}, ...children) {
     // value/checked/selected are properties of the form controls only; set as before on whatever tag was given
     const control = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (el));
     if (key === 'class') el.className = /** @type {string} */ (value);
-    else if (key === 'text') el.textContent = String(value);
+    else if (key === 'text') el.replaceChildren(isolated(el, String(value)));
     else if (key === 'testid') el.dataset.testid = /** @type {string} */ (value);
     else if (key.startsWith('on') && typeof value === 'function')
       el.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
@@ -59,9 +60,42 @@ function append(el, children) {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
     if (Array.isArray(child)) append(el, child);
-    else if (typeof child === 'string' || typeof child === 'number') el.append(String(child));
+    else if (typeof child === 'string' || typeof child === 'number') el.append(isolated(el, String(child)));
     else el.append(/** @type {Node} */ (child));
   }
+}
+
+/** Elements whose content is text only: a <bdi> in them would not render; isolatedText() serves them. */
+const TEXT_ONLY = new Set(['OPTION', 'TEXTAREA', 'TITLE', 'STYLE', 'SCRIPT']);
+/** Only a character outside printable ASCII can be right-to-left or a bidi control. */
+const NOT_ASCII = /[^\u0020-\u007e\t\n\r]/;
+
+/**
+ * A text as a child of `el`: in a <bdi> (unicode-bidi: isolate) when it could
+ * be right-to-left or hold a bidi control, so a plugin's or a project's name
+ * with U+202E in it never reverses the id and version shown beside it.
+ * @param {HTMLElement} el
+ * @param {string} text
+ * @returns {Node | string}
+ */
+function isolated(el, text) {
+  if (!NOT_ASCII.test(text) || TEXT_ONLY.has(el.tagName)) return text;
+  const bdi = document.createElement('bdi');
+  bdi.textContent = text;
+  return bdi;
+}
+
+/**
+ * A plugin's or a project's string for a place that takes text only (an
+ * <option>, a string built around it): between FIRST STRONG ISOLATE and POP
+ * DIRECTIONAL ISOLATE, its own isolate controls made U+FFFD so none can close
+ * the isolate early, so nothing in it moves the text around it.
+ * @param {string} text
+ */
+export function isolatedText(text) {
+  const value = String(text);
+  if (!NOT_ASCII.test(value)) return value;
+  return `\u2068${value.replace(/[\u2066-\u2069]/g, '\ufffd')}\u2069`;
 }
 
 let uid = 0;

@@ -97,7 +97,8 @@ export async function pluginView(container, { signal, params: [id] }) {
       'Review: ',
       h('span', { testid: 'plugin-name' }, plugin.name),
       ' ',
-      h('span', { class: 'sub' }, `${plugin.id} ${plugin.version}`),
+      // Apart, so each is isolated (dom.js): a version cannot reorder the id.
+      h('span', { class: 'sub' }, plugin.id, ' ', plugin.version),
     ),
     h(
       'div',

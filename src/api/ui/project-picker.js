@@ -51,7 +51,7 @@ export function projectPicker(projects, { disabled = false } = {}) {
           'div',
           { class: 'check' },
           box,
-          h('label', { for: box.id }, `${p.displayName} (${p.id})${p.trusted ? '' : ' — not trusted'}`),
+          h('label', { for: box.id }, p.displayName, ` (${p.id})${p.trusted ? '' : ' — not trusted'}`),
         );
       }),
     );

@@ -6,7 +6,7 @@
 // page opens it pre-filled.
 import { get, post } from './api.js';
 import { navigate } from './router.js';
-import { busy, errorBox, field, h, pretty, when } from './dom.js';
+import { busy, errorBox, field, h, isolatedText, pretty, when } from './dom.js';
 
 /** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
 /** @typedef {BodyIn<typeof routes.createOperation>} NewOperation */
@@ -55,12 +55,12 @@ export function runForm(plugins, projects, signal) {
   const plugin = h(
     'select',
     { required: true, testid: 'op-plugin' },
-    plugins.map((p) => h('option', { value: p.id }, `${p.name} (${p.id})`)),
+    plugins.map((p) => h('option', { value: p.id }, `${isolatedText(p.name)} (${p.id})`)),
   );
   const project = h(
     'select',
     { required: true, testid: 'op-project' },
-    projects.map((p) => h('option', { value: p.id }, `${p.displayName} (${p.id})`)),
+    projects.map((p) => h('option', { value: p.id }, `${isolatedText(p.displayName)} (${p.id})`)),
   );
   const action = h('select', { required: true, testid: 'op-action' });
   const actionNote = h('p', { class: 'hint', testid: 'op-action-note', 'aria-live': 'polite' });
@@ -116,7 +116,7 @@ export function runForm(plugins, projects, signal) {
     if (mine !== loads) return;
     offered = new Map(answer.actions.map((a) => [a.id, a]));
     const options = answer.actions.map((a) =>
-      h('option', { value: a.id }, `${a.name} (${a.id}) — risk: ${a.risk}`),
+      h('option', { value: a.id }, `${isolatedText(a.name)} (${isolatedText(a.id)}) — risk: ${a.risk}`),
     );
     // An operation run again whose action the latest inspection no longer advertises: still offered, as unknown risk.
     if (wanted && !offered.has(wanted)) {

@@ -62,22 +62,32 @@ export const LIMIT_BOUNDS: Record<keyof ResourceLimits, { min: number; max: numb
 
 export const MAX_ALLOW_READ = 32;
 
-export function confinementPolicyOf(settings: ConfinementSettings | undefined): ConfinementPolicy {
+/**
+ * The policy of a plugin's calls; `everTrusted` false (no review yet), the
+ * policy trusting will apply, so the reviewer sees it before deciding.
+ */
+export function confinementPolicyOf(
+  settings: ConfinementSettings | undefined,
+  everTrusted: boolean,
+): ConfinementPolicy {
   const limits = { ...DEFAULT_RESOURCE_LIMITS };
   for (const name of Object.keys(limits) as (keyof ResourceLimits)[]) {
     const value = settings?.[name];
     if (value !== undefined) limits[name] = value;
   }
   return {
-    network: settings?.network ?? 'allow',
-    networkReason: networkReason(settings),
+    network: settings?.network ?? (everTrusted ? 'allow' : 'none'),
+    networkReason: networkReason(settings, everTrusted),
     allowRead: settings?.allowRead ?? [],
     allowWrite: settings?.allowWrite ?? [],
     limits,
   };
 }
 
-function networkReason(settings: ConfinementSettings | undefined): string {
+function networkReason(settings: ConfinementSettings | undefined, everTrusted: boolean): string {
+  // Never trusted: trust() sets `none` (plugin-service.ts) unless an admin set it already.
+  if (settings?.network === undefined && !everTrusted)
+    return 'what trusting it applies: no network (an admin allows it with `plugin set --network allow`)';
   if (settings?.network === undefined || settings.networkSetBy === 'kept-from-before')
     return 'trusted before network confinement: it keeps the network it had (`plugin set --network none` confines it)';
   if (settings.networkSetBy === 'trust-default')

@@ -378,7 +378,7 @@ function callPolicyOf<M extends CallMethod>(
   method: M,
   params: MethodParams<M>,
 ): CallPolicy {
-  const policy = confinementPolicyOf(record.confinement);
+  const policy = confinementPolicyOf(record.confinement, record.trustedFingerprint !== undefined);
   const root = (params as { project?: { root?: unknown } }).project?.root;
   return {
     network: policy.network,

@@ -344,7 +344,7 @@ export function toDetail(
     ...(record.changedFiles?.length ? { changedFiles: record.changedFiles } : {}),
     packageLimits: { entries: MAX_PACKAGE_ENTRIES, bytes: MAX_PACKAGE_BYTES },
     timeLimits: timeLimitsOf(record.timeLimits),
-    policy: confinementPolicyOf(record.confinement),
+    policy: confinementPolicyOf(record.confinement, record.trustedFingerprint !== undefined),
     retention: retentionOf(record.retention),
     containment,
   };

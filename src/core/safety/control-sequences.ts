@@ -8,22 +8,14 @@
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 /**
- * Invisible format characters a token can be split by without a reader seeing
- * it: soft hyphen, zero-width space, non-joiner, joiner, word joiner, byte order
- * mark, and the other zero-width marks and bidi controls.
+ * Invisible characters a token can be split by without a reader seeing it:
+ * every default-ignorable code point (Unicode's own list of what a renderer
+ * draws as nothing) — soft hyphen, zero-width space, joiners, bidi controls,
+ * byte order mark, variation selectors, tag characters, Hangul fillers. The
+ * patterns using it carry the `u` flag.
  */
-const INVISIBLE_SOURCE = [
-  '\\u00ad',
-  '\\u034f',
-  '\\u061c',
-  '\\u180e',
-  '[\\u200b-\\u200f]',
-  '[\\u202a-\\u202e]',
-  '[\\u2060-\\u2064]',
-  '[\\u2066-\\u206f]',
-  '\\ufeff',
-].join('|');
-const INVISIBLE = new RegExp(INVISIBLE_SOURCE);
+const INVISIBLE_SOURCE = '\\p{Default_Ignorable_Code_Point}';
+const INVISIBLE = new RegExp(INVISIBLE_SOURCE, 'u');
 
 /** The introducer of a string sequence: OSC, DCS, SOS, PM, APC, 7-bit or 8-bit. */
 const STRING_INTRODUCER = '\\u001b[\\]PX^_]|[\\u0090\\u0098\\u009d-\\u009f]';
@@ -59,13 +51,13 @@ const UNIT = new RegExp(
     ...SEQUENCE_SOURCES.slice(1),
     `(?:${INVISIBLE_SOURCE})+`,
   ].join('|'),
-  'g',
+  'gu',
 );
 
 /** A character a payload keeps out of a view: a control character or an invisible one. */
 const HIDDEN_IN_PAYLOAD = new RegExp(
   `(?:[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]|${INVISIBLE_SOURCE})+`,
-  'g',
+  'gu',
 );
 
 const STRING_SEQUENCE = new RegExp(STRING_INTRODUCER);

@@ -1,12 +1,15 @@
 // Text that came from a plugin, a package, a project or a user, made safe to
 // print on a terminal: control characters (ESC, CR, BS, C1 controls such as
-// CSI) and bidi overrides become visible escapes (`\x1b`), so no such text
-// can move the cursor, clear a line or draw over what the host prints.
+// CSI) and bidi controls (embeddings, overrides, isolates and the marks
+// LRM, RLM, ALM) become visible escapes (`\x1b`, `\u202e`), so no such text
+// can move the cursor, clear a line, draw over what the host prints or, in a
+// terminal that applies bidi, reorder what stands beside it.
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-// eslint-disable-next-line no-control-regex -- as above
-const UNSAFE_KEEPING_NEWLINES = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_KEEPING_NEWLINES =
+  // eslint-disable-next-line no-control-regex -- as above
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 function escapeChar(char: string): string {
   const code = char.charCodeAt(0);
