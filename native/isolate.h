@@ -1,4 +1,4 @@
-// Per-call namespaces of a plugin call (PROTOCOL §11.2): its own IPC namespace (SysV IPC and POSIX
+// Per-call namespaces of a plugin call (PROTOCOL §11): its own IPC namespace (SysV IPC and POSIX
 // message queues private to the call, gone with it) and its own mount namespace, in which its
 // TMPDIR is a tmpfs of the call's disk budget (gone with the call) and the scratch directory above
 // it is read-only. The keeper creates the tmpfs (it keeps a descriptor of it, to see at the end

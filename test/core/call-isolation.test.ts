@@ -1,4 +1,4 @@
-// Per-call isolation (docs/PROTOCOL.md §11.2), with real calls of a confined
+// Per-call isolation (docs/PROTOCOL.md §11), with real calls of a confined
 // plugin that tries to pass data outside the protocol: a writer call on one
 // project and a reader call on another share nothing through SysV shared
 // memory, message queues, semaphores, POSIX message queues or keys; a 0600

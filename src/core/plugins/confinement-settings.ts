@@ -17,7 +17,7 @@ export interface ResourceLimits {
   openFiles: number;
   processes: number;
   /**
-   * What one call may write in all to its TMPDIR (a tmpfs of this size, PROTOCOL §11.2); not an
+   * What one call may write in all to its TMPDIR (a tmpfs of this size, PROTOCOL §11); not an
    * operation's writes to the project root nor --allow-write directories.
    */
   diskBytes: number;
