@@ -13,7 +13,7 @@ import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/supervision/containment.js';
+import { NAMESPACES_ENV, containment } from '../../src/core/supervision/containment.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO } from '../support/data-dir.js';
@@ -33,7 +33,7 @@ let probe: string;
 /** Tags of IPC objects a call may have left on the host (only when isolation failed): removed at the end. */
 const tags: string[] = [];
 
-type Attempt = Record<string, unknown>;
+type Attempt = Record<string, string | number | boolean | (string | number)[]>;
 
 beforeAll(async () => {
   for (const id of ['p1', 'p3']) {
@@ -200,8 +200,17 @@ describe.skipIf(!isolated)('a disk budget per call', () => {
   }, 30_000);
 });
 
-it('says per host whether calls are isolated', () => {
+it('says per host whether calls are isolated; with SWITCHYARD_CALL_NAMESPACES=off, that they are not', () => {
   const said = [...state.enforced, ...state.missing].join('\n');
   expect(said).toMatch(/per-call IPC namespace/);
   expect(said).toMatch(/disk budget/);
+  if (state.mechanism !== 'subreaper') return;
+  process.env[NAMESPACES_ENV] = 'off';
+  try {
+    const missing = containment().missing.join('\n');
+    expect(missing).toMatch(/per-call IPC namespace \(SWITCHYARD_CALL_NAMESPACES=off\)/);
+    expect(missing).toMatch(/disk budget \(SWITCHYARD_CALL_NAMESPACES=off\)/);
+  } finally {
+    delete process.env[NAMESPACES_ENV];
+  }
 });
