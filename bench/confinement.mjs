@@ -1,8 +1,11 @@
-// The cost of per-call confinement measured in one run, three modes in
+// The cost of per-call confinement measured in one run, four modes in
 // alternating rounds so all see the same machine: `full` (Landlock file, TCP
-// and signal rules, seccomp, rlimits and the limits' cgroups, the scratch
-// TMPDIR: what a plugin call gets by default), `signals` (signal scoping only,
-// no policy) and SWITCHYARD_CONFINEMENT=off; sequential plugin.health calls of
+// and signal rules, seccomp, rlimits and the limits' cgroups, the call's own
+// IPC and mount namespaces with its TMPDIR a tmpfs of its disk budget: what a
+// plugin call gets by default), `no-namespaces` (the same with
+// SWITCHYARD_CALL_NAMESPACES=off: the cost of the namespaces is full minus
+// this), `signals` (signal scoping only, no policy) and
+// SWITCHYARD_CONFINEMENT=off; sequential plugin.health calls of
 // the native fixture through the supervisor (no Redis), started from a
 // descriptor as the worker does.
 // Per mode: calls/s, this process's CPU per call (process.cpuUsage, µs) and,
@@ -29,7 +32,7 @@ const round = Number(process.argv[3] ?? 50);
 const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-confine-'));
 try {
   const health = await healthCaller(dir, { superviseCall, limits: DEFAULT_RESOURCE_LIMITS });
-  /** @param {'full' | 'signals' | 'off'} mode */
+  /** @param {'full' | 'no-namespaces' | 'signals' | 'off'} mode */
   const call = (mode = 'full') => health(mode !== 'signals');
   const cpuacct = ownCpuacctGroup();
   cpuacctUsage = cpuacct;
@@ -37,11 +40,18 @@ try {
   const [helper] = await childrenNamed(process.pid, 'sy-spawner');
   if (!helper) throw new Error('no sy-spawner helper: build it first (npm run build)');
 
-  const modes = { full: emptyTotals(), signals: emptyTotals(), off: emptyTotals() };
+  const modes = {
+    full: emptyTotals(),
+    'no-namespaces': emptyTotals(),
+    signals: emptyTotals(),
+    off: emptyTotals(),
+  };
   for (let done = 0; done < total; done += round) {
-    for (const mode of /** @type {const} */ (['full', 'signals', 'off'])) {
+    for (const mode of /** @type {const} */ (['full', 'no-namespaces', 'signals', 'off'])) {
       if (mode === 'off') process.env.SWITCHYARD_CONFINEMENT = 'off';
       else delete process.env.SWITCHYARD_CONFINEMENT;
+      if (mode === 'no-namespaces') process.env.SWITCHYARD_CALL_NAMESPACES = 'off';
+      else delete process.env.SWITCHYARD_CALL_NAMESPACES;
       const before = snapshot();
       for (let index = 0; index < round; index += 1) await call(mode);
       const after = snapshot();
@@ -57,11 +67,13 @@ try {
     }
   }
   delete process.env.SWITCHYARD_CONFINEMENT;
+  delete process.env.SWITCHYARD_CALL_NAMESPACES;
 
   console.log(`${await machineNote()}; ${total} calls per mode in rounds of ${round}`);
   const rows = Object.entries(modes).map(([mode, t]) => [
     {
-      full: 'confined (files, network, signals, seccomp, limits)',
+      full: 'confined (files, network, signals, seccomp, limits, namespaces + tmpfs)',
+      'no-namespaces': 'confined, SWITCHYARD_CALL_NAMESPACES=off',
       signals: 'signal scoping only',
       off: 'SWITCHYARD_CONFINEMENT=off',
     }[mode],
@@ -85,10 +97,13 @@ try {
   );
   if (cpuacct) {
     // Each full round against the off round next to it: load that shifts between rounds cancels out.
-    const pairs = modes.full.rounds.map((f, index) => ({
-      wall: f.wallMs - modes.off.rounds[index].wallMs,
-      cpu: f.cpuMs - modes.off.rounds[index].cpuMs,
-    }));
+    /** @param {ReturnType<typeof emptyTotals>} over @param {ReturnType<typeof emptyTotals>} under */
+    const paired = (over, under) =>
+      over.rounds.map((f, index) => ({
+        wall: f.wallMs - under.rounds[index].wallMs,
+        cpu: f.cpuMs - under.rounds[index].cpuMs,
+      }));
+    const pairs = paired(modes.full, modes.off);
     const median = (/** @type {number[]} */ values) => {
       const sorted = [...values].sort((a, b) => a - b);
       return sorted[Math.floor(sorted.length / 2)];
@@ -102,6 +117,16 @@ try {
     console.log(
       `paired rounds (${pairs.length}): median cost of full over off ${median(cpus).toFixed(3)} ms CPU ` +
         `(quartiles ${quartiles(cpus)}), ${median(walls).toFixed(3)} ms wall (quartiles ${quartiles(walls)}) per call`,
+    );
+    // The namespaces alone (clone with CLONE_NEWIPC | CLONE_NEWNS, the tmpfs made, mounted and
+    // torn down with the call): full against the no-namespaces round just before it.
+    const isolation = paired(modes.full, modes['no-namespaces']);
+    const isolationCpu = isolation.map((pair) => pair.cpu);
+    const isolationWall = isolation.map((pair) => pair.wall);
+    console.log(
+      `paired rounds (${isolation.length}): median cost of the per-call namespaces and tmpfs ` +
+        `${median(isolationCpu).toFixed(3)} ms CPU (quartiles ${quartiles(isolationCpu)}), ` +
+        `${median(isolationWall).toFixed(3)} ms wall (quartiles ${quartiles(isolationWall)}) per call`,
     );
   }
 } finally {

@@ -240,6 +240,23 @@ int cached_ruleset(const struct spawn_request *req, int *error) {
 #define LOAD(offset) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (offset))
 /** The syscall `nr` jumps `skip` instructions ahead, any other falls through to the next test. */
 #define IS(nr, skip) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), (skip), 0)
+#ifndef SYS_clone3
+#define SY_SYS_clone3 435
+#else
+#define SY_SYS_clone3 SYS_clone3
+#endif
+// CLONE_NEW* (sched.h), spelled out for older headers: CLONE_NEWTIME (0x80) is one for unshare only
+// (in clone's flags that bit is part of the exit signal).
+#define SY_CLONE_NEWNS 0x00020000u
+#define SY_CLONE_NEWCGROUP 0x02000000u
+#define SY_CLONE_NEWUTS 0x04000000u
+#define SY_CLONE_NEWIPC 0x08000000u
+#define SY_CLONE_NEWUSER 0x10000000u
+#define SY_CLONE_NEWPID 0x20000000u
+#define SY_CLONE_NEWNET 0x40000000u
+#define SY_CLONE_NEWTIME 0x00000080u
+#define CLONE_NAMESPACES (SY_CLONE_NEWCGROUP | SY_CLONE_NEWUTS | SY_CLONE_NEWUSER | SY_CLONE_NEWPID | SY_CLONE_NEWNET)
+#define UNSHARE_NAMESPACES (CLONE_NAMESPACES | SY_CLONE_NEWNS | SY_CLONE_NEWIPC | SY_CLONE_NEWTIME)
 
 int seccomp_available(void) {
 #ifdef SY_AUDIT_ARCH
@@ -258,9 +275,18 @@ int install_seccomp(int no_network) {
   // Why each rule: socket() because Landlock (ABI 7) does not cover connecting
   // to a unix socket by path (the host's Redis) nor UDP — socketpair() stays,
   // a plugin's own children need it; io_uring because its operations bypass
-  // this filter; the rest because Landlock's scoping does not cover them and
-  // they would let a plugin slow or starve its keeper, the helper or the worker
-  // (any pid but its own, 0).
+  // this filter; the scheduling and limit calls because Landlock's scoping
+  // does not cover them and they would let a plugin slow or starve its keeper,
+  // the helper or the worker (any pid but its own, 0). The keyring calls
+  // because keys are per user, not per call: a call would read what the
+  // worker's user (root) or an earlier call keeps there. No new namespace:
+  // unshare(CLONE_NEWUSER) would give the plugin every capability in a user
+  // namespace of its own (and with it mounts, new network stacks); setns
+  // joins one; clone3 hides its flags in memory a filter cannot read, so it
+  // is ENOSYS and libc falls back to clone, whose flags it can. clone may keep
+  // CLONE_NEWNS and CLONE_NEWIPC: a keeper under the helper's filter starts
+  // every isolated call with them (isolate.h), and they need CAP_SYS_ADMIN,
+  // which a confined plugin never has.
   struct sock_filter filter[] = {
     LOAD(offsetof(struct seccomp_data, arch)),
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SY_AUDIT_ARCH, 1, 0),
@@ -271,33 +297,46 @@ int install_seccomp(int no_network) {
     BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
     DENY(ENOSYS),
 #endif
-    /* 0 */ IS(SYS_socket, 9),
-    /* 1 */ IS(SYS_io_uring_setup, 12),
-    /* 2 */ IS(SYS_ioprio_set, 18),
-    /* 3 */ IS(SYS_prlimit64, 11),
-    /* 4 */ IS(SYS_sched_setaffinity, 10),
-    /* 5 */ IS(SYS_sched_setscheduler, 9),
-    /* 6 */ IS(SYS_sched_setparam, 8),
-    /* 7 */ IS(SYS_sched_setattr, 7),
-    /* 8 */ IS(SYS_setpriority, 8),
-    /* 9 */ ALLOW,
-    // 10: socket(domain, …): never AF_UNIX (connect by path), nothing else without network
-    /* 10 */ LOAD(ARG_LO(0)),
-    /* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-    /* 12 */ DENY(EACCES),
-    /* 13 */ BPF_STMT(BPF_RET | BPF_K, no_network ? SECCOMP_RET_ERRNO | EACCES : SECCOMP_RET_ALLOW),
-    // 14: io_uring_setup
-    /* 14 */ DENY(ENOSYS),
-    // 15: the pid as the first argument: only 0 (itself)
-    /* 15 */ LOAD(ARG_LO(0)),
-    /* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 4),
-    // 17: setpriority(which, who): only PRIO_PROCESS (0) of itself (0)
+    /* 0 */ IS(SYS_socket, 16),
+    /* 1 */ IS(SYS_io_uring_setup, 19),
+    /* 2 */ IS(SYS_ioprio_set, 29),
+    /* 3 */ IS(SYS_prlimit64, 18),
+    /* 4 */ IS(SYS_sched_setaffinity, 17),
+    /* 5 */ IS(SYS_sched_setscheduler, 16),
+    /* 6 */ IS(SYS_sched_setparam, 15),
+    /* 7 */ IS(SYS_sched_setattr, 14),
+    /* 8 */ IS(SYS_setpriority, 15),
+    /* 9 */ IS(SYS_add_key, 22),
+    /* 10 */ IS(SYS_request_key, 21),
+    /* 11 */ IS(SYS_keyctl, 20),
+    /* 12 */ IS(SYS_setns, 19),
+    /* 13 */ IS(SY_SYS_clone3, 7),
+    /* 14 */ IS(SYS_unshare, 13),
+    /* 15 */ IS(SYS_clone, 14),
+    /* 16 */ ALLOW,
+    // 17: socket(domain, …): never AF_UNIX (connect by path), nothing else without network
     /* 17 */ LOAD(ARG_LO(0)),
-    /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),
-    /* 19 */ LOAD(ARG_LO(1)),
-    /* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-    /* 21 */ DENY(EPERM),
-    /* 22 */ ALLOW,
+    /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+    /* 19 */ DENY(EACCES),
+    /* 20 */ BPF_STMT(BPF_RET | BPF_K, no_network ? SECCOMP_RET_ERRNO | EACCES : SECCOMP_RET_ALLOW),
+    // 21: io_uring_setup, clone3
+    /* 21 */ DENY(ENOSYS),
+    // 22: the pid as the first argument: only 0 (itself)
+    /* 22 */ LOAD(ARG_LO(0)),
+    /* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 9, 8),
+    // 24: setpriority(which, who): only PRIO_PROCESS (0) of itself (0)
+    /* 24 */ LOAD(ARG_LO(0)),
+    /* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 6),
+    /* 26 */ LOAD(ARG_LO(1)),
+    /* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 4),
+    // 28: unshare(flags): no namespace flag
+    /* 28 */ LOAD(ARG_LO(0)),
+    /* 29 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, UNSHARE_NAMESPACES, 2, 3),
+    // 30: clone(flags, …): none of the namespaces that need no capability, nor those a keeper never asks
+    /* 30 */ LOAD(ARG_LO(0)),
+    /* 31 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NAMESPACES, 0, 1),
+    /* 32 */ DENY(EPERM),
+    /* 33 */ ALLOW,
   };
   struct sock_fprog program = { (unsigned short)(sizeof filter / sizeof filter[0]), filter };
   return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);

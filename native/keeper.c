@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "keeper.h"
 #include "confine.h"
+#include "isolate.h"
 #include "limits.h"
 #include <dirent.h>
 #include <errno.h>
@@ -114,6 +115,8 @@ struct start_args {
   const struct spawn_request *req;
   int in_r, out_w, err_w, ruleset, seccomp, exec_fd;
   const struct limit_watch *watch;
+  /** SPAWN_ISOLATE: the call's tmpfs and where it goes (isolate.h). */
+  const struct isolation *iso;
   /** The keeper is in the slot's cgroups already: the plugin is born there. */
   int joined;
   /** A serving keeper's state (NULL: a keeper of one call, the plugin's process does every step). */
@@ -152,7 +155,8 @@ static int start_plugin(void *arg) {
     for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
   }
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 || chdir(a->req->cwd) != 0 ||
+  if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 || dup2(a->err_w, 2) < 0 ||
+      ((a->req->flags & SPAWN_ISOLATE) && isolation_enter(a->req, a->iso) != 0) || chdir(a->req->cwd) != 0 ||
       ((a->req->flags & SPAWN_LIMITS) && limits_apply(&a->req->limits, a->watch, a->joined) != 0) ||
       ((a->req->flags & SPAWN_CONFINE) && confine_plugin(a->ruleset, a->seccomp, (a->req->flags & SPAWN_NO_NETWORK) != 0,
                                                          a->state ? &a->state->base : NULL) != 0)) {
@@ -256,11 +260,22 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
     state->base_tried = 1;
     if (confine_prepare_keeper(&state->base) != 0) state->base.prepared = 0;
   }
-  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, joined, state, 0 };
-  pid_t leader = clone(start_plugin, start_stack + sizeof start_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  // Isolated: born in its own IPC and mount namespaces (isolate.h), with the tmpfs made here.
+  struct isolation iso = { -1, "" };
+  int isolate = (req->flags & SPAWN_ISOLATE) != 0;
+  if (isolate && isolation_prepare(req, &iso) != 0) {
+    int error = errno;
+    if (exec_fd >= 0) close(exec_fd);
+    report(status_w, 'F', error);
+    return CALL_NOT_STARTED;
+  }
+  struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, &iso, joined, state, 0 };
+  pid_t leader = clone(start_plugin, start_stack + sizeof start_stack,
+                       CLONE_VM | CLONE_VFORK | SIGCHLD | (isolate ? ISOLATE_CLONE_FLAGS : 0), &args);
   int spawn_error = leader < 0 ? errno : args.error;
   if (exec_fd >= 0) close(exec_fd);
   if (spawn_error) {
+    isolation_close(&iso);
     // A child that failed before its exec has exited; reap it so the keeper ends with no child.
     if (leader > 0) waitpid(leader, NULL, 0);
     report(status_w, 'F', spawn_error);
@@ -285,6 +300,7 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
       }
     }
     if (pid < 0 && errno == ECHILD) {
+      hit |= isolation_end(req, &iso); // its files are gone with it
       if (hit) report(status_w, 'L', (int32_t)hit);
       return retire ? CALL_ENDED_RETIRE : CALL_ENDED;
     }
@@ -364,7 +380,7 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
   struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
   int joined = 0;
   if (limits) {
-    struct limits none = { 0, 0, 0, 0, 0 };
+    struct limits none = { 0, 0, 0, 0, 0, 0 };
     if (limits_watch(slot, &none, &watch) != 0 || limits_join(&watch) != 0) _exit(KEEPER_NOT_STARTED);
     joined = 1;
     // The memory cgroup's OOM killer takes the plugin, never its keeper.

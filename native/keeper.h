@@ -10,7 +10,7 @@
 /**
  * What a keeper tells the helper on its status pipe: 'P' leader pid, 'F' errno
  * (no start), 'X' wait status, 'L' the limits the call hit by a wait status (LIMIT_CPU,
- * LIMIT_FILE_SIZE; sent once nothing of the call runs; the helper adds those its
+ * LIMIT_FILE_SIZE) or by its tmpfs (LIMIT_DISK, LIMIT_FILE_SIZE; isolate.h); sent once nothing of the call runs; the helper adds those its
  * cgroups counted, limits_end); a serving keeper then 'R' when it retires, and 'E':
  * the call is over, nothing of it runs.
  */
@@ -34,14 +34,26 @@ enum {
   SPAWN_NO_NETWORK = 1u << 4,
   /** The policy's resource limits (limits.h). */
   SPAWN_LIMITS = 1u << 5,
+  /**
+   * The plugin's process in its own IPC and mount namespaces, with a tmpfs of `disk=` bytes on `tmp=`
+   * (isolate.h). Asked only where the helper said it can (LIMIT_DISK in HELLO).
+   */
+  SPAWN_ISOLATE = 1u << 6,
 };
 
 /** Limits a call hit ('L' record, S_LIMIT frame). */
-enum { LIMIT_MEMORY = 1u << 0, LIMIT_CPU = 1u << 1, LIMIT_FILE_SIZE = 1u << 2, LIMIT_PROCESSES = 1u << 3 };
+enum {
+  LIMIT_MEMORY = 1u << 0,
+  LIMIT_CPU = 1u << 1,
+  LIMIT_FILE_SIZE = 1u << 2,
+  LIMIT_PROCESSES = 1u << 3,
+  /** The call's tmpfs filled up (isolate.h); in HELLO: this helper can isolate calls. */
+  LIMIT_DISK = 1u << 4,
+};
 
 /** Resource limits of one call; 0 = not limited. */
 struct limits {
-  unsigned long long memory, cpu_seconds, file_size, open_files, processes;
+  unsigned long long memory, cpu_seconds, file_size, open_files, processes, disk;
 };
 
 struct spawn_request {
@@ -51,6 +63,8 @@ struct spawn_request {
   /** NULL-terminated: the Landlock paths (read-only and read-write) when SPAWN_FILES. */
   const char **read_paths, **write_paths;
   struct limits limits;
+  /** SPAWN_ISOLATE: where the call's tmpfs goes (its TMPDIR; its parent is made read-only), or NULL. */
+  const char *tmp;
   /** The helper's slot for this call (its index in the call table): a pool of reusable cgroups (limits.h). */
   unsigned slot;
   /** Set by the helper (confine.h cached_ruleset): the call's Landlock ruleset, or -1 and why not. */

@@ -16,9 +16,10 @@
 //                  otherwise never; n > 0, no newline in them, a request to
 //                  send; KILL and STDIN_CLOSE disarm it)
 //   policy entries: read=<path>, write=<path> (Landlock, SPAWN_FILES);
-//                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS)
+//                  memory=, cpu=, fsize=, nofile=, nproc=<n> (SPAWN_LIMITS);
+//                  disk=<n>, tmp=<path> (SPAWN_ISOLATE: the call's tmpfs, isolate.h)
 //   helper → host: HELLO (call id 0: u32 Landlock ABI, u32 seccomp, u32
-//                  LIMIT_* bits enforceable), SPAWNED (u32 pid, u32 keeper
+//                  LIMIT_* bits enforceable; LIMIT_DISK: it can isolate calls), SPAWNED (u32 pid, u32 keeper
 //                  pid, u32 1 when that keeper serves call after call), FAILED (u32 errno + text), STDOUT, STDERR (bytes),
 //                  STDOUT_EOF, STDERR_EOF, EXIT (i32 code, i32 signal), LIMIT
 //                  (u32 LIMIT_* bits the call hit), DONE (nothing of the
@@ -44,6 +45,7 @@
 #define _GNU_SOURCE
 #include "keeper.h"
 #include "confine.h"
+#include "isolate.h"
 #include "limits.h"
 #include <dirent.h>
 #include <errno.h>
@@ -273,10 +275,14 @@ enum { POLICY_LIMIT = 0, POLICY_READ = 1, POLICY_WRITE = 2 };
 
 /** One policy entry (`name=value`): a limit into the request, or which list a path goes to; -1 when unknown. */
 static int add_policy(struct spawn_request *req, const char *entry) {
-  static const char *const numbers[] = { "memory=", "cpu=", "fsize=", "nofile=", "nproc=" };
+  static const char *const numbers[] = { "memory=", "cpu=", "fsize=", "nofile=", "nproc=", "disk=" };
   unsigned long long *fields[] = { &req->limits.memory, &req->limits.cpu_seconds, &req->limits.file_size,
-                                   &req->limits.open_files, &req->limits.processes };
+                                   &req->limits.open_files, &req->limits.processes, &req->limits.disk };
   if (strncmp(entry, "read=", 5) == 0) return POLICY_READ;
+  if (strncmp(entry, "tmp=", 4) == 0) {
+    req->tmp = entry + 4;
+    return POLICY_LIMIT;
+  }
   if (strncmp(entry, "write=", 6) == 0) return POLICY_WRITE;
   for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
     size_t n = strlen(numbers[i]);
@@ -901,6 +907,10 @@ int main(int argc, char **argv) {
     limits_init();
     printf("landlock-abi %d\nseccomp %d\ncapabilities-droppable %d\n", landlock_abi(), seccomp_available(),
            capabilities_droppable());
+    // One word, then why not (containment.ts reads `^namespaces (\S+)`).
+    char why[160] = "";
+    int isolation = isolation_available(why, sizeof why);
+    printf("namespaces %d%s%s\n", isolation, isolation ? "" : " ", why);
     limits_print_probe();
     limits_cleanup();
     return 0;
@@ -924,6 +934,8 @@ int main(int argc, char **argv) {
   if (signals < 0) die(EXIT_SETUP_FAILED, "no signalfd", errno);
   if (devnull < 0) die(EXIT_SETUP_FAILED, "cannot open /dev/null", errno);
   limits_init();
+  char why_not[160];
+  unsigned isolation = isolation_available(why_not, sizeof why_not) ? LIMIT_DISK : 0u;
   // --filter none|allow: this helper's calls all get the seccomp filter of that network
   // policy; installed once here, inherited by every keeper and plugin (none per call).
   if (argc == 3 && strcmp(argv[1], "--filter") == 0 && seccomp_available()) {
@@ -935,7 +947,7 @@ int main(int argc, char **argv) {
   char hello[12];
   put_u32(hello, (uint32_t)landlock_abi());
   put_u32(hello + 4, (uint32_t)seccomp_available());
-  put_u32(hello + 8, limits_available());
+  put_u32(hello + 8, limits_available() | isolation);
   emit(0, S_HELLO, hello, sizeof hello);
   flush_out();
   struct pollfd *polls = NULL;

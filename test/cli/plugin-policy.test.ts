@@ -67,6 +67,7 @@ describe('plugin set: the policy of a plugin’s calls', () => {
       fileSizeBytes: 1024 ** 3,
       openFiles: 1024,
       processes: 256,
+      diskBytes: 256 * 1024 ** 2,
     });
     const [trust] = await auditOf('plugin.trust');
     expect(trust?.detail).toMatchObject({ network: 'none' });
@@ -90,6 +91,8 @@ describe('plugin set: the policy of a plugin’s calls', () => {
       '256',
       '--processes',
       '64',
+      '--disk',
+      '64MiB',
       '--allow-read',
       '/opt/shared-rules',
       '--allow-read',
@@ -106,6 +109,7 @@ describe('plugin set: the policy of a plugin’s calls', () => {
         fileSizeBytes: 64 * 1024 ** 2,
         openFiles: 256,
         processes: 64,
+        diskBytes: 64 * 1024 ** 2,
       },
     });
     expect(detail.policy.allowRead[0]).toBe('/opt/shared-rules');
@@ -120,7 +124,7 @@ describe('plugin set: the policy of a plugin’s calls', () => {
     expect(shown.stdout).toMatch(/^\s+extra read paths: /m);
     expect(shown.stdout).toContain('extra read paths: /opt/shared-rules, ');
     expect(shown.stdout).toContain(
-      'limits per call: memory 512MiB, cpu 1m, file size 64MiB, open files 256, processes 64',
+      'limits per call: memory 512MiB, cpu 1m, file size 64MiB, open files 256, processes 64, disk 64MiB',
     );
     const sets = await auditOf('plugin.set');
     expect(sets.at(-1)?.detail).toMatchObject({
@@ -138,6 +142,7 @@ describe('plugin set: the policy of a plugin’s calls', () => {
     const before = await policyOf();
     expectUsageError(await cli(['plugin', 'set', ID, '--memory', '1k']), /--memory must be a size from/);
     expectUsageError(await cli(['plugin', 'set', ID, '--memory', 'lots']), /--memory must be a size from/);
+    expectUsageError(await cli(['plugin', 'set', ID, '--disk', '1k']), /--disk must be a size from/);
     expectUsageError(
       await cli(['plugin', 'set', ID, '--network', 'maybe']),
       /--network must be allow or none/,

@@ -271,7 +271,7 @@ function resourceText(limits) {
     bytes % 1024 ** 3 === 0 ? `${bytes / 1024 ** 3} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
   return (
     `memory ${size(limits.memoryBytes)}, CPU ${durationText(limits.cpuMs)}, file size ${size(limits.fileSizeBytes)}, ` +
-    `open files ${limits.openFiles}, processes ${limits.processes}`
+    `open files ${limits.openFiles}, processes ${limits.processes}, disk ${size(limits.diskBytes)}`
   );
 }
 

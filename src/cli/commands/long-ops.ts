@@ -88,6 +88,11 @@ export function registerLongOpCommands(program: Command): void {
       integerFrom('--processes', bounds.processes.min, bounds.processes.max),
     )
     .option(
+      '--disk <size>',
+      'what one call may write in all to its TMPDIR, a tmpfs of this size (default 256MiB)',
+      sizeFrom('--disk', bounds.diskBytes.min, bounds.diskBytes.max),
+    )
+    .option(
       '--retention-batches <n>',
       `keep at least the newest <n> finished batches however old (default ${DEFAULT_RETENTION_BATCHES}, at least ${MIN_RETENTION_BATCHES})`,
       integerFrom('--retention-batches', MIN_RETENTION_BATCHES, MAX_RETENTION_BATCHES),
@@ -200,6 +205,7 @@ interface PolicyOptions {
   fileSize?: number;
   openFiles?: number;
   processes?: number;
+  disk?: number;
   retentionBatches?: number;
   retentionDays?: number;
 }
@@ -219,6 +225,7 @@ function policySettings(options: PolicyOptions): PluginSettings {
     fileSizeBytes: options.fileSize,
     openFiles: options.openFiles,
     processes: options.processes,
+    diskBytes: options.disk,
     retentionBatches: options.retentionBatches,
     retentionDays: options.retentionDays,
   };
@@ -235,7 +242,8 @@ export function policyText(detail: PluginDetail): string[] {
     `extra read paths: ${allowRead.join(', ') || '(none)'}`,
     `extra write paths: ${allowWrite.join(', ') || '(none)'}`,
     `limits per call: memory ${formatSize(limits.memoryBytes)}, cpu ${formatLimit(limits.cpuMs)}, ` +
-      `file size ${formatSize(limits.fileSizeBytes)}, open files ${limits.openFiles}, processes ${limits.processes}`,
+      `file size ${formatSize(limits.fileSizeBytes)}, open files ${limits.openFiles}, processes ${limits.processes}, ` +
+      `disk ${formatSize(limits.diskBytes)}`,
     ...(detail.retention
       ? [
           `retention: the newest ${detail.retention.batches} finished batches, and those younger than ${

@@ -109,6 +109,7 @@ const pluginDetailShape = {
       fileSizeBytes: z.number().int(),
       openFiles: z.number().int(),
       processes: z.number().int(),
+      diskBytes: z.number().int(),
     }),
   }),
   retention: z

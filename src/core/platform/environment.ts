@@ -115,6 +115,16 @@ export const ENVIRONMENT = {
       'test/core/self-containment.test.ts',
     ],
   },
+  SWITCHYARD_CALL_NAMESPACES: {
+    meaning:
+      "`off` starts confined calls without their own IPC and mount namespaces (so without the disk budget's tmpfs): to measure what they cost (bench/confinement.mjs) or to tell whether they are the cause of a problem. `plugin show` and /healthz then say they are missing.",
+    default: 'on where the helper can create them (a root worker)',
+    usedBy: [
+      'src/core/supervision/containment.ts',
+      'bench/confinement.mjs',
+      'test/core/call-isolation.test.ts',
+    ],
+  },
   SWITCHYARD_REDACT_ENV: {
     meaning:
       'Comma-separated names of more environment variables whose values are secrets to redact, whatever their names.',

@@ -16,6 +16,11 @@ export interface ResourceLimits {
   fileSizeBytes: number;
   openFiles: number;
   processes: number;
+  /**
+   * What one call may write in all to its TMPDIR (a tmpfs of this size, PROTOCOL §11); not an
+   * operation's writes to the project root nor --allow-write directories.
+   */
+  diskBytes: number;
 }
 
 /** Who decided a plugin's network: an admin, the default at trust, or kept from before network confinement. */
@@ -49,6 +54,7 @@ export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = {
   fileSizeBytes: GIB,
   openFiles: 1024,
   processes: 256,
+  diskBytes: 256 * 1024 ** 2,
 };
 
 /** Bounds an admin's value must keep (a call with less than this cannot start a runtime). */
@@ -58,6 +64,7 @@ export const LIMIT_BOUNDS: Record<keyof ResourceLimits, { min: number; max: numb
   fileSizeBytes: { min: 1024 ** 2, max: 1024 * GIB, name: 'file size' },
   openFiles: { min: 16, max: 1_048_576, name: 'open files' },
   processes: { min: 1, max: 65_536, name: 'processes' },
+  diskBytes: { min: 1024 ** 2, max: 1024 * GIB, name: 'disk' },
 };
 
 export const MAX_ALLOW_READ = 32;

@@ -12,6 +12,7 @@ import {
   closeSync,
   existsSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -29,7 +30,14 @@ export interface CallPolicy {
   network: 'allow' | 'none';
   allowRead: readonly string[];
   allowWrite: readonly string[];
-  limits: { memoryBytes: number; cpuMs: number; fileSizeBytes: number; openFiles: number; processes: number };
+  limits: {
+    memoryBytes: number;
+    cpuMs: number;
+    fileSizeBytes: number;
+    openFiles: number;
+    processes: number;
+    diskBytes: number;
+  };
   /** The project's root when the call may see it (project.files.read); `write` in a project.operate call. */
   project?: { root: string; write: boolean };
 }
@@ -44,9 +52,10 @@ const SYSTEM_READ = [
   '/lib64',
   '/libx32',
   '/opt',
-  // not /proc: another process's environ would be readable (Landlock's ptrace rule does not cover it)
+  // not /proc: another process's environ would be readable (Landlock's ptrace rule does not cover it);
+  // not /sys/fs/cgroup: every other call's and installation's cgroups are there (a runtime that looks
+  // for its memory limit there finds none and goes by the machine's; the kernel still enforces it)
   '/sys/devices/system/cpu',
-  '/sys/fs/cgroup',
   '/dev/urandom',
   '/dev/random',
   '/dev/zero',
@@ -219,9 +228,18 @@ function toolRoot(file: string): string | undefined {
   return bin.endsWith('/bin') ? dirname(bin) : bin;
 }
 
+/** A call's TMPDIR in its scratch directory: where the helper mounts the call's tmpfs (native/isolate.h). */
+export const SCRATCH_TMP = 'tmp';
+
+export function scratchTmp(scratch: string): string {
+  return join(scratch, SCRATCH_TMP);
+}
+
 /**
- * Private, empty directories for calls' temporary files (their TMPDIR), kept
- * for the next call once emptied: the path a call gets is then one of a few,
+ * Private, empty directories for calls' temporary files, kept for the next call
+ * once emptied: each holds `tmp`, the call's TMPDIR, on which an isolated call
+ * gets its tmpfs (the Landlock write rule is on the scratch directory above it,
+ * read-only in the call's mount namespace: isolate.h says why). The path a call gets is then one of a few,
  * so the helper's cached Landlock ruleset for a plugin fits every call, and no
  * directory is made and removed per call. Released only after every process of
  * the call is gone; emptied, made 0700 again (a plugin may have chmod-ed it)
@@ -248,14 +266,14 @@ class ScratchPool {
     const path = mkdtempSync(join(tmpdir(), 'sy-call-'));
     if (this.#all.size === 0) process.once('exit', () => this.removeAll());
     this.#all.add(path);
+    mkdirSync(scratchTmp(path), { mode: 0o700 });
     return path;
   }
 
   #release(path: string): void {
     try {
-      // Listed already when the call's file-size check found it empty (one readdir, not three, per call).
-      const names = this.#seenEmpty.delete(path) ? [] : readdirSync(path);
-      for (const name of names) rmSync(join(path, name), { recursive: true, force: true });
+      // Listed already when the call's file-size check found it empty (no readdir here, per call).
+      const emptied = this.#empty(path, this.#seenEmpty.delete(path));
       // chmod only a directory of ours whose mode the call changed (never through a symlink):
       // one system call less on every usual call.
       let stats = lstatSync(path);
@@ -264,10 +282,7 @@ class ScratchPool {
         stats = lstatSync(path);
       }
       const own =
-        stats.isDirectory() &&
-        stats.uid === hostUid() &&
-        (stats.mode & 0o7777) === 0o700 &&
-        (names.length === 0 || readdirSync(path).length === 0);
+        stats.isDirectory() && stats.uid === hostUid() && (stats.mode & 0o7777) === 0o700 && emptied;
       if (own && this.#free.length < 64) return void this.#free.push(path);
     } catch {
       // not emptied (an immutable file, a vanished directory): not used again
@@ -281,6 +296,33 @@ class ScratchPool {
         `switchyard: scratch directory ${path} could not be removed (${(error as Error).message}); left in place, not used again\n`,
       );
     }
+  }
+
+  /**
+   * Everything in the scratch directory gone but its `tmp`, a directory of ours, empty and 0700 (made
+   * again when the call replaced it). True when that is so.
+   */
+  #empty(path: string, seenEmpty: boolean): boolean {
+    let removed = false;
+    for (const name of seenEmpty ? [] : readdirSync(path)) {
+      if (name === SCRATCH_TMP) continue;
+      rmSync(join(path, name), { recursive: true, force: true });
+      removed = true;
+    }
+    const tmp = scratchTmp(path);
+    let stats = lstatSync(tmp, { throwIfNoEntry: false });
+    if (!stats?.isDirectory() || stats.uid !== hostUid()) {
+      rmSync(tmp, { recursive: true, force: true });
+      mkdirSync(tmp, { mode: 0o700 });
+      stats = lstatSync(tmp);
+    }
+    for (const name of seenEmpty ? [] : readdirSync(tmp)) {
+      rmSync(join(tmp, name), { recursive: true, force: true });
+      removed = true;
+    }
+    if ((stats.mode & 0o7777) !== 0o700) chmodSync(tmp, 0o700);
+    // What could not be removed (an immutable file) is still there: not used again.
+    return !removed || (readdirSync(path).length === 1 && readdirSync(tmp).length === 0);
   }
 
   removeAll(): void {
@@ -308,17 +350,20 @@ export function scratchDirectory(): { path: string; release: () => void } {
 export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_000): boolean {
   const pending = [dir];
   let seen = 0;
-  let top = true;
+  // Nothing in it but its empty tmp (the usual call), so far.
+  let empty = true;
   while (pending.length > 0 && seen < budget) {
     const current = pending.pop()!;
     let entries;
     try {
       entries = readdirSync(current, { withFileTypes: true });
     } catch {
+      empty = false;
       continue;
     }
-    if (top && entries.length === 0) scratchPool.sawEmpty(dir);
-    top = false;
+    if (current === dir)
+      empty = entries.length === 1 && entries[0]!.name === SCRATCH_TMP && entries[0]!.isDirectory();
+    else if (entries.length > 0) empty = false;
     for (const entry of entries) {
       if (++seen > budget) break;
       const path = join(current, entry.name);
@@ -332,6 +377,7 @@ export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_0
       }
     }
   }
+  if (empty && pending.length === 0) scratchPool.sawEmpty(dir);
   return false;
 }
 
@@ -356,7 +402,14 @@ export function kernelPolicyOf(
     call.packageCopy,
     call.scratch,
     project ? [project.write, project.root] : null,
-    [limits.memoryBytes, limits.cpuMs, limits.fileSizeBytes, limits.openFiles, limits.processes],
+    [
+      limits.memoryBytes,
+      limits.cpuMs,
+      limits.fileSizeBytes,
+      limits.openFiles,
+      limits.processes,
+      limits.diskBytes,
+    ],
     call.interpreter,
     policy.allowRead,
     allowWrite,
@@ -379,7 +432,9 @@ export function kernelPolicyOf(
       fileSizeBytes: limits.fileSizeBytes,
       openFiles: limits.openFiles,
       processes: limits.processes,
+      diskBytes: limits.diskBytes,
     }),
+    tmp: scratchTmp(call.scratch),
   });
   if (builtPolicies.size >= 512) builtPolicies.clear();
   builtPolicies.set(key, kernel);

@@ -36,9 +36,15 @@ export interface Containment {
 export const FORCE_ENV: EnvironmentName = 'SWITCHYARD_SPAWNER';
 /** `off`: no kernel confinement of plugin calls (the helper's subreaper containment stays). */
 export const CONFINEMENT_ENV: EnvironmentName = 'SWITCHYARD_CONFINEMENT';
+/** `off`: confined calls without their own namespaces (to measure their cost, or rule them out). */
+export const NAMESPACES_ENV: EnvironmentName = 'SWITCHYARD_CALL_NAMESPACES';
 
 function confinementWanted(): boolean {
   return readEnv(CONFINEMENT_ENV) !== 'off';
+}
+
+function namespacesWanted(): boolean {
+  return readEnv(NAMESPACES_ENV) !== 'off';
 }
 
 /**
@@ -72,6 +78,8 @@ export function containment(): Containment {
         'file access rules',
         'network rules',
         'resource limits',
+        'per-call IPC and mount namespaces',
+        'disk budget',
       ],
     };
   }
@@ -94,6 +102,9 @@ interface Probe {
   landlockAbi: number;
   seccomp: boolean;
   capabilitiesDroppable: boolean;
+  /** Per-call IPC and mount namespaces (and so the disk budget); else why not. */
+  namespaces: boolean;
+  namespacesProblem?: string;
   limits: { memory?: string; processes?: string };
   /** Why the helper could not use a cgroup controller (`limits-cgroup-<name> unavailable: …`). */
   cgroupProblems: { memory?: string; pids?: string };
@@ -133,7 +144,7 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
   );
   if (probe.seccomp)
     enforced.push(
-      "seccomp: no new socket without network, never a unix socket by path (the host's Redis), no io_uring, no priority or limit changes of other processes",
+      "seccomp: no new socket without network, never a unix socket by path (the host's Redis), no io_uring, no priority or limit changes of other processes, no kernel keyring, no new namespace (no user namespace, so no capability in one)",
     );
   else missing.push('seccomp filter (not available on this kernel or architecture)');
   if (probe.capabilitiesDroppable)
@@ -156,6 +167,19 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
       `process limit (needs a pids cgroup the worker can create; RLIMIT_NPROC does not bind root${why(probe.cgroupProblems.pids)})`,
     );
   else enforced.push(`process limit (${processes})`);
+  const namespacesOff = !namespacesWanted() ? `${NAMESPACES_ENV}=off` : undefined;
+  if (probe.namespaces && !namespacesOff) {
+    enforced.push(
+      'per-call IPC namespace: SysV shared memory, message queues, semaphores and POSIX message queues are private to the call and gone with it',
+      'per-call mount namespace: the TMPDIR is a tmpfs of the disk budget (`plugin set --disk`), gone with the call; the disk budget does not cover an operation writing the project root, nor --allow-write directories',
+    );
+  } else {
+    const why = namespacesOff ?? probe.namespacesProblem ?? 'unknown';
+    missing.push(
+      `per-call IPC namespace (${why}): SysV IPC and POSIX message queues are shared with other calls and the worker's user`,
+      `disk budget (${why}): what a call writes in its TMPDIR is bounded only per file (--file-size)`,
+    );
+  }
   return { enforced, missing };
 }
 
@@ -180,11 +204,16 @@ function probeHelper(): Probe | undefined {
     const problem = (name: string) =>
       new RegExp(`^limits-cgroup-${name} unavailable: (.+)$`, 'm').exec(said)?.[1];
     const [memoryProblem, pidsProblem] = [problem('memory'), problem('pids')];
+    const namespaces = /^namespaces (\S+)(?: (.+))?$/m.exec(said);
     probed = {
       landlockAbi: Number(abi),
       seccomp: value('seccomp') === '1',
       // An older helper build says nothing: it drops what it can.
       capabilitiesDroppable: value('capabilities-droppable') !== '0',
+      namespaces: namespaces?.[1] === '1',
+      ...(namespaces?.[1] === '1'
+        ? {}
+        : { namespacesProblem: namespaces?.[2] ?? 'the helper is of a build without them' }),
       limits: { ...(memory ? { memory } : {}), ...(processes ? { processes } : {}) },
       cgroupProblems: {
         ...(memoryProblem ? { memory: memoryProblem } : {}),
@@ -252,7 +281,12 @@ export async function startCallProcess(request: SpawnRequest): Promise<CallProce
     spawners.delete(kind);
     return startInProcessGroup(request);
   }
-  return helper.spawn({ ...request, confine, ...(confine ? {} : { policy: undefined }) });
+  return helper.spawn({
+    ...request,
+    confine,
+    isolate: confine && namespacesWanted(),
+    ...(confine ? {} : { policy: undefined }),
+  });
 }
 
 /** The fallback: execa, detached (own process group), group-killed at the end. */

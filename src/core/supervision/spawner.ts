@@ -54,6 +54,11 @@ export interface SpawnRequest {
   policy?: KernelPolicy;
   /** Refuse to start when the kernel lacks Landlock or seccomp (worker --require-confinement). */
   requireConfinement?: boolean;
+  /**
+   * Its own IPC and mount namespaces, and with a policy's `tmp` its tmpfs of `diskBytes`
+   * (native/isolate.h); only where the helper said it can (`isolation`), else ignored.
+   */
+  isolate?: boolean;
 }
 
 /** What the keeper applies to one call (native/confine.h, native/limits.h). */
@@ -67,7 +72,11 @@ export interface KernelPolicy {
     fileSizeBytes: number;
     openFiles: number;
     processes: number;
+    /** The size of the call's tmpfs on `tmp` (an isolated call). */
+    diskBytes: number;
   };
+  /** The call's TMPDIR, where an isolated call gets its tmpfs; its parent is the scratch directory. */
+  tmp?: string;
 }
 
 /** SPAWN flags (native/keeper.h). */
@@ -77,9 +86,10 @@ const SPAWN_EXEC_FD = 4;
 const SPAWN_FILES = 8;
 const SPAWN_NO_NETWORK = 16;
 const SPAWN_LIMITS = 32;
+const SPAWN_ISOLATE = 64;
 
 /** LIMIT_* bits (native/keeper.h): which limit a call hit. */
-export const LIMIT_NAMES = { 1: 'memory', 2: 'cpu', 4: 'file size', 8: 'processes' } as const;
+export const LIMIT_NAMES = { 1: 'memory', 2: 'cpu', 4: 'file size', 8: 'processes', 16: 'disk' } as const;
 export type LimitName = (typeof LIMIT_NAMES)[keyof typeof LIMIT_NAMES];
 
 export function limitNames(bits: number): LimitName[] {
@@ -304,6 +314,8 @@ export class Spawner {
   seccomp: boolean | undefined;
   /** LIMIT_* bits the helper can enforce on this host. */
   enforceableLimits: LimitName[] | undefined;
+  /** The helper can isolate calls (LIMIT_DISK in HELLO: per-call namespaces and a tmpfs, native/isolate.h). */
+  isolation = false;
   /** Why the helper is gone, once it is (its exit code by name and its last stderr line). */
   exitMessage: string | undefined;
 
@@ -358,7 +370,8 @@ export class Spawner {
         (request.executableFd === undefined ? 0 : SPAWN_EXEC_FD) |
         (policy?.files ? SPAWN_FILES : 0) |
         (policy?.network === 'none' ? SPAWN_NO_NETWORK : 0) |
-        (policy?.limits ? SPAWN_LIMITS : 0),
+        (policy?.limits ? SPAWN_LIMITS : 0) |
+        (request.confine && request.isolate && this.isolation ? SPAWN_ISOLATE : 0),
       policy,
     );
     const call = new HelperCall(id, this);
@@ -401,6 +414,7 @@ export class Spawner {
         this.landlockAbi = data.readUInt32LE(at + HEADER);
         this.seccomp = length >= 8 && data.readUInt32LE(at + HEADER + 4) === 1;
         this.enforceableLimits = length >= 12 ? limitNames(data.readUInt32LE(at + HEADER + 8)) : [];
+        this.isolation = this.enforceableLimits.includes('disk');
       }
       if (call) {
         call.receive(type, data.subarray(at + HEADER, at + HEADER + length));
@@ -510,8 +524,10 @@ function policyEntries(policy: KernelPolicy): string[] {
       `fsize=${limits.fileSizeBytes}`,
       `nofile=${limits.openFiles}`,
       `nproc=${limits.processes}`,
+      `disk=${limits.diskBytes}`,
     );
   }
+  if (policy.tmp) entries.push(`tmp=${policy.tmp}`);
   return entries;
 }
 

@@ -31,6 +31,7 @@ import {
   scratchAtFileLimit,
   runByNode,
   scratchDirectory,
+  scratchTmp,
   type CallPolicy,
 } from './call-policy.js';
 import { containment, startCallProcess, type CallProcess } from './containment.js';
@@ -136,7 +137,7 @@ async function superviseIn<M extends Exclude<MethodName, 'initialize'>>(
   spawnFailed: (error: unknown) => CallError,
   scratch: string,
 ): Promise<CallOutcome<M>> {
-  const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratch };
+  const env: Record<string, string> = { ...pluginEnvironment(), TMPDIR: scratchTmp(scratch) };
   // From a copy: opened only to read its #! line (its interpreter's paths), started by path.
   let copyFd: number | undefined;
   let child: CallProcess;
@@ -341,11 +342,13 @@ function limitError(
     if (name === 'cpu') return ` of ${Math.ceil(limits.cpuMs / 1_000)}s CPU time`;
     if (name === 'file size') return ` of ${formatBytes(limits.fileSizeBytes)}`;
     if (name === 'processes') return ` of ${limits.processes}`;
+    if (name === 'disk') return ` of ${formatBytes(limits.diskBytes)} (what it writes in its TMPDIR)`;
     return '';
   };
   const named = hit.map((name) => `the ${name} limit${value(name)}`).join(' and ');
+  const gone = hit.includes('disk') ? ', the files it wrote are gone' : '';
   return new ResourceLimitError(
-    `the call went over ${named}; its processes were killed (an admin raises it with \`plugin set\`)`,
+    `the call went over ${named}; its processes were killed${gone} (an admin raises it with \`plugin set\`)`,
     hit,
   );
 }
