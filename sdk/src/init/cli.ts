@@ -39,7 +39,7 @@ async function main(): Promise<number> {
   const lang = parsed.values.lang as Language;
   if (!LANGUAGES.includes(lang)) {
     process.stderr.write(
-      `--lang must be ${LANGUAGES.join(' or ')}, not ${JSON.stringify(parsed.values.lang)}\n`,
+      `--lang must be ${LANGUAGES.slice(0, -1).join(', ')} or ${LANGUAGES.at(-1)}, not ${JSON.stringify(parsed.values.lang)}\n`,
     );
     return 2;
   }
