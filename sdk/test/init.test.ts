@@ -42,10 +42,8 @@ describe('the switchyard-plugin command in the repository (sdk/README.md §0)', 
       string,
       string
     >;
-    const locked = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')).packages.sdk.bin as Record<
-      string,
-      string
-    >;
+    const locked = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')).packages.sdk
+      .bin as Record<string, string>;
     expect(Object.keys(locked).sort()).toEqual(Object.keys(sdkBins).sort());
   });
 
