@@ -1,5 +1,6 @@
-// Copies the C template of `switchyard-plugin init --lang c` into dist: the
-// native example's source, kept in one place (examples/plugins/native-fixture).
+// Copies the templates of `switchyard-plugin init` into dist: the C one is the
+// native example's source, kept in one place (examples/plugins/native-fixture);
+// the Python one lives in sdk/templates.
 import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,3 +11,4 @@ await copyFile(
   join(sdk, '..', 'examples', 'plugins', 'native-fixture', 'native-fixture.c'),
   join(sdk, 'dist', 'templates', 'plugin.c'),
 );
+await copyFile(join(sdk, 'templates', 'plugin.py'), join(sdk, 'dist', 'templates', 'plugin.py'));

@@ -3,7 +3,7 @@
 // plugins, and the CLI as a subprocess.
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,13 +92,36 @@ describe('runConformance on a hand-written plugin', () => {
   });
 
   it('passes a plugin that declares project.operate: the operate checks run and pass', async () => {
-    const report = await runConformance(await handwrittenPackage('operates'));
+    const dir = await handwrittenPackage('operates');
+    const report = await runConformance(dir);
     expect(report.ok, describeReport(report)).toBe(true);
     const operate = report.checks.filter((check) => check.name.startsWith('project.operate'));
     expect(
       operate.map((check) => check.status),
       describeReport(report),
     ).toEqual(['pass', 'pass', 'pass']);
+    // It ran the listed action whose risk is none (trimmed, any case), never the first, risky one.
+    expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('handwritten.noop\n');
+  });
+
+  it('never runs an action whose risk is not none unless --action names it', async () => {
+    const dir = await handwrittenPackage('operates-risky-only');
+    const report = await runConformance(dir);
+    expect(report.ok, describeReport(report)).toBe(true);
+    const check = report.checks.find((entry) => entry.name.startsWith('project.operate runs'))!;
+    expect(check.status).toBe('skip');
+    expect(check.detail).toMatch(/no listed action has risk "none".*--action <id>.*handwritten\.wipe/);
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false);
+
+    const named = await runConformance(dir, { action: 'handwritten.wipe' });
+    expect(named.ok, describeReport(named)).toBe(true);
+    expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('handwritten.wipe\n');
+
+    const unlisted = await runConformance(dir, { action: 'handwritten.other' });
+    expect(unlisted.ok).toBe(false);
+    expect(failed(unlisted).map((entry) => entry.detail)).toEqual([
+      '--action handwritten.other: project.inspect does not list it (it lists handwritten.wipe)',
+    ]);
   });
 
   // [mode, a check that must fail, text its detail must contain, only these checks may fail?]
@@ -234,6 +257,6 @@ describe('switchyard-plugin-conformance CLI', () => {
     requireBuilt(cli);
     const { code, stderr } = await runCli([]);
     expect(code).toBe(2);
-    expect(stderr).toContain('usage: switchyard-plugin-conformance');
+    expect(stderr).toContain('usage: switchyard-plugin conformance');
   });
 });

@@ -11,6 +11,7 @@ import { OS_TRUST_BOUNDARY_STATEMENT } from '@switchyard/plugin-sdk/protocol';
 import { packPlugin } from '@switchyard/plugin-sdk/pack';
 import { localUser, runtimeFor } from '../core/runtime/index.js';
 import { createLogger } from '../core/platform/index.js';
+import { watchAncestors } from './ancestors.js';
 import { localBackend } from './backend.js';
 import { printBatchResults, followWithProgress } from './commands/work-output.js';
 import { printPluginTable } from './commands/plugin-commands.js';
@@ -47,6 +48,23 @@ export interface DemoOptions {
 export async function runDemo(options: DemoOptions): Promise<void> {
   const dataDir = resolve(options.dataDir ?? join(REPO, '.switchyard-demo'));
   const say = (text: string) => process.stdout.write(`${text}\n`);
+  const aborter = new AbortController();
+  let up: RunningUp | undefined;
+  let stopRequested = false;
+  const stop = () => {
+    if (!up) return aborter.abort();
+    if (stopRequested) return;
+    stopRequested = true;
+    say('\nstopping…');
+    void up.stop();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  // npm stopped by pid (kill -TERM <npm>) signals only the shell it ran us in: stop with it.
+  const unwatch = watchAncestors((pid) => {
+    say(`\nthe process that started the demo (pid ${pid}) is gone`);
+    stop();
+  });
   say(`Switchyard demo — a fresh data dir at ${dataDir}\n`);
   await rm(dataDir, { recursive: true, force: true });
   await mkdir(join(dataDir, 'plugins'), { recursive: true, mode: 0o755 });
@@ -72,18 +90,6 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const config = resolveConfig({ dataDir });
   const logger = createLogger('up', 'warn');
   say(`2. Starting Switchyard: embedded redis-server (AOF), api, ${options.workers} workers, scheduler`);
-  const aborter = new AbortController();
-  let up: RunningUp | undefined;
-  let stopRequested = false;
-  const stop = () => {
-    if (!up) return aborter.abort();
-    if (stopRequested) return;
-    stopRequested = true;
-    say('\nstopping…');
-    void up.stop();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
   try {
     up = await startUp(
       config,
@@ -100,6 +106,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     );
   } catch (error) {
     if (error instanceof StartAborted) {
+      unwatch();
       say('stopped during start-up');
       return;
     }
@@ -147,6 +154,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   );
   say('Press Ctrl-C to stop everything.');
   await up.stopped;
+  unwatch();
   say('stopped; nothing left running.');
 }
 

@@ -343,6 +343,46 @@ describe('login, whoami, logout', () => {
   });
 });
 
+describe('logout --profile of a remote-only profile that is not the current one', () => {
+  it('says that commands naming the profile stay remote (asking for a login), and what the others do', async () => {
+    const login = await as(
+      'named',
+      ['--remote', 'login', '--url', api.base, '--token-stdin', '--profile', 'admin'],
+      {
+        input: tokens.admin.token,
+      },
+    );
+    expect(login.code, login.stderr).toBe(0);
+    const logout = await as('named', ['logout', '--profile', 'admin']);
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(logout.stdout).toBe(
+      [
+        'logged out: profile admin forgot its token (it stays, remote-only, without one)',
+        `with --profile admin: now in remote mode: ${api.base} (profile admin); no token: switchyard login --url ${api.base} --token-stdin --profile admin`,
+        'without --profile: now in local mode (Redis directly, as admin); use --remote or a profile with mode remote to refuse that',
+        '',
+      ].join('\n'),
+    );
+    expect((await as('named', ['profile', 'list'])).stdout).toMatch(
+      /^\s+admin\s+\S+\s+\(logged out\)\s+remote$/m,
+    );
+    const who = await as('named', ['--profile', 'admin', 'whoami']);
+    expect(who.code).toBe(4);
+    expect(who.stderr).toMatch(/no token for http/);
+    const asJson = json<Record<string, unknown>>(
+      await as('named', ['--json', 'logout', '--profile', 'admin']),
+    );
+    expect(asJson).toEqual({
+      profile: 'admin',
+      removed: true,
+      kept: true,
+      mode: 'remote',
+      url: api.base,
+      withoutProfile: { mode: 'local' },
+    });
+  });
+});
+
 describe('three identities, remotely', () => {
   let fingerprint = '';
 

@@ -18,12 +18,25 @@ function expect(condition: unknown, detail: string): asserts condition {
 
 export type Runner = (name: string, body: () => Promise<void>, level?: CheckLevel) => Promise<void>;
 
+/** What the kit sends as `hostVersion`: `<host>/<version>`, as a host does (PROTOCOL §7). */
+const KIT_HOST_VERSION = 'switchyard-conformance/0.1.0';
+
+/** The one risk that says an action changes nothing (trimmed, any case), as the host's run form reads it. */
+export const HARMLESS_RISK = 'none';
+const isHarmless = (risk: string) => risk.trim().toLowerCase() === HARMLESS_RISK;
+
+export interface ProtocolCheckOptions {
+  timeoutMs: number;
+  /** The listed action the operate check runs for real; default: the first whose risk is `none`. */
+  action?: string | undefined;
+}
+
 export async function runProtocolChecks(
   manifest: Manifest,
   packageDir: string,
   executablePath: string,
   projectRoot: string,
-  timeoutMs: number,
+  { timeoutMs, action: chosenAction }: ProtocolCheckOptions,
   run: Runner,
 ): Promise<void> {
   const requested = manifest.requestedScopes;
@@ -44,7 +57,7 @@ export async function runProtocolChecks(
   const initialize = async (probe: Probe, grantedScopes: readonly Scope[], id = 1) => {
     const reply = await probe.call(id, 'initialize', {
       protocolVersion: PROTOCOL_VERSION,
-      hostVersion: 'switchyard-conformance',
+      hostVersion: KIT_HOST_VERSION,
       grantedScopes,
     });
     expectResult(reply, id, 'initialize');
@@ -54,7 +67,7 @@ export async function runProtocolChecks(
     withProbe(async (probe) => {
       const reply = await probe.call(1, 'initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
+        hostVersion: KIT_HOST_VERSION,
         grantedScopes: requested,
       });
       const result = expectResult(reply, 1, 'initialize');
@@ -69,7 +82,7 @@ export async function runProtocolChecks(
       const subset = requested.slice(0, -1);
       const reply = await probe.call(1, 'initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
+        hostVersion: KIT_HOST_VERSION,
         grantedScopes: subset,
       });
       const echoed = [...expectResult(reply, 1, 'initialize').grantedScopes].sort();
@@ -84,7 +97,7 @@ export async function runProtocolChecks(
     withProbe(async (probe) => {
       const reply = await probe.call(1, 'initialize', {
         protocolVersion: 'switchyard.plugin/v0',
-        hostVersion: 'switchyard-conformance',
+        hostVersion: KIT_HOST_VERSION,
         grantedScopes: [],
       });
       expectError(reply, 1, ERROR_CODES.protocolMismatch);
@@ -159,22 +172,38 @@ export async function runProtocolChecks(
 
   const operates = declares('project.operate');
   const withRoot = requested.includes('project.files.read') ? { ...project, root: projectRoot } : project;
+  // Runs the action for real (input {}), so never one that may change something unless named.
   await run(
-    'project.operate runs an action project.inspect lists (a result or an application error)',
+    'project.operate runs a listed action whose risk is none, or the one --action names (a result or an application error)',
     async () => {
       if (!operates) throw new CheckSkipped('plugin does not declare project.operate');
       if (!inspects)
         throw new CheckSkipped('plugin does not declare project.inspect, which lists the actions');
-      let action: string | undefined;
+      let listed: { id: string; risk: string }[] = [];
       await withProbe(async (probe) => {
         await initialize(probe, requested);
-        action = expectResult(
+        listed = expectResult(
           await probe.call(2, 'project.inspect', { project: withRoot }),
           2,
           'project.inspect',
-        ).actions[0]?.id;
+        ).actions;
       });
-      if (action === undefined) throw new CheckSkipped('project.inspect lists no action');
+      const ids = listed.map((entry) => entry.id);
+      let action: string | undefined;
+      if (chosenAction !== undefined) {
+        expect(
+          ids.includes(chosenAction),
+          `--action ${chosenAction}: project.inspect does not list it (it lists ${ids.length === 0 ? 'no action' : ids.join(', ')})`,
+        );
+        action = chosenAction;
+      } else {
+        if (listed.length === 0) throw new CheckSkipped('project.inspect lists no action');
+        action = listed.find((entry) => isHarmless(entry.risk))?.id;
+        if (action === undefined)
+          throw new CheckSkipped(
+            `no listed action has risk "none", and one that may change something is never run unasked: pass --action <id> to run one of ${ids.join(', ')} for real`,
+          );
+      }
       await withProbe(async (probe) => {
         await initialize(probe, requested);
         const reply = await probe.call(2, 'project.operate', { project: withRoot, action, input: {} });
@@ -234,7 +263,7 @@ export async function runProtocolChecks(
     return withProbe(async (probe) => {
       const reply = await probe.call(1, 'initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
+        hostVersion: KIT_HOST_VERSION,
         grantedScopes: [undeclared],
       });
       expectError(reply, 1, ERROR_CODES.permissionDenied);
@@ -252,7 +281,7 @@ export async function runProtocolChecks(
       await initialize(probe, requested);
       const reply = await probe.call(2, 'initialize', {
         protocolVersion: PROTOCOL_VERSION,
-        hostVersion: 'switchyard-conformance',
+        hostVersion: KIT_HOST_VERSION,
         grantedScopes: requested,
       });
       expectError(reply, 2, ERROR_CODES.notInitialized);
@@ -300,7 +329,7 @@ export async function runProtocolChecks(
             method: 'initialize',
             params: {
               protocolVersion: PROTOCOL_VERSION,
-              hostVersion: 'switchyard-conformance',
+              hostVersion: KIT_HOST_VERSION,
               grantedScopes: requested,
             },
           }),
@@ -336,7 +365,7 @@ export async function runProtocolChecks(
       withProbe(async (probe) => {
         const reply = await probe.call(1, 'initialize', {
           protocolVersion: PROTOCOL_VERSION,
-          hostVersion: 'switchyard-conformance',
+          hostVersion: KIT_HOST_VERSION,
           grantedScopes: ['project.delete'],
         });
         expectError(reply, 1, ERROR_CODES.permissionDenied);

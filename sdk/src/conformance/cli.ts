@@ -4,7 +4,8 @@
 import { parseArgs } from 'node:util';
 import { runConformance, type ConformanceCheck } from './run.js';
 
-const usage = 'usage: switchyard-plugin-conformance <package-dir> [--strict] [--timeout-ms <n>] [--json]';
+const usage =
+  'usage: switchyard-plugin conformance <package-dir> [--strict] [--action <id>] [--timeout-ms <n>] [--json]';
 
 async function main(): Promise<number> {
   let parsed;
@@ -13,6 +14,7 @@ async function main(): Promise<number> {
       allowPositionals: true,
       options: {
         'timeout-ms': { type: 'string' },
+        action: { type: 'string' },
         json: { type: 'boolean' },
         strict: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -24,7 +26,7 @@ async function main(): Promise<number> {
   }
   if (parsed.values.help) {
     process.stdout.write(
-      `${usage}\n\nStarts the package's executable as a Switchyard host would (argument array,\npackage directory as cwd, minimal environment) and checks switchyard.plugin/v1.\n\nRequired checks are what a host needs; strict checks (the TypeScript SDK's\nextra strictness) print "warn" when they fail, or FAIL with --strict.\nExit 0: no check failed; 1: a check failed; 2: usage error.\n\nexample: switchyard-plugin-conformance ./dist\n`,
+      `${usage}\n\nStarts the package's executable as a Switchyard host would (argument array,\npackage directory as cwd, minimal environment) and checks switchyard.plugin/v1.\n\nRequired checks are what a host needs; strict checks (the TypeScript SDK's\nextra strictness) print "warn" when they fail, or FAIL with --strict.\n\nOf the actions project.inspect lists, the kit runs the first whose risk is "none"\nfor real (input {}); --action <id> names another one to run instead (it may\nchange what it acts on: the kit's project is an empty temporary directory).\nWithout either, that check is skipped. --timeout-ms is the wait for each answer.\nExit 0: no check failed; 1: a check failed; 2: usage error.\n\nexample: switchyard-plugin conformance ./dist\n`,
     );
     return 0;
   }
@@ -48,6 +50,7 @@ async function main(): Promise<number> {
     ...(timeoutMs ? { timeoutMs } : {}),
     ...(json ? {} : { onCheck: print }),
     strict: parsed.values.strict === true,
+    ...(parsed.values.action === undefined ? {} : { action: parsed.values.action }),
   });
   if (json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);

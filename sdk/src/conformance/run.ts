@@ -37,6 +37,12 @@ export interface ConformanceOptions {
   onCheck?: (check: ConformanceCheck) => void;
   /** Strict checks fail instead of warning. */
   strict?: boolean;
+  /**
+   * The action that the operate check runs for real, with input `{}`; it must be one
+   * project.inspect lists. Default: the first listed whose risk is `none` (the check
+   * is skipped when there is none).
+   */
+  action?: string;
 }
 
 export async function runConformance(
@@ -80,7 +86,14 @@ export async function runConformance(
 
   const projectRoot = await mkdtemp(join(tmpdir(), 'switchyard-conformance-'));
   try {
-    await runProtocolChecks(manifest, packageDir, executable.path, projectRoot, timeoutMs, run);
+    await runProtocolChecks(
+      manifest,
+      packageDir,
+      executable.path,
+      projectRoot,
+      { timeoutMs, action: options.action },
+      run,
+    );
   } finally {
     await rm(projectRoot, { recursive: true, force: true });
   }

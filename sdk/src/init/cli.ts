@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// switchyard-plugin init <dir> [--lang ts|c] [--id <id>]
+// switchyard-plugin init <dir> [--lang ts|c|py] [--id <id>]; the bin shim sends
+// `switchyard-plugin conformance …` and `switchyard-plugin pack …` to their own commands.
 import { parseArgs } from 'node:util';
 import { LANGUAGES, initPlugin, type Language } from './init.js';
 
-const usage = 'usage: switchyard-plugin init <dir> [--lang ts|c] [--id <plugin-id>]';
+const usage = `usage: switchyard-plugin init <dir> [--lang ts|c|py] [--id <plugin-id>]
+       switchyard-plugin conformance <package-dir> [--strict] [--action <id>] [--timeout-ms <n>] [--json]
+       switchyard-plugin pack <entry-file> [--manifest <plugin.json>] [--out <package-dir>]`;
 
 async function main(): Promise<number> {
   let parsed;
@@ -22,7 +25,7 @@ async function main(): Promise<number> {
   }
   if (parsed.values.help) {
     process.stdout.write(
-      `${usage}\n\nWrites a new plugin that passes the conformance kit as written: TypeScript (serve()\nfrom @switchyard/plugin-sdk, packed with switchyard-plugin-pack) or C (no dependencies).\nThe id defaults to the directory's name.\n\nexample: switchyard-plugin init my-inspector --lang ts\n`,
+      `${usage}\n\ninit writes a new plugin that passes the conformance kit as written: TypeScript\n(serve() from @switchyard/plugin-sdk, which it copies into vendor/, packed with\nswitchyard-plugin pack), C (no dependencies) or Python 3 (standard library only).\nThe id defaults to the directory's name. conformance checks a built package\n(--help for more); pack bundles a TypeScript plugin into one executable.\n\nexample: switchyard-plugin init my-inspector --lang py\n`,
     );
     return 0;
   }
@@ -36,7 +39,7 @@ async function main(): Promise<number> {
   const lang = parsed.values.lang as Language;
   if (!LANGUAGES.includes(lang)) {
     process.stderr.write(
-      `--lang must be ${LANGUAGES.join(' or ')}, not ${JSON.stringify(parsed.values.lang)}\n`,
+      `--lang must be ${LANGUAGES.slice(0, -1).join(', ')} or ${LANGUAGES.at(-1)}, not ${JSON.stringify(parsed.values.lang)}\n`,
     );
     return 2;
   }

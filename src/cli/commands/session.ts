@@ -23,6 +23,13 @@ import {
 } from '../profiles.js';
 import { resolveTarget } from '../target.js';
 
+/** The mode a command runs in, for logout to say it. */
+function modeSentence(target: Awaited<ReturnType<typeof resolveTarget>>): string {
+  return target.mode === 'local'
+    ? 'now in local mode (Redis directly, as admin); use --remote or a profile with mode remote to refuse that'
+    : `now in remote mode: ${target.url}${target.profile ? ` (profile ${target.profile})` : ''}${target.token ? '' : `; no token: switchyard login --url ${target.url} --token-stdin${target.profile ? ` --profile ${target.profile}` : ''}`}`;
+}
+
 export function registerSessionCommands(program: Command): void {
   program
     .command('login')
@@ -77,18 +84,34 @@ export function registerSessionCommands(program: Command): void {
       const globals = command.optsWithGlobals() as { json?: boolean; profile?: string };
       const profile = checkProfileName(globals.profile ?? currentProfile(await readProfiles()));
       const removed = await removeProfile(profile);
+      // A remote-only profile stays (its URL, without the token): commands that name it stay remote.
+      const kept = removed && (await readProfiles()).profiles[profile] !== undefined;
       // What the next command talks to, said rather than found out (local mode is admin over Redis).
       const after = await resolveTarget({ ...command.optsWithGlobals(), profile: undefined });
-      const now =
-        after.mode === 'local'
-          ? 'now in local mode (Redis directly, as admin); use --remote or a profile with mode remote to refuse that'
-          : `now in remote mode: ${after.url}${after.profile ? ` (profile ${after.profile})` : ''}${after.token ? '' : '; no token: switchyard login --url … --token-stdin'}`;
+      const named = kept ? await resolveTarget({ ...command.optsWithGlobals(), profile }) : after;
+      const both = kept && (after.mode === 'local' || after.profile !== profile);
       emit(
         globals.json === true,
-        { profile, removed, mode: after.mode, ...(after.mode === 'remote' ? { url: after.url } : {}) },
+        {
+          profile,
+          removed,
+          kept,
+          mode: named.mode,
+          ...(named.mode === 'remote' ? { url: named.url } : {}),
+          ...(both
+            ? { withoutProfile: { mode: after.mode, ...(after.mode === 'remote' ? { url: after.url } : {}) } }
+            : {}),
+        },
         () => {
-          say(removed ? `logged out: profile ${profile} removed` : `no profile ${profile}`);
-          say(now);
+          say(
+            !removed
+              ? `no profile ${profile}`
+              : kept
+                ? `logged out: profile ${profile} forgot its token (it stays, remote-only, without one)`
+                : `logged out: profile ${profile} removed`,
+          );
+          say(`${both ? `with --profile ${profile}: ` : ''}${modeSentence(named)}`);
+          if (both) say(`without --profile: ${modeSentence(after)}`);
         },
       );
     });
