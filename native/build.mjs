@@ -24,7 +24,9 @@ if (process.platform !== 'linux') {
         ...FLAGS,
         '-o',
         output,
-        ...['spawner.c', 'keeper.c', 'confine.c', 'limits.c', 'isolate.c'].map((file) => join(root, 'native', file)),
+        ...['spawner.c', 'keeper.c', 'confine.c', 'limits.c', 'isolate.c'].map((file) =>
+          join(root, 'native', file),
+        ),
       ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
