@@ -21,6 +21,11 @@ declare module 'fastify' {
 
 export type SendEvent = (event: string, data: unknown) => void;
 
+/** Event data already serialized as JSON (stored outcomes): sent as it is, not stringified again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /** Whether the request that opened a stream may still have it (its token not revoked nor expired). */
 export type StillAllowed = (request: FastifyRequest) => Promise<boolean>;
 
@@ -158,7 +163,8 @@ export async function stream(
           end(true);
           throw new Error('stream ended: the client does not read');
         }
-        raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        const json = data instanceof JsonText ? data.text : JSON.stringify(data);
+        raw.write(`event: ${event}\ndata: ${json}\n\n`);
       }, gone.signal);
   } catch {
     // the client went away or stopped reading, the api stops, or the record vanished: just end the stream
