@@ -39,7 +39,11 @@ export type Handler<R extends HttpRoute> = (
 ) => unknown;
 
 export interface RouteOptions {
-  /** The handler answers itself (reply.send, a stream): its result is not sent. */
+  /**
+   * The handler answers itself (reply.send, a stream): its result is not sent. One that sends a
+   * body stream must not return the reply (a reply settles when its body ends: the request's time
+   * budget would cover the whole body).
+   */
   raw?: boolean;
   /** Problem statuses this route answers beyond the common ones, with what each means. */
   errors?: Record<string, string>;
@@ -72,7 +76,9 @@ export function createRouteKit(
             await authenticate(request, contract.role);
             const input = {
               body: contract.body ? parseOrProblem(contract.body, request.body ?? {}, 'body') : undefined,
-              query: contract.query ? parseOrProblem(contract.query, request.query ?? {}, 'query') : undefined,
+              query: contract.query
+                ? parseOrProblem(contract.query, request.query ?? {}, 'query')
+                : undefined,
               params: request.params,
               actor: `token:${request.token?.name ?? 'unknown'}`,
               signal,

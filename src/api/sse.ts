@@ -39,6 +39,9 @@ export type StillAllowed = (request: FastifyRequest) => Promise<boolean>;
  */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 
+/** What a body that waits for `drained` leaves unsent at most before it sends more. */
+export const DRAINED_BYTES = 1024 * 1024;
+
 interface OpenStream {
   /** Ends the stream: its body's signal aborts, its response ends. */
   end(): void;
@@ -103,7 +106,7 @@ export function serveEventStreams(
 export async function stream(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: (send: SendEvent, signal: AbortSignal) => Promise<void>,
+  body: (send: SendEvent, signal: AbortSignal, drained: () => Promise<void>) => Promise<void>,
 ): Promise<void> {
   const streams = request.server.eventStreams;
   // A request that was under way when the stop began.
@@ -153,19 +156,37 @@ export async function stream(
   // client that left meanwhile fired 'close' already, and it does not fire again.
   const socket = request.raw.socket as Socket | null;
   if (raw.destroyed || !socket || socket.destroyed) end();
+  // A body with much to send (a batch's outcomes) waits for the client to take what it was sent:
+  // the api then holds about DRAINED_BYTES per stream, not a whole burst of results.
+  const drained = async () => {
+    while (open && raw.writableLength > DRAINED_BYTES)
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          raw.off('drain', done);
+          gone.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        raw.once('drain', done);
+        gone.signal.addEventListener('abort', done, { once: true });
+      });
+  };
   let finished = () => {};
   streams.add({ end: () => end(), finished: new Promise<void>((resolve) => (finished = resolve)) });
   try {
     if (open)
-      await body((event, data) => {
-        if (!open) throw new Error('stream ended');
-        if (backedUp()) {
-          end(true);
-          throw new Error('stream ended: the client does not read');
-        }
-        const json = data instanceof JsonText ? data.text : JSON.stringify(data);
-        raw.write(`event: ${event}\ndata: ${json}\n\n`);
-      }, gone.signal);
+      await body(
+        (event, data) => {
+          if (!open) throw new Error('stream ended');
+          if (backedUp()) {
+            end(true);
+            throw new Error('stream ended: the client does not read');
+          }
+          const json = data instanceof JsonText ? data.text : JSON.stringify(data);
+          raw.write(`event: ${event}\ndata: ${json}\n\n`);
+        },
+        gone.signal,
+        drained,
+      );
   } catch {
     // the client went away or stopped reading, the api stops, or the record vanished: just end the stream
   } finally {

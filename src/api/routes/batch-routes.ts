@@ -22,13 +22,16 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
   // A batch's results may be a MiB each: both answers are streamed as read, never built whole per reader.
   route(
     routes.getBatch,
-    async ({ params }, _request, reply) => sendJsonText(reply, await batches.textWithResults(params.id)),
+    async ({ params }, _request, reply) => {
+      sendJsonText(reply, await batches.textWithResults(params.id));
+    },
     { raw: true },
   );
   route(
     routes.batchResults,
-    async ({ params, query }, _request, reply) =>
-      sendJsonText(reply, await batches.results(params.id, withoutUndefined(query))),
+    async ({ params, query }, _request, reply) => {
+      sendJsonText(reply, await batches.results(params.id, withoutUndefined(query)));
+    },
     { raw: true },
   );
   route(
@@ -36,13 +39,17 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
     ({ params }, request, reply) =>
       streams.hold(request, async () => {
         await batches.get(params.id, { results: false });
-        await stream(request, reply, async (send, signal) => {
+        await stream(request, reply, async (send, signal, drained) => {
           // `done` carries the counts, not the results (GET /batches/:id has them): 16 followers of a
           // batch of 1 MiB results would otherwise each read and send the whole batch at its end.
           const finished = await batches.follow(params.id, (batch) => send('progress', batch), {
             signal,
             results: false,
-            onOutcomeTexts: (texts) => send('outcomes', new JsonText(`[${texts.join(',')}]`)),
+            // Each event waits until the client took most of the last: the api holds ~1 MiB per stream.
+            onOutcomeTexts: async (texts) => {
+              await drained();
+              send('outcomes', new JsonText(`[${texts.join(',')}]`));
+            },
           });
           if (!signal.aborted) send('done', withoutResults(finished));
         });
@@ -66,7 +73,8 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
     routes.exportBatch,
     async ({ params, query }, _request, reply) => {
       const chunks = await batches.export(params.id, query.format);
-      return reply
+      // Not returned: a reply settles when its body ends, and the time budget covers only the handler.
+      reply
         .type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .send(Readable.from(chunks));
     },
@@ -75,6 +83,6 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
 }
 
 /** A JSON document sent as its pieces come, read only as fast as the client takes them. */
-function sendJsonText(reply: FastifyReply, pieces: AsyncIterable<string>) {
-  return reply.type('application/json; charset=utf-8').send(Readable.from(pieces));
+function sendJsonText(reply: FastifyReply, pieces: AsyncIterable<string>): void {
+  reply.type('application/json; charset=utf-8').send(Readable.from(pieces));
 }

@@ -202,7 +202,8 @@ export const ERROR_CATALOGUE = {
   REQUEST_TOO_SLOW: {
     status: 503,
     exit: badInput,
-    means: 'The request took longer than the api lets one request take; narrow it (a filter, a smaller page) or retry.',
+    means:
+      'The request took longer than the api lets one request take; narrow it (a filter, a smaller page) or retry.',
   },
   API_UNREACHABLE: {
     exit: badInput,

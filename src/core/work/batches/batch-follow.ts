@@ -16,8 +16,10 @@ import {
   type ProjectOutcome,
 } from './batch-store.js';
 
-/** Stored outcomes read, and handed to onOutcomeTexts, at once. */
+/** Stored outcomes read at once for onOutcomeTexts. */
 const OUTCOME_TEXTS_AT_ONCE = 4;
+/** Outcomes handed to onOutcomeTexts in one call stop at about this many characters (a larger one goes alone). */
+const OUTCOME_TEXT_BYTES = 256 * 1024;
 
 export interface BatchFollowOptions {
   signal?: AbortSignal;
@@ -25,8 +27,12 @@ export interface BatchFollowOptions {
   fallbackReadMs?: number;
   /** Each project's outcome as soon as it is recorded (the web UI's rows while the batch runs). */
   onOutcomes?: (outcomes: ProjectOutcome[]) => void;
-  /** The same outcomes as stored (JSON text, unparsed), a few at a time: the api's event stream sends these. */
-  onOutcomeTexts?: (texts: string[]) => void;
+  /**
+   * The same outcomes as stored (JSON text, unparsed), a few at a time and at
+   * most OUTCOME_TEXT_BYTES a call (a larger outcome alone): the api's event
+   * stream sends these, and the follow waits for it before reading more.
+   */
+  onOutcomeTexts?: (texts: string[]) => void | Promise<void>;
   /** Whether the finished batch is read with its results (default true; an event stream needs only the counts). */
   results?: boolean;
 }
@@ -60,7 +66,8 @@ export async function followBatch(
       if (!progress) resync = true;
       else {
         latest = progress;
-        if (options.onOutcomes || options.onOutcomeTexts) recorded.push(...(progress.projectIds ?? [progress.projectId]));
+        if (options.onOutcomes || options.onOutcomeTexts)
+          recorded.push(...(progress.projectIds ?? [progress.projectId]));
       }
       wake();
     },
@@ -77,9 +84,23 @@ export async function followBatch(
     // A result may be a MiB: a few at a time, so no follower holds a whole burst of them.
     if (options.onOutcomeTexts)
       for (let start = 0; start < ids.length; start += OUTCOME_TEXTS_AT_ONCE) {
-        const texts = await source.store.outcomeTexts(batchId, ids.slice(start, start + OUTCOME_TEXTS_AT_ONCE));
-        const present = texts.filter((text): text is string => text !== null);
-        if (present.length > 0) options.onOutcomeTexts(present);
+        const texts = await source.store.outcomeTexts(
+          batchId,
+          ids.slice(start, start + OUTCOME_TEXTS_AT_ONCE),
+        );
+        let group: string[] = [];
+        let bytes = 0;
+        for (const text of texts) {
+          if (text === null) continue;
+          if (group.length > 0 && bytes + text.length > OUTCOME_TEXT_BYTES) {
+            await options.onOutcomeTexts(group);
+            group = [];
+            bytes = 0;
+          }
+          group.push(text);
+          bytes += text.length;
+        }
+        if (group.length > 0) await options.onOutcomeTexts(group);
       }
   };
   const read = () => source.get(batchId, { results: false });
