@@ -67,7 +67,7 @@ try {
   }
   const headers = { authorization: `Bearer ${viewer}` };
   await sleep(1_000);
-  const idle = await rssMiB(api.pid);
+  const idle = (await rssMiB(api.pid)) ?? 0;
 
   // Sampling: the peak since the last reset.
   let peak = idle;
@@ -161,16 +161,16 @@ try {
           (streamed / MiB).toFixed(0),
           followSeconds.toFixed(1),
           String(followPeak),
-          String(followPeak - (idle ?? 0)),
-          (followPeak / (idle ?? 1)).toFixed(1),
+          String(followPeak - idle),
+          (followPeak / (idle || 1)).toFixed(1),
         ],
         [
           `${READERS / 2} /results walkers + ${READERS / 2} GET /batches/:id`,
           (read / MiB).toFixed(0),
           readSeconds.toFixed(1),
           String(readPeak),
-          String(readPeak - (idle ?? 0)),
-          (readPeak / (idle ?? 1)).toFixed(1),
+          String(readPeak - idle),
+          (readPeak / (idle || 1)).toFixed(1),
         ],
       ],
     ),
