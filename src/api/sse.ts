@@ -39,8 +39,10 @@ export type StillAllowed = (request: FastifyRequest) => Promise<boolean>;
  */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 
-/** What a body that waits for `drained` leaves unsent at most before it sends more. */
+/** Past this much unsent data a body that awaits `drained` waits for the client before it sends more. */
 export const DRAINED_BYTES = 1024 * 1024;
+/** How long `drained` waits at most: a client slower than that fills MAX_UNSENT_BYTES and is cut off. */
+const DRAIN_PATIENCE_MS = 250;
 
 interface OpenStream {
   /** Ends the stream: its body's signal aborts, its response ends. */
@@ -156,19 +158,22 @@ export async function stream(
   // client that left meanwhile fired 'close' already, and it does not fire again.
   const socket = request.raw.socket as Socket | null;
   if (raw.destroyed || !socket || socket.destroyed) end();
-  // A body with much to send (a batch's outcomes) waits for the client to take what it was sent:
-  // the api then holds about DRAINED_BYTES per stream, not a whole burst of results.
+  // A body with much to send (a batch's outcomes) waits, briefly, for the client to take what it
+  // was sent: a client that keeps up costs the api about DRAINED_BYTES, not a burst of results;
+  // one that does not is cut off at MAX_UNSENT_BYTES as before.
   const drained = async () => {
-    while (open && raw.writableLength > DRAINED_BYTES)
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          raw.off('drain', done);
-          gone.signal.removeEventListener('abort', done);
-          resolve();
-        };
-        raw.once('drain', done);
-        gone.signal.addEventListener('abort', done, { once: true });
-      });
+    if (!open || raw.writableLength <= DRAINED_BYTES) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        raw.off('drain', done);
+        gone.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, DRAIN_PATIENCE_MS);
+      raw.once('drain', done);
+      gone.signal.addEventListener('abort', done, { once: true });
+    });
   };
   let finished = () => {};
   streams.add({ end: () => end(), finished: new Promise<void>((resolve) => (finished = resolve)) });
