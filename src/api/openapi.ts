@@ -21,7 +21,9 @@ const ERRORS: Record<string, string> = {
   '403': 'the role lacks the permission (requiredRole names the one needed)',
   '404': 'unknown id',
   '409': 'conflict with the current state',
-  '503': 'Redis cannot be reached',
+  '429':
+    'TOO_MANY_REQUESTS: the token (without one, the address) sent more requests than its rate limit; see Retry-After',
+  '503': 'Redis cannot be reached, or REQUEST_TOO_SLOW: the request took longer than its time budget',
 };
 
 export function openApiDocument(routes: readonly RouteDoc[]) {

@@ -3,12 +3,15 @@
 // with the entry's schemas (a 400 naming every wrong field otherwise), hands
 // the handler the typed input, answers with its result, and records the
 // entry for the OpenAPI document (/api/v1/openapi.json) in registration order.
+// Each handler runs within the request's time budget (request-budget.ts),
+// event streams aside: their handler lasts as long as the stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Runtime } from '../core/runtime/index.js';
 import type { Role, TokenStore } from '../core/access/index.js';
 import type { BodyOut, HttpRoute, PathParams, QueryOut } from '../core/contract/index.js';
 import type { RouteDoc } from './openapi.js';
 import { parseOrProblem } from './problems.js';
+import { withinBudget } from './request-budget.js';
 import type { StreamSlots } from './stream-limits.js';
 
 /** What the route modules work on: the core services, the token store, the event stream slots. */
@@ -25,6 +28,8 @@ export interface RouteInput<R extends HttpRoute> {
   params: Record<PathParams<R['path']>, string>;
   /** The audit actor of the authenticated request: `token:<name>`. */
   actor: string;
+  /** Aborts when the request's time budget is spent (never, for an event stream). */
+  signal: AbortSignal;
 }
 
 export type Handler<R extends HttpRoute> = (
@@ -34,7 +39,11 @@ export type Handler<R extends HttpRoute> = (
 ) => unknown;
 
 export interface RouteOptions {
-  /** The handler answers itself (reply.send, a stream): its result is not sent. */
+  /**
+   * The handler answers itself (reply.send, a stream): its result is not sent. One that sends a
+   * body stream must not return the reply (a reply settles when its body ends: the request's time
+   * budget would cover the whole body).
+   */
   raw?: boolean;
   /** Problem statuses this route answers beyond the common ones, with what each means. */
   errors?: Record<string, string>;
@@ -50,6 +59,7 @@ export interface RouteKit {
 export function createRouteKit(
   app: FastifyInstance,
   authenticate: (request: FastifyRequest, needed: Role) => Promise<void>,
+  budgetMs: number,
 ): RouteKit {
   const docs: RouteDoc[] = [];
   return {
@@ -60,14 +70,22 @@ export function createRouteKit(
         method: contract.method,
         url: `/api/v1${contract.path}`,
         handler: async (request, reply) => {
-          await authenticate(request, contract.role);
-          const input = {
-            body: contract.body ? parseOrProblem(contract.body, request.body ?? {}, 'body') : undefined,
-            query: contract.query ? parseOrProblem(contract.query, request.query ?? {}, 'query') : undefined,
-            params: request.params,
-            actor: `token:${request.token?.name ?? 'unknown'}`,
-          } as RouteInput<typeof contract>;
-          const result = await handler(input, request, reply);
+          const streams = contract.events !== undefined;
+          const signal = streams ? new AbortController().signal : AbortSignal.timeout(budgetMs);
+          const answer = async () => {
+            await authenticate(request, contract.role);
+            const input = {
+              body: contract.body ? parseOrProblem(contract.body, request.body ?? {}, 'body') : undefined,
+              query: contract.query
+                ? parseOrProblem(contract.query, request.query ?? {}, 'query')
+                : undefined,
+              params: request.params,
+              actor: `token:${request.token?.name ?? 'unknown'}`,
+              signal,
+            } as RouteInput<typeof contract>;
+            return handler(input, request, reply);
+          };
+          const result = streams ? await answer() : await withinBudget(answer(), signal, budgetMs);
           if (options.raw) return reply;
           return reply.code(contract.status ?? 200).send(result);
         },

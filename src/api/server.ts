@@ -13,6 +13,7 @@ import { authenticator, tokenStillValid } from './authentication.js';
 import { renderMetrics } from './metrics.js';
 import { ProblemError, sendProblem, toProblem } from './problems.js';
 import { BODY_LIMIT, MAX_JSON_DEPTH, jsonDepthExceeds } from './request-limits.js';
+import { limitRequestRates, requestBudgetFromEnv, type RequestBudget } from './request-budget.js';
 import { routes } from '../core/contract/index.js';
 import { createRouteKit, type ApiDeps } from './route-kit.js';
 import { registerAuditRoutes } from './routes/audit-routes.js';
@@ -48,6 +49,8 @@ export interface BuildOptions {
   https?: { cert: Buffer; key: Buffer };
   /** Host names /healthz and /metrics answer besides IP literals and loopback names (host-allowlist.ts). */
   allowedHosts?: Iterable<string>;
+  /** Requests per token and window, and one request's time (default: requestBudgetFromEnv()). */
+  requestBudget?: Partial<RequestBudget>;
 }
 
 export async function buildApi(
@@ -117,7 +120,9 @@ export async function buildApi(
   });
 
   // ---- /api/v1: registration order is route order in the OpenAPI document ----
-  const kit = createRouteKit(app, authenticator(tokens));
+  const budget = { ...requestBudgetFromEnv(), ...options.requestBudget };
+  await limitRequestRates(app, budget);
+  const kit = createRouteKit(app, authenticator(tokens), budget.requestMs);
   const streams = new StreamSlots({ ...streamLimitsFromEnv(), ...options.streamLimits });
   // Open event streams end when the app closes, so stopping the api never waits for one.
   // Each keep-alive also asks again whether the stream's token is valid (a revoked one loses its streams).

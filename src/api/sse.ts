@@ -21,6 +21,11 @@ declare module 'fastify' {
 
 export type SendEvent = (event: string, data: unknown) => void;
 
+/** Event data already serialized as JSON (stored outcomes): sent as it is, not stringified again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /** Whether the request that opened a stream may still have it (its token not revoked nor expired). */
 export type StillAllowed = (request: FastifyRequest) => Promise<boolean>;
 
@@ -33,6 +38,11 @@ export type StillAllowed = (request: FastifyRequest) => Promise<boolean>;
  * event of a stream is the state then).
  */
 export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
+
+/** Past this much unsent data a body that awaits `drained` waits for the client before it sends more. */
+export const DRAINED_BYTES = 1024 * 1024;
+/** How long `drained` waits at most: a client slower than that fills MAX_UNSENT_BYTES and is cut off. */
+const DRAIN_PATIENCE_MS = 250;
 
 interface OpenStream {
   /** Ends the stream: its body's signal aborts, its response ends. */
@@ -98,7 +108,7 @@ export function serveEventStreams(
 export async function stream(
   request: FastifyRequest,
   reply: FastifyReply,
-  body: (send: SendEvent, signal: AbortSignal) => Promise<void>,
+  body: (send: SendEvent, signal: AbortSignal, drained: () => Promise<void>) => Promise<void>,
 ): Promise<void> {
   const streams = request.server.eventStreams;
   // A request that was under way when the stop began.
@@ -148,18 +158,40 @@ export async function stream(
   // client that left meanwhile fired 'close' already, and it does not fire again.
   const socket = request.raw.socket as Socket | null;
   if (raw.destroyed || !socket || socket.destroyed) end();
+  // A body with much to send (a batch's outcomes) waits, briefly, for the client to take what it
+  // was sent: a client that keeps up costs the api about DRAINED_BYTES, not a burst of results;
+  // one that does not is cut off at MAX_UNSENT_BYTES as before.
+  const drained = async () => {
+    if (!open || raw.writableLength <= DRAINED_BYTES) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        raw.off('drain', done);
+        gone.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, DRAIN_PATIENCE_MS);
+      raw.once('drain', done);
+      gone.signal.addEventListener('abort', done, { once: true });
+    });
+  };
   let finished = () => {};
   streams.add({ end: () => end(), finished: new Promise<void>((resolve) => (finished = resolve)) });
   try {
     if (open)
-      await body((event, data) => {
-        if (!open) throw new Error('stream ended');
-        if (backedUp()) {
-          end(true);
-          throw new Error('stream ended: the client does not read');
-        }
-        raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      }, gone.signal);
+      await body(
+        (event, data) => {
+          if (!open) throw new Error('stream ended');
+          if (backedUp()) {
+            end(true);
+            throw new Error('stream ended: the client does not read');
+          }
+          const json = data instanceof JsonText ? data.text : JSON.stringify(data);
+          raw.write(`event: ${event}\ndata: ${json}\n\n`);
+        },
+        gone.signal,
+        drained,
+      );
   } catch {
     // the client went away or stopped reading, the api stops, or the record vanished: just end the stream
   } finally {

@@ -72,7 +72,8 @@ export function remoteBackend(api: ApiClient): Backend {
           : (await call(routes.resolveBatch, { query: given({ ref, ...scope }) })).id,
       getBatch: (batchId) => call(routes.getBatch, id(batchId)),
       listBatches: (filters) => call(routes.listBatches, { query: given(filters) }),
-      // The api's event stream: `progress` with the counts whenever they change, `done` with the results.
+      // The api's event stream: `progress` with the counts whenever they change, `done` once it ended
+      // (without the results: those are read once, from GET /batches/:id).
       followBatch: async (batchId, onProgress, options) => {
         const route = routes.batchEvents;
         const path = pathOf(route, id(batchId));
@@ -99,8 +100,8 @@ export function remoteBackend(api: ApiClient): Backend {
             },
           },
         );
-        // Aborted: the batch as it is now, as the local follow answers.
-        return done ?? backend.work.getBatch(batchId);
+        // Ended: with its results, as the local follow answers; aborted: the batch as it is now.
+        return done?.results ? done : backend.work.getBatch(batchId);
       },
       cancelBatch: (batchId) => call(routes.cancelBatch, { ...id(batchId), body: {} }),
       cancelBatches: (filter) => call(routes.cancelBatches, { body: { state: 'running', ...given(filter) } }),

@@ -2,10 +2,11 @@
 // (Server-Sent Events), and batch control: cancel, retry, the previous batch,
 // diff and export.
 import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import { routes } from '../../core/contract/index.js';
 import { withoutResults } from '../../core/work/batches/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
-import { stream } from '../sse.js';
+import { JsonText, stream } from '../sse.js';
 import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 
 export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: ApiDeps) {
@@ -18,19 +19,39 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
   route(routes.resolveBatch, async ({ query }) => ({
     id: await batches.resolve(query.ref, withoutUndefined({ pluginId: query.pluginId })),
   }));
-  route(routes.getBatch, ({ params }) => batches.get(params.id));
-  route(routes.batchResults, ({ params, query }) => batches.results(params.id, withoutUndefined(query)));
+  // A batch's results may be a MiB each: both answers are streamed as read, never built whole per reader.
+  route(
+    routes.getBatch,
+    async ({ params }, _request, reply) => {
+      sendJsonText(reply, await batches.textWithResults(params.id));
+    },
+    { raw: true },
+  );
+  route(
+    routes.batchResults,
+    async ({ params, query }, _request, reply) => {
+      sendJsonText(reply, await batches.results(params.id, withoutUndefined(query)));
+    },
+    { raw: true },
+  );
   route(
     routes.batchEvents,
     ({ params }, request, reply) =>
       streams.hold(request, async () => {
         await batches.get(params.id, { results: false });
-        await stream(request, reply, async (send, signal) => {
+        await stream(request, reply, async (send, signal, drained) => {
+          // `done` carries the counts, not the results (GET /batches/:id has them): 16 followers of a
+          // batch of 1 MiB results would otherwise each read and send the whole batch at its end.
           const finished = await batches.follow(params.id, (batch) => send('progress', batch), {
             signal,
-            onOutcomes: (outcomes) => send('outcomes', outcomes),
+            results: false,
+            // Each event waits until the client took most of the last: the api holds ~1 MiB per stream.
+            onOutcomeTexts: async (texts) => {
+              await drained();
+              send('outcomes', new JsonText(`[${texts.join(',')}]`));
+            },
           });
-          if (!signal.aborted) send('done', finished);
+          if (!signal.aborted) send('done', withoutResults(finished));
         });
       }),
     { raw: true, errors: STREAM_LIMIT_ERRORS },
@@ -52,10 +73,16 @@ export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: A
     routes.exportBatch,
     async ({ params, query }, _request, reply) => {
       const chunks = await batches.export(params.id, query.format);
-      return reply
+      // Not returned: a reply settles when its body ends, and the time budget covers only the handler.
+      reply
         .type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
         .send(Readable.from(chunks));
     },
     { raw: true },
   );
+}
+
+/** A JSON document sent as its pieces come, read only as fast as the client takes them. */
+function sendJsonText(reply: FastifyReply, pieces: AsyncIterable<string>): void {
+  reply.type('application/json; charset=utf-8').send(Readable.from(pieces));
 }

@@ -36,26 +36,30 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
     redactDeep(await core.plugins.logs(params.id, query.limit ?? 100)),
   );
   // The fleet: stored redacted as recorded, redacted again as read (patterns added since).
-  route(routes.pluginFacts, async ({ params, query }) => {
+  route(routes.pluginFacts, async ({ params, query, signal }) => {
     const { sort } = query;
     // Unsorted, the cursor is the last project id (as before); sorted, the last row's position.
     const page =
       sort === undefined
-        ? await byProjectPage(runtime, params.id, query)
-        : sortedPage(await runtime.batches.fleet(params.id, fleetFilters(query)), sort, query);
+        ? await byProjectPage(runtime, params.id, query, signal)
+        : sortedPage(await runtime.batches.fleet(params.id, fleetFilters(query, signal)), sort, query);
     return { ...page, items: redactDeep(page.items) };
   });
   route(routes.pluginTrend, async ({ params, query }) =>
     redactDeep(await runtime.batches.trend(params.id, query.batches ?? 10, query.fact)),
   );
-  route(routes.pluginFactCounts, async ({ params, query }) => {
-    const rows = await runtime.batches.fleet(params.id, fleetFilters(query));
+  route(routes.pluginFactCounts, async ({ params, query, signal }) => {
+    const rows = await runtime.batches.fleet(params.id, fleetFilters(query, signal));
     return { fact: query.fact, total: rows.length, counts: redactDeep(countFactValues(rows, query.fact)) };
   });
 }
 
-function fleetFilters(query: { where?: string[]; label?: string[] }) {
-  return { ...(query.where ? { where: query.where } : {}), ...(query.label ? { labels: query.label } : {}) };
+function fleetFilters(query: { where?: string[]; label?: string[] }, signal: AbortSignal) {
+  return {
+    ...(query.where ? { where: query.where } : {}),
+    ...(query.label ? { labels: query.label } : {}),
+    signal,
+  };
 }
 
 interface FleetPageQuery {
@@ -69,10 +73,11 @@ async function byProjectPage(
   runtime: ApiDeps['runtime'],
   pluginId: string,
   query: FleetPageQuery & { where?: string[]; label?: string[] },
+  signal: AbortSignal,
 ) {
   const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;
   const { items, more } = await runtime.batches.fleetPage(pluginId, {
-    ...fleetFilters(query),
+    ...fleetFilters(query, signal),
     after,
     limit: query.limit ?? DEFAULT_PAGE,
   });

@@ -32,7 +32,8 @@ export function pager(testid, size, go) {
     go(at);
   };
   prev.addEventListener('click', () => step(Math.max(0, offset - size)));
-  next.addEventListener('click', () => step(offset + size));
+  // From the rows shown: a page of large rows may end before `size` (HTTP-API.md, batch results).
+  next.addEventListener('click', () => step(offset + (last[1] || size)));
   return {
     el: h('div', { class: 'pager' }, prev, range, next),
     show(at, shown, total) {

@@ -273,7 +273,7 @@ export const routes = {
     path: '/batches/:id/results',
     role: 'viewer',
     summary:
-      "the batch's counts and one page of its per-project rows, failures first (?status=failed|cancelled|pending|succeeded&offset=&limit=)",
+      "the batch's counts and one page of its per-project rows, failures first (?status=failed|cancelled|pending|succeeded&offset=&limit=); a page ends early once it holds 4 MiB of results (the next starts at offset + items.length)",
     query: queries.batchResults,
     response: responses.batchResults,
   }),
@@ -281,7 +281,8 @@ export const routes = {
     method: 'GET',
     path: '/batches/:id/events',
     role: 'viewer',
-    summary: 'live progress (Server-Sent Events)',
+    summary:
+      'live progress (Server-Sent Events): progress (counts), outcomes (recorded results, a few at a time), done (counts; the results are GET /batches/:id)',
     events: {
       progress: responses.batchView,
       outcomes: z.array(responses.projectOutcome),

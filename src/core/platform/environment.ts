@@ -77,6 +77,23 @@ export const ENVIRONMENT = {
     default: '1000',
     usedBy: ['src/api/stream-limits.ts'],
   },
+  SWITCHYARD_API_RATE_LIMIT: {
+    meaning:
+      'The api: requests one token (one client address without a token) may make per rate window under /api/ (more get 429 TOO_MANY_REQUESTS with Retry-After).',
+    default: '1200',
+    usedBy: ['src/api/request-budget.ts'],
+  },
+  SWITCHYARD_API_RATE_WINDOW_MS: {
+    meaning: 'The api: the rate window of SWITCHYARD_API_RATE_LIMIT, in milliseconds.',
+    default: '60000 (1 minute)',
+    usedBy: ['src/api/request-budget.ts'],
+  },
+  SWITCHYARD_API_REQUEST_BUDGET_MS: {
+    meaning:
+      'The api: how long one request (not an event stream) may take before it is answered 503 REQUEST_TOO_SLOW.',
+    default: '10000 (10 s)',
+    usedBy: ['src/api/request-budget.ts'],
+  },
   SWITCHYARD_API_STREAM_KEEPALIVE_MS: {
     meaning: 'The api: how often an open event stream sends a keep-alive comment, in ms.',
     default: '15000 (15 s)',

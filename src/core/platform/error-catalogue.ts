@@ -199,6 +199,12 @@ export const ERROR_CATALOGUE = {
     exit: badInput,
     means: 'The api cannot answer now (it is stopping); retry shortly.',
   },
+  REQUEST_TOO_SLOW: {
+    status: 503,
+    exit: badInput,
+    means:
+      'The request took longer than the api lets one request take; narrow it (a filter, a smaller page) or retry.',
+  },
   API_UNREACHABLE: {
     exit: badInput,
     means: 'The CLI cannot reach the api, or it answers what the api does not (503, no event stream).',

@@ -41,6 +41,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     batches: `${prefix}:batches`,
     batch: (id: string) => `${prefix}:batch:${id}`,
     batchResults: (id: string) => `${prefix}:batch-results:${id}`,
+    /** Per batch: project id → its outcome's status (a results page sorts by these, not by the results). */
+    batchStatuses: (id: string) => `${prefix}:batch-statuses:${id}`,
     batchProjects: (id: string) => `${prefix}:batch-projects:${id}`,
     latestInspection: `${prefix}:latest-inspection`,
     /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */

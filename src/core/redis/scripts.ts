@@ -18,7 +18,7 @@ const SCRIPTS = {
   lockRenew: { file: 'lock-renew.lua', keys: 1 },
   lockRelease: { file: 'lock-release.lua', keys: 1 },
   lockReleaseOf: { file: 'lock-release-of.lua', keys: 1 },
-  batchRecord: { file: 'batch-record.lua', keys: 5 },
+  batchRecord: { file: 'batch-record.lua', keys: 6 },
 } as const;
 
 /** operation-transition.lua's outcome. */

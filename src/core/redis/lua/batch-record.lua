@@ -20,6 +20,7 @@
   KEYS[3] latest-inspection hash (field '<plugin>/<project>': the latest inspection when it failed)
   KEYS[4] the plugin's fleet-facts hash (project -> its latest successful result's facts)
   KEYS[5] the plugin's fleet index (sorted set of the hash's project ids, each as its page-order key)
+  KEYS[6] batch statuses hash (project -> its outcome's status: a results page reads these, not every result)
 
   ARGV[1] batch events channel
   ARGV[2] now (ISO time)
@@ -38,7 +39,7 @@ local ids = {}
 for i = 1, n do ids[i] = ARGV[3 + (i - 1) * 6 + 1] end
 local already = redis.call('HMGET', KEYS[2], unpack(ids))
 
-local results, latest, fleet, indexed, superseded, recordedIds = {}, {}, {}, {}, {}, {}
+local results, statuses, latest, fleet, indexed, superseded, recordedIds = {}, {}, {}, {}, {}, {}, {}
 local counts = {succeeded = 0, failed = 0, cancelled = 0}
 local taken = {}
 local lastId, lastStatus
@@ -49,6 +50,8 @@ for i = 1, n do
     taken[id] = true
     results[#results + 1] = id
     results[#results + 1] = ARGV[base + 2]
+    statuses[#statuses + 1] = id
+    statuses[#statuses + 1] = status
     counts[status] = (counts[status] or 0) + 1
     if status == 'failed' then
       latest[#latest + 1] = ARGV[3] .. '/' .. id
@@ -67,6 +70,7 @@ end
 if #recordedIds == 0 then return {0, 0} end
 
 redis.call('HSET', KEYS[2], unpack(results))
+redis.call('HSET', KEYS[6], unpack(statuses))
 for _, status in ipairs({'succeeded', 'failed', 'cancelled'}) do
   if counts[status] > 0 then redis.call('HINCRBY', KEYS[1], status, counts[status]) end
 end

@@ -4,8 +4,8 @@
 // the process's shared subscriber (event-hub.ts), and reads the batch without
 // its results: the published counts change the view, a re-read happens only
 // when the subscriber came back after a drop or nothing was heard for a while.
-// Only the finished batch is read with its results. An aborted signal ends
-// the follow at once.
+// Only the finished batch is read with its results (unless asked not to). An
+// aborted signal ends the follow at once.
 import { FALLBACK_READ_MS, type EventHub } from '../../redis/index.js';
 import { sleepUntilWoken } from '../../platform/index.js';
 import {
@@ -16,12 +16,25 @@ import {
   type ProjectOutcome,
 } from './batch-store.js';
 
+/** Stored outcomes read at once for onOutcomeTexts. */
+const OUTCOME_TEXTS_AT_ONCE = 4;
+/** Outcomes handed to onOutcomeTexts in one call stop at about this many characters (a larger one goes alone). */
+const OUTCOME_TEXT_BYTES = 256 * 1024;
+
 export interface BatchFollowOptions {
   signal?: AbortSignal;
   /** The safety re-read's interval (default FALLBACK_READ_MS). */
   fallbackReadMs?: number;
   /** Each project's outcome as soon as it is recorded (the web UI's rows while the batch runs). */
   onOutcomes?: (outcomes: ProjectOutcome[]) => void;
+  /**
+   * The same outcomes as stored (JSON text, unparsed), a few at a time and at
+   * most OUTCOME_TEXT_BYTES a call (a larger outcome alone): the api's event
+   * stream sends these, and the follow waits for it before reading more.
+   */
+  onOutcomeTexts?: (texts: string[]) => void | Promise<void>;
+  /** Whether the finished batch is read with its results (default true; an event stream needs only the counts). */
+  results?: boolean;
 }
 
 export interface BatchFollowSource {
@@ -53,7 +66,8 @@ export async function followBatch(
       if (!progress) resync = true;
       else {
         latest = progress;
-        if (options.onOutcomes) recorded.push(...(progress.projectIds ?? [progress.projectId]));
+        if (options.onOutcomes || options.onOutcomeTexts)
+          recorded.push(...(progress.projectIds ?? [progress.projectId]));
       }
       wake();
     },
@@ -66,7 +80,28 @@ export async function followBatch(
     if (recorded.length === 0) return;
     const ids = recorded;
     recorded = [];
-    options.onOutcomes?.(await source.store.outcomesOf(batchId, ids));
+    if (options.onOutcomes) options.onOutcomes(await source.store.outcomesOf(batchId, ids));
+    // A result may be a MiB: a few at a time, so no follower holds a whole burst of them.
+    if (options.onOutcomeTexts)
+      for (let start = 0; start < ids.length; start += OUTCOME_TEXTS_AT_ONCE) {
+        const texts = await source.store.outcomeTexts(
+          batchId,
+          ids.slice(start, start + OUTCOME_TEXTS_AT_ONCE),
+        );
+        let group: string[] = [];
+        let bytes = 0;
+        for (const text of texts) {
+          if (text === null) continue;
+          if (group.length > 0 && bytes + text.length > OUTCOME_TEXT_BYTES) {
+            await options.onOutcomeTexts(group);
+            group = [];
+            bytes = 0;
+          }
+          group.push(text);
+          bytes += text.length;
+        }
+        if (group.length > 0) await options.onOutcomeTexts(group);
+      }
   };
   const read = () => source.get(batchId, { results: false });
   // Subscribe before the first read, so no outcome falls between the two.
@@ -79,7 +114,8 @@ export async function followBatch(
       const key = `${view.succeeded}/${view.failed}/${view.cancelled}/${view.state}`;
       if (key !== shown) onChange(view);
       shown = key;
-      if (isBatchOver(view)) return await source.get(batchId, { results: true });
+      if (isBatchOver(view))
+        return options.results === false ? view : await source.get(batchId, { results: true });
       if (!latest && !resync)
         await sleepUntilWoken(
           options.fallbackReadMs ?? FALLBACK_READ_MS,

@@ -40,7 +40,7 @@ import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
 import { filterFleet, parseWhere, rowMatches, type FleetRow } from './fleet-facts.js';
-import { pageOfResults, type ResultRow, type ResultsPage, type ResultsQuery } from './batch-results.js';
+import { pageOfResults, resultsPageText, type ResultRow, type ResultsQuery } from './batch-results.js';
 import {
   BatchStore,
   isBatchOver,
@@ -54,6 +54,8 @@ import {
 export interface FleetQuery {
   where?: string[];
   labels?: string[];
+  /** Stops the read between slices once aborted (the api's request budget). */
+  signal?: AbortSignal;
 }
 
 /** One page of the fleet by project id: after which project, how many rows. */
@@ -293,19 +295,46 @@ export class BatchService {
 
   /**
    * One page of the batch's per-project results (batch-results.ts: failures
-   * first, one status or all), with the batch's counts: what a page showing
-   * one slice of a large batch needs, in one read.
+   * first, one status or all), with the batch's counts, as JSON text in
+   * pieces: what a page showing one slice of a large batch needs, in one
+   * read. Ordered by the projects' statuses; only the page's own outcomes are
+   * read, a few at a time, and at most RESULTS_PAGE_MAX_BYTES of them.
    */
-  async results(
-    batchId: string,
-    query: ResultsQuery = {},
-  ): Promise<ResultsPage & { batch: Omit<BatchView, 'results'> }> {
+  async results(batchId: string, query: ResultsQuery = {}): Promise<AsyncGenerator<string>> {
     const batch = await this.get(batchId, { results: false });
-    const rows: ResultRow[] = [];
-    for await (const chunk of this.store.outcomeChunks(batchId, 2_000))
-      for (const [projectId, outcome] of chunk)
-        rows.push(outcome === 'pending' ? { projectId, status: 'pending' } : outcome);
-    return { batch, ...pageOfResults(rows, query) };
+    const [projectIds, statuses] = await Promise.all([
+      this.store.projectIds(batchId),
+      this.store.statuses(batchId),
+    ]);
+    const rows: ResultRow[] = projectIds.map((projectId) => ({
+      projectId,
+      status: statuses.get(projectId) ?? 'pending',
+    }));
+    const { items, ...page } = pageOfResults(rows, query);
+    return resultsPageText({ batch, ...page }, items, (ids) => this.store.outcomeTexts(batchId, ids));
+  }
+
+  /**
+   * The batch with its results (`batch show --json`, GET /batches/:id) as JSON
+   * text in pieces, by project id: each stored outcome spliced in as it is
+   * read, a few at a time, so a reader never holds the whole batch.
+   */
+  async textWithResults(batchId: string): Promise<AsyncGenerator<string>> {
+    const batch = await this.get(batchId, { results: false });
+    const ids = (await this.store.recordedIds(batchId)).sort((a, b) => a.localeCompare(b));
+    const store = this.store;
+    return (async function* () {
+      yield `${JSON.stringify(batch).slice(0, -1)},"results":[`;
+      let first = true;
+      for (let start = 0; start < ids.length; start += 4) {
+        const texts = await store.outcomeTexts(batchId, ids.slice(start, start + 4));
+        const present = texts.filter((text): text is string => text !== null);
+        if (present.length === 0) continue;
+        yield `${first ? '' : ','}${present.join(',')}`;
+        first = false;
+      }
+      yield ']}';
+    })();
   }
 
   /** What changed from batch `fromId` to batch `toId`. */
@@ -327,7 +356,9 @@ export class BatchService {
         .filter((project) => labels.every((label) => project.labels.includes(label)))
         .map((project) => project.id),
     );
-    return filterFleet(await this.store.fleet(pluginId), filters, registered);
+    const rows = await this.store.fleet(pluginId, query.signal);
+    query.signal?.throwIfAborted();
+    return filterFleet(rows, filters, registered);
   }
 
   /**
@@ -347,6 +378,7 @@ export class BatchService {
     let after = query.after;
     let size = query.limit + 1;
     for (;;) {
+      query.signal?.throwIfAborted();
       const slice = await this.store.fleetSlice(pluginId, after, size);
       // Only registered projects, as fleet(): a forgotten project's facts stay in the hash.
       const projects = await this.deps.projects.getMany(slice.rows.map((row) => row.projectId));

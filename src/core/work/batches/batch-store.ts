@@ -88,6 +88,41 @@ export class BatchStore {
     return progress && { batchId, ...progress };
   }
 
+  /** These projects' outcomes as stored (JSON text; null: none yet), never parsed. One round trip. */
+  outcomeTexts(batchId: string, projectIds: string[]): Promise<(string | null)[]> {
+    return this.redis.hmget(this.keys.batchResults(batchId), ...projectIds);
+  }
+
+  /** The projects with a recorded outcome (their ids only). */
+  recordedIds(batchId: string): Promise<string[]> {
+    return this.redis.hkeys(this.keys.batchResults(batchId));
+  }
+
+  /**
+   * Each recorded project's status, without reading the outcomes (which may be
+   * a MiB each). A batch recorded before the status index existed is indexed
+   * once, reading its outcomes a few at a time.
+   */
+  async statuses(batchId: string): Promise<Map<string, ProjectOutcome['status']>> {
+    const [indexed, recorded] = await Promise.all([
+      this.redis.hlen(this.keys.batchStatuses(batchId)),
+      this.redis.hlen(this.keys.batchResults(batchId)),
+    ]);
+    if (indexed < recorded) {
+      let cursor = '0';
+      do {
+        const [next, flat] = await this.redis.hscan(this.keys.batchResults(batchId), cursor, 'COUNT', 4);
+        const fields: string[] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2)
+          fields.push(flat[i]!, (JSON.parse(flat[i + 1]!) as ProjectOutcome).status);
+        if (fields.length > 0) await this.redis.hset(this.keys.batchStatuses(batchId), ...fields);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+    const flat = await this.redis.hgetall(this.keys.batchStatuses(batchId));
+    return new Map(Object.entries(flat) as [string, ProjectOutcome['status']][]);
+  }
+
   /** The recorded outcomes of these projects (those without one are left out). One round trip. */
   async outcomesOf(batchId: string, projectIds: string[]): Promise<ProjectOutcome[]> {
     const raw = await this.redis.hmget(this.keys.batchResults(batchId), ...projectIds);
@@ -211,6 +246,7 @@ export class BatchStore {
         this.keys.latestInspection,
         this.keys.fleetFacts(pluginId),
         this.keys.fleetIndex(pluginId),
+        this.keys.batchStatuses(batchId),
       ],
       ...args,
     );
@@ -219,10 +255,11 @@ export class BatchStore {
   }
 
   /** The plugin's fleet: each project's latest successful result (fleet-facts.ts), read in slices. */
-  async fleet(pluginId: string): Promise<FleetRow[]> {
+  async fleet(pluginId: string, signal?: AbortSignal): Promise<FleetRow[]> {
     const rows: FleetRow[] = [];
     let cursor = '0';
     do {
+      signal?.throwIfAborted();
       const [next, flat] = await this.redis.hscan(this.keys.fleetFacts(pluginId), cursor, 'COUNT', 1_000);
       for (let i = 0; i + 1 < flat.length; i += 2) rows.push(fleetRow(flat[i]!, flat[i + 1]!));
       cursor = next;
@@ -419,7 +456,12 @@ export class BatchStore {
       if (Date.parse(createdAt ?? '') > policy.cutoffMs) continue;
       await this.redis
         .multi()
-        .del(this.keys.batch(id), this.keys.batchResults(id), this.keys.batchProjects(id))
+        .del(
+          this.keys.batch(id),
+          this.keys.batchResults(id),
+          this.keys.batchStatuses(id),
+          this.keys.batchProjects(id),
+        )
         .zrem(this.keys.batches, id)
         .exec();
       deleted.set(plugin, (deleted.get(plugin) ?? 0) + 1);

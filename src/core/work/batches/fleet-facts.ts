@@ -5,6 +5,10 @@
 // <=, >, >= compared as versions where both sides look like versions
 // (1.9 < 1.10, v1.2.3 = 1.2.3), as numbers where both are numbers, else as
 // text. A project without the fact never matches a filter on it.
+// REGEX is RE2 syntax, matched in linear time (compileFactPattern): fact values
+// come from project content, and a backtracking engine would let one filter
+// hold the process for seconds.
+import { RE2JS } from 're2js';
 import { InvalidInputError } from '../../platform/index.js';
 
 /** One project's latest successful result of a plugin: its facts by id. */
@@ -23,7 +27,34 @@ export interface FactFilter {
   operator: FactOperator;
   value: string;
   /** For `~`: the compiled expression. */
-  pattern?: RegExp;
+  pattern?: FactPattern;
+}
+
+/** A compiled `~` expression: matches in time linear in the value's length. */
+export interface FactPattern {
+  test(value: string): boolean;
+}
+
+/** The longest `~` expression accepted, in characters. */
+export const MAX_PATTERN_LENGTH = 256;
+
+/**
+ * The one compile of a `~` expression, for every front (CLI, api, web UI):
+ * RE2 syntax (no backreferences or lookaround), at most MAX_PATTERN_LENGTH
+ * characters; InvalidInputError naming what is wrong otherwise.
+ */
+export function compileFactPattern(source: string): FactPattern {
+  if (source.length > MAX_PATTERN_LENGTH)
+    throw new InvalidInputError(
+      `the regular expression is ${source.length} characters long; at most ${MAX_PATTERN_LENGTH} are accepted`,
+    );
+  try {
+    return RE2JS.compile(source);
+  } catch (error) {
+    throw new InvalidInputError(
+      `${(error as Error).message} (the expression is RE2 syntax: no backreferences or lookaround)`,
+    );
+  }
 }
 
 const FACT_ID = /^[A-Za-z0-9._:/-]{1,128}$/;
@@ -40,7 +71,7 @@ export function parseWhere(text: string): FactFilter {
   if (!FACT_ID.test(fact)) throw new InvalidInputError(`--where: ${JSON.stringify(fact)} is not a fact id`);
   if (operator !== '~') return { fact, operator, value };
   try {
-    return { fact, operator, value, pattern: new RegExp(value) };
+    return { fact, operator, value, pattern: compileFactPattern(value) };
   } catch (error) {
     throw new InvalidInputError(`--where ${JSON.stringify(text)}: ${(error as Error).message}`);
   }
