@@ -242,7 +242,7 @@ describe('review web UI in Chromium', () => {
       /^none — the default for a package trusted now/,
     );
     expect(await page.getByTestId('plugin-resource-limits').innerText()).toBe(
-      'memory 2 GiB, CPU 30m, file size 1 GiB, open files 1024, processes 256',
+      'memory 2 GiB, CPU 30m, file size 1 GiB, open files 1024, processes 256, disk 256 MiB',
     );
     const enforcement = await page.getByTestId('plugin-enforcement').innerText();
     expect(enforcement).toMatch(/worker:\S+:\d+/);

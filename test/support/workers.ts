@@ -241,22 +241,22 @@ export async function pluginPids(packageDir: string): Promise<PluginPid[]> {
 
 /**
  * Not a reused pid: its command line names the fixture or the grandchild's
- * sleeper — or, started by descriptor (its interpreter was given /dev/fd/<n>,
- * not the path), it holds the fixture's script open.
+ * sleeper — or, started from the verified copy of its package (a path under
+ * `run/packages/`, which does not name the fixture), it works in the package
+ * directory, as every call does.
  */
-async function isOurPlugin(pid: number): Promise<boolean> {
+async function isOurPlugin(pid: number, packageDir: string): Promise<boolean> {
   const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
   if (cmdline.includes('queue-plugin') || cmdline.includes('setTimeout(() => {}, 600000)')) return true;
-  const script = /\/dev\/fd\/(\d+)/.exec(cmdline)?.[1];
-  if (script === undefined) return false;
-  return (await readlink(`/proc/${pid}/fd/${script}`).catch(() => '')).includes('queue-plugin');
+  if (!cmdline.includes('/run/packages/')) return false;
+  return (await readlink(`/proc/${pid}/cwd`).catch(() => '')) === packageDir;
 }
 
 /** Plugin processes (and grandchildren) of this package that still live. */
 export async function livePluginPids(packageDir: string): Promise<PluginPid[]> {
   const alive: PluginPid[] = [];
   for (const entry of await pluginPids(packageDir)) {
-    if ((await isAlive(entry.pid)) && (await isOurPlugin(entry.pid))) alive.push(entry);
+    if ((await isAlive(entry.pid)) && (await isOurPlugin(entry.pid, packageDir))) alive.push(entry);
   }
   return alive;
 }
