@@ -80,7 +80,7 @@ export async function readPackageTree(packageDir: string): Promise<TreeResult> {
   if ('error' in walked) return { ok: false, error: walked.error };
   let realPackage: string;
   try {
-    realPackage = realpathSync(packageDir);
+    realPackage = realpathSync.native(packageDir);
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     return { ok: false, error: `cannot resolve the package directory ${packageDir} (${code})` };
@@ -176,7 +176,7 @@ async function describe(
     // The text alone is not enough: the kernel resolves ".." after following a link (d -> ., u -> d/..).
     let real: string;
     try {
-      real = realpathSync(absolute);
+      real = realpathSync.native(absolute); // the kernel's: Node's own resolves ".." as text
     } catch (error) {
       const { code } = error as NodeJS.ErrnoException;
       return {
@@ -251,7 +251,7 @@ export async function readStamped(
 ): Promise<'exact' | 'longer' | 'shorter'> {
   const buffer = Buffer.allocUnsafe(CHUNK);
   const total = Number(size);
-  for (let position = 0; position < total; ) {
+  for (let position = 0; position < total;) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, total - position), position);
     if (bytesRead === 0) return 'shorter';
     await take(buffer.subarray(0, bytesRead));
