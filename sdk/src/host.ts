@@ -10,7 +10,15 @@ export {
   SAFE_OPEN_FLAGS,
   type ExecutableCheck,
 } from './package-files.js';
-export { fileKind, hostUid, isInPackage, ownerProblem, writableDirectoryProblem } from './path-safety.js';
+export {
+  fileKind,
+  hostUid,
+  isInPackage,
+  ownerProblem,
+  pathProblem,
+  resolveDirectory,
+  writableDirectoryProblem,
+} from './path-safety.js';
 export { executablePathErrors } from './manifest.js';
 export { fingerprintOf } from './fingerprint.js';
 export { LineSplitter, decodeUtf8, type LineEvent } from './lines.js';

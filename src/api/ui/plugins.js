@@ -599,7 +599,15 @@ function packageFilesCard(plugin) {
     table(
       ['Path', 'Mode', 'Size', ''],
       files.map((/** @type {any} */ file) => [
-        h('code', {}, file.type === 'directory' ? `${file.path}/` : file.path),
+        h(
+          'code',
+          {},
+          file.type === 'directory'
+            ? `${file.path}/`
+            : file.type === 'symlink'
+              ? `${file.path} -> ${file.target ?? '?'}`
+              : file.path,
+        ),
         file.mode,
         file.type === 'file' ? String(file.size) : '—',
         changed.has(file.path) ? badge('changed') : '',

@@ -242,6 +242,6 @@ function printPackageFiles(detail: PluginDetail): void {
   );
   for (const file of detail.files)
     say(
-      `  ${file.mode}  ${String(file.size).padStart(10)}  ${file.path}${file.type === 'directory' ? '/' : ''}`,
+      `  ${file.mode}  ${String(file.size).padStart(10)}  ${file.path}${file.type === 'directory' ? '/' : ''}${file.target !== undefined ? ` -> ${file.target}` : ''}`,
     );
 }

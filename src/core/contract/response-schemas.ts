@@ -84,7 +84,15 @@ const pluginDetailShape = {
     .describe('SHA-256 over every path, type, mode and content hash of the package (PROTOCOL §4)'),
   trustedTreeDigest: z.string().optional().describe('the tree digest reviewed with the trusted fingerprint'),
   files: z
-    .array(z.object({ path: z.string(), type: z.string(), mode: z.string(), size: z.number().int() }))
+    .array(
+      z.object({
+        path: z.string(),
+        type: z.string(),
+        mode: z.string(),
+        size: z.number().int(),
+        target: z.string().optional().describe("a symlink's target, as it reads"),
+      }),
+    )
     .describe('every file, directory and symlink of the package, as the last discovery saw it'),
   changedFiles: z
     .array(z.string())

@@ -15,9 +15,9 @@ import { checkExecutable, PackageFileError, readManifestBytes } from '@switchyar
 import { PackageInvalidError } from '../platform/index.js';
 import { redact } from '../safety/index.js';
 import { hashExecutable } from './fingerprint.js';
-import { readPackageTree, type PackageEntry } from './package-tree.js';
+import { MAX_PACKAGES, readPackageTree, type PackageEntry } from './package-tree.js';
 
-export const MAX_PACKAGES = 100;
+export { MAX_PACKAGES };
 
 export interface DiscoveredPackage {
   /** The manifest's id, or the directory name when the manifest has no usable id. */

@@ -7,22 +7,25 @@
 // again, replaced when it differs). So the executable starts by a real path —
 // `__file__`, `$0`, `argv[0]`, `import.meta.url` name a file next to the
 // package's other files — and a swap of a file in the package after it was
-// verified cannot change what runs. docs/adr/0009-run-from-a-verified-package-copy.md.
-import { lstatSync, type BigIntStats } from 'node:fs';
+// verified cannot change what runs. The run directory and every directory
+// above it pass the owner rule of the package path (PROTOCOL §3), checked
+// before each use: no other user can swap a copy between its check and the
+// start. docs/adr/0009-run-from-a-verified-package-copy.md.
+import { constants, lstatSync, type BigIntStats } from 'node:fs';
 import { chmod, mkdir, mkdtemp, open, readdir, rename, rm, symlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import { SAFE_OPEN_FLAGS, hostUid } from '@switchyard/plugin-sdk/host';
+import { dirname, join, resolve } from 'node:path';
+import { SAFE_OPEN_FLAGS, hostUid, pathProblem, resolveDirectory } from '@switchyard/plugin-sdk/host';
 import { fileStamp } from './fingerprint.js';
-import { readPackageTree, type PackageEntry, type PackageTree } from './package-tree.js';
+import { readPackageTree, readStamped, type PackageEntry, type PackageTree } from './package-tree.js';
 
 /** The copies this process checked, by tree digest: each entry's stamp then. */
 const checked = new Map<string, Map<string, string>>();
 const making = new Map<string, Promise<string>>();
-const CHUNK = 1 << 20;
 
 /** The directory of the verified copy of `tree` (read from `packageDir`) under `runRoot`, made if needed. */
 export async function verifiedCopy(runRoot: string, packageDir: string, tree: PackageTree): Promise<string> {
+  await checkRunRoot(runRoot);
   const dir = join(runRoot, tree.digest);
   const stamps = checked.get(tree.digest);
   if (stamps && unchanged(dir, stamps)) return dir;
@@ -38,7 +41,6 @@ export async function verifiedCopy(runRoot: string, packageDir: string, tree: Pa
 async function ensure(runRoot: string, dir: string, packageDir: string, tree: PackageTree): Promise<string> {
   if ((await copyProblem(dir, tree)) === undefined) return remember(dir, tree);
   await removeCopy(dir); // made by another host version, half removed, or changed since: made again
-  await mkdir(runRoot, { recursive: true, mode: 0o700 });
   const temporary = await mkdtemp(join(runRoot, '.making-'));
   try {
     for (const entry of tree.entries) await copyEntry(packageDir, temporary, entry, tree.stamps);
@@ -94,6 +96,48 @@ async function copyProblem(dir: string, tree: PackageTree): Promise<string | und
       return `${join(dir, made.path)} differs from the package's ${entry.path}`;
   }
   return undefined;
+}
+
+/**
+ * The run directory as the owner rule of PROTOCOL §3 wants it: each missing
+ * level made 0700 (by the host's user), then the directory and every one
+ * above it, and every symlink on the way, owned by root or the host's user and
+ * not writable by others (sticky above it is fine). Throws the first problem,
+ * with the path and the fix. A few lstat calls when nothing is missing.
+ */
+export async function checkRunRoot(runRoot: string): Promise<void> {
+  const absolute = resolve(runRoot);
+  const missing: string[] = [];
+  let existing = absolute;
+  while (!present(existing)) {
+    missing.unshift(existing);
+    existing = dirname(existing);
+  }
+  const refuse = (problem: string) =>
+    new Error(
+      `the directory of verified package copies ${absolute} cannot be trusted: ${problem}; no call starts until it is fixed`,
+    );
+  // Judged before anything is made inside it, and again after.
+  const above = await pathProblem(await resolveDirectory(existing));
+  if (above) throw refuse(above);
+  for (const level of missing) {
+    try {
+      await mkdir(level, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  const problem = await pathProblem(await resolveDirectory(absolute));
+  if (problem) throw refuse(problem);
+}
+
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function remember(dir: string, tree: PackageTree): string {
@@ -152,15 +196,16 @@ async function copyEntry(
     const to = await open(target, 'wx', 0o600);
     try {
       const hash = createHash('sha256');
-      const buffer = Buffer.allocUnsafe(CHUNK);
-      for (let position = 0; ;) {
-        const { bytesRead } = await from.read(buffer, 0, CHUNK, position);
-        if (bytesRead === 0) break;
-        hash.update(buffer.subarray(0, bytesRead));
-        await to.write(buffer, 0, bytesRead);
-        position += bytesRead;
-      }
-      if (hash.digest('hex') !== entry.sha256)
+      // At most the stamped size: a file that grows as it is read cannot fill the disk.
+      const read = await readStamped(from, expected.size, async (bytes) => {
+        hash.update(bytes);
+        await to.write(bytes);
+      });
+      if (read === 'longer')
+        throw new Error(
+          `the package file ${source} holds more than the ${expected.size} bytes it had when verified; the copy was stopped (try again once it no longer changes)`,
+        );
+      if (read === 'shorter' || hash.digest('hex') !== entry.sha256)
         throw new Error(`the package file ${source} changed since it was verified`);
     } finally {
       await to.close();
@@ -170,17 +215,23 @@ async function copyEntry(
   }
 }
 
+const DIRECTORY_NO_FOLLOW = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
 /** A copy's directories made writable again, then removed (a missing one is fine). */
 async function removeCopy(dir: string): Promise<void> {
   const writable = async (path: string): Promise<void> => {
-    let stats;
+    // By a descriptor of the directory itself: a symlink (or anything else) swapped in is left alone.
+    let handle;
     try {
-      stats = lstatSync(path);
+      handle = await open(path, DIRECTORY_NO_FOLLOW);
     } catch {
       return;
     }
-    if (!stats.isDirectory()) return;
-    await chmod(path, 0o700);
+    try {
+      await handle.chmod(0o700);
+    } finally {
+      await handle.close();
+    }
     for (const name of await readdir(path)) await writable(join(path, name));
   };
   await writable(dir);

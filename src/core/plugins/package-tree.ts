@@ -1,6 +1,8 @@
 // The whole package as reviewed (docs/PROTOCOL.md §3, §4): every file,
 // directory and symlink under the package directory passes the owner rule
-// (owned by root or the host's user, not group- or world-writable), and the
+// (owned by root or the host's user, not group- or world-writable), nothing
+// else is there (no FIFO, socket or device), every name is UTF-8, every
+// symlink resolves to an existing entry inside the package, and the
 // tree digest — SHA-256 over each entry's relative path, type, mode bits and
 // content hash (a symlink: its target), sorted — names exactly what was
 // reviewed. Bounded (MAX_PACKAGE_ENTRIES, MAX_PACKAGE_BYTES). Run at discovery,
@@ -9,12 +11,13 @@
 // stamp (fingerprint.ts) moved. Why the whole tree: docs/adr/0009-run-from-a-verified-package-copy.md.
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import {
   SAFE_OPEN_FLAGS,
   fileKind,
+  isInPackage,
   ownerProblem,
   writableDirectoryProblem,
 } from '@switchyard/plugin-sdk/host';
@@ -51,15 +54,37 @@ export interface PackageTree {
 /** A package that breaks a rule still has a tree when it could be read (to tell whether it also changed). */
 export type TreeResult = { ok: true; tree: PackageTree } | { ok: false; error: string; tree?: PackageTree };
 
-/** Per-file hashes by absolute path, reused while the file's stamp stays the same. */
+/** At most this many plugin packages under the plugins directory (discovery.ts refuses more). */
+export const MAX_PACKAGES = 100;
+
+/**
+ * Per-file hashes by absolute path, reused while the file's stamp stays the
+ * same; least recently used dropped first. Room for every file of the most
+ * packages at their most entries, twice (the packages and their verified
+ * copies): 100 × 1,000 × 2 = 200,000, so a full host never re-hashes its
+ * files on each call (one entry is a path and two short strings, ~0.3 KB).
+ */
 const hashes = new Map<string, { stamp: string; sha256: string }>();
-const HASHES_KEPT = 20_000;
+const HASHES_KEPT = MAX_PACKAGES * MAX_PACKAGE_ENTRIES * 2;
+let hashedFiles = 0;
+
+/** How many files were read and hashed (not taken from the cache) by this process so far. */
+export function filesHashed(): number {
+  return hashedFiles;
+}
 const CHUNK = 1 << 20;
 
 /** The package's tree as it is on disk now, or the first rule it breaks (with the path and the fix). */
 export async function readPackageTree(packageDir: string): Promise<TreeResult> {
   const walked = walk(packageDir);
   if ('error' in walked) return { ok: false, error: walked.error };
+  let realPackage: string;
+  try {
+    realPackage = realpathSync.native(packageDir);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    return { ok: false, error: `cannot resolve the package directory ${packageDir} (${code})` };
+  }
   let problem: string | undefined;
   for (const [path, stats] of walked.found) {
     problem = await entryProblem(join(packageDir, path), stats);
@@ -67,7 +92,7 @@ export async function readPackageTree(packageDir: string): Promise<TreeResult> {
   }
   const entries: PackageEntry[] = [];
   for (const [path, stats] of walked.found) {
-    const entry = await describe(packageDir, path, stats);
+    const entry = await describe(packageDir, realPackage, path, stats);
     if ('error' in entry) return { ok: false, error: problem ?? entry.error };
     entries.push(entry);
   }
@@ -89,7 +114,15 @@ function walk(packageDir: string): { found: Map<string, BigIntStats> } | { error
     if (bytes > MAX_PACKAGE_BYTES)
       return `the package ${packageDir} holds more than ${MAX_PACKAGE_BYTES} bytes (256 MiB), the most a package may hold (PROTOCOL §3); remove what the plugin does not need`;
     if (!stats.isDirectory()) return undefined;
-    for (const name of readdirSync(absolute).sort()) {
+    // Read as bytes: a name that is not UTF-8 would be decoded lossily, to a name that is not the file's.
+    const names: string[] = [];
+    for (const raw of readdirSync(absolute, { encoding: 'buffer' })) {
+      const name = raw.toString('utf8');
+      if (!Buffer.from(name, 'utf8').equals(raw))
+        return `the directory ${absolute} holds a name that is not valid UTF-8 (${JSON.stringify(raw.toString('latin1'))} as Latin-1): a package's names must be UTF-8, so the review shows each file as it is (rename it)`;
+      names.push(name);
+    }
+    for (const name of names.sort()) {
       const problem = visit(relative === '.' ? name : `${relative}/${name}`);
       if (problem) return problem;
     }
@@ -128,6 +161,7 @@ async function entryProblem(path: string, stats: BigIntStats): Promise<string | 
 
 async function describe(
   packageDir: string,
+  realPackage: string,
   path: string,
   stats: BigIntStats,
 ): Promise<PackageEntry | { error: string }> {
@@ -137,12 +171,27 @@ async function describe(
   if (stats.isSymbolicLink()) {
     const target = readlinkSync(absolute);
     const landing = normalize(join(dirname(path), target));
-    if (isAbsolute(target) || landing === '..' || landing.startsWith(`..${sep}`))
+    const outside = `the symlink ${absolute} points outside the package (${target}): a package may only link to its own files (replace it with the file)`;
+    if (isAbsolute(target) || landing === '..' || landing.startsWith(`..${sep}`)) return { error: outside };
+    // The text alone is not enough: the kernel resolves ".." after following a link (d -> ., u -> d/..).
+    let real: string;
+    try {
+      real = realpathSync.native(absolute); // the kernel's: Node's own resolves ".." as text
+    } catch (error) {
+      const { code } = error as NodeJS.ErrnoException;
       return {
-        error: `the symlink ${absolute} points outside the package (${target}): a package may only link to its own files (replace it with the file)`,
+        error: `the symlink ${absolute} (${target}) does not resolve (${code}): a package may only link to its own files (fix or remove it)`,
       };
+    }
+    if (!isInPackage(real, realPackage))
+      return { error: outside.replace(`(${target})`, `(${target}, which resolves to ${real})`) };
     return { ...base, type: 'symlink', size: 0, target };
   }
+  // Checked before anything is opened: a FIFO would block or fail the read, a device has no end.
+  if (!stats.isFile())
+    return {
+      error: `${absolute} is ${fileKind(stats)}: a package holds only files, directories and symlinks (remove it)`,
+    };
   const sha256 = await hashFile(absolute, stats);
   if (typeof sha256 !== 'string') return sha256;
   return { ...base, type: 'file', size: Number(stats.size), sha256 };
@@ -152,7 +201,11 @@ async function describe(
 async function hashFile(path: string, named: BigIntStats): Promise<string | { error: string }> {
   const stamp = fileStamp(named);
   const cached = hashes.get(path);
-  if (cached?.stamp === stamp) return cached.sha256;
+  if (cached?.stamp === stamp) {
+    hashes.delete(path); // most recently used last
+    hashes.set(path, cached);
+    return cached.sha256;
+  }
   const changed = { error: `the package file ${path} changed while it was read; try again` };
   let handle;
   try {
@@ -163,23 +216,49 @@ async function hashFile(path: string, named: BigIntStats): Promise<string | { er
   try {
     if (fileStamp(await handle.stat({ bigint: true })) !== stamp) return changed;
     const hash = createHash('sha256');
-    const buffer = Buffer.allocUnsafe(CHUNK);
-    for (let position = 0; ;) {
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-      position += bytesRead;
-    }
+    const read = await readStamped(handle, named.size, (bytes) => void hash.update(bytes));
+    if (read === 'longer')
+      return {
+        error: `the package file ${path} holds more than the ${named.size} bytes its size says (a special file?): a package holds only regular files (remove it)`,
+      };
+    if (read === 'shorter') return changed;
     if (fileStamp(await handle.stat({ bigint: true })) !== stamp) return changed;
+    hashedFiles += 1;
     const sha256 = hash.digest('hex');
     if (settled(named)) {
+      hashes.delete(path);
       if (hashes.size >= HASHES_KEPT) hashes.delete(hashes.keys().next().value!);
       hashes.set(path, { stamp, sha256 });
     }
     return sha256;
+  } catch (error) {
+    return { error: `cannot read the package file ${path} (${(error as NodeJS.ErrnoException).code})` };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Reads exactly `size` bytes of `handle` (its stamped size) to `take`, then
+ * looks for one more: 'longer' when the file holds more than its size says
+ * (it grew, or is not what its stat claims), 'shorter' when it ends before.
+ * So no read goes on past what the bounds of PROTOCOL §3 counted.
+ */
+export async function readStamped(
+  handle: FileHandle,
+  size: bigint,
+  take: (bytes: Buffer) => void | Promise<void>,
+): Promise<'exact' | 'longer' | 'shorter'> {
+  const buffer = Buffer.allocUnsafe(CHUNK);
+  const total = Number(size);
+  for (let position = 0; position < total;) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, total - position), position);
+    if (bytesRead === 0) return 'shorter';
+    await take(buffer.subarray(0, bytesRead));
+    position += bytesRead;
+  }
+  const { bytesRead } = await handle.read(buffer, 0, 1, total);
+  return bytesRead === 0 ? 'exact' : 'longer';
 }
 
 /** SHA-256 over one line per entry, in path order: type, mode, path, content hash or target. */

@@ -63,7 +63,7 @@ export interface PluginDetail extends PluginView {
   treeDigest?: string;
   trustedTreeDigest?: string;
   /** Every file, directory and symlink of the package as the last discovery saw it. */
-  files: { path: string; type: string; mode: string; size: number }[];
+  files: { path: string; type: string; mode: string; size: number; target?: string }[];
   /** While changed: the files that differ from the reviewed package. */
   changedFiles?: string[];
   /** The bounds of a package (PROTOCOL §3). */
@@ -340,7 +340,13 @@ export function toDetail(
     executable: record.executable,
     ...(record.treeDigest ? { treeDigest: record.treeDigest } : {}),
     ...(record.trustedTreeDigest ? { trustedTreeDigest: record.trustedTreeDigest } : {}),
-    files: (record.files ?? []).map(({ path, type, mode, size }) => ({ path, type, mode, size })),
+    files: (record.files ?? []).map(({ path, type, mode, size, target }) => ({
+      path,
+      type,
+      mode,
+      size,
+      ...(target !== undefined ? { target } : {}),
+    })),
     ...(record.changedFiles?.length ? { changedFiles: record.changedFiles } : {}),
     packageLimits: { entries: MAX_PACKAGE_ENTRIES, bytes: MAX_PACKAGE_BYTES },
     timeLimits: timeLimitsOf(record.timeLimits),

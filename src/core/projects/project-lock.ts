@@ -35,7 +35,11 @@ export function lapseMarginMs(durationMs: number): number {
  * real path (as it is now; the path as registered when it cannot be resolved).
  */
 export async function projectLockName(root: string): Promise<string> {
-  const real = await realpath(root).catch(() => root);
+  return lockNameOfRealPath(await realpath(root).catch(() => root));
+}
+
+/** projectLockName of a path already resolved (so one resolution names both the directory and its lock). */
+export function lockNameOfRealPath(real: string): string {
   return `root:${createHash('sha256').update(real).digest('hex')}`;
 }
 

@@ -17,7 +17,7 @@ import {
   messageOf,
 } from '../platform/index.js';
 import { WatchedKey, markCallStateChanged, type Keys, type Transaction } from '../redis/index.js';
-import { projectLockName } from './project-lock.js';
+import { lockNameOfRealPath, projectLockName } from './project-lock.js';
 
 export interface Project {
   id: string;
@@ -141,14 +141,18 @@ export class ProjectService {
    * number need not survive a reboot).
    */
   async lockNameOf(project: Project): Promise<string> {
-    const own = await directoryIdentity(project.root);
+    // Each root resolved once: its identity and its lock's name come from the same real path, so a
+    // symlink flipped in between cannot pair one directory's identity with another's lock.
+    const own = await resolvedIdentity(project.root);
     if (own === undefined) return projectLockName(project.root);
     const others = (await this.list()).filter((other) => other.id !== project.id);
-    const identities = await mapBounded(others, (other) => directoryIdentity(other.root));
-    const first = others
-      .filter((_other, index) => identities[index] === own)
-      .reduce((lowest, other) => (other.id < lowest.id ? other : lowest), project);
-    return projectLockName(first.root);
+    const resolved = await mapBounded(others, (other) => resolvedIdentity(other.root));
+    let first = { id: project.id, real: own.real };
+    resolved.forEach((other, index) => {
+      if (other?.identity === own.identity && others[index]!.id < first.id)
+        first = { id: others[index]!.id, real: other.real };
+    });
+    return lockNameOfRealPath(first.real);
   }
 
   async add(path: string, options: AddOptions, actor: string): Promise<Project> {
@@ -399,6 +403,17 @@ function sameProject(a: Project, b: Project): boolean {
 }
 
 /** `dev:<device>:<inode>` of the directory at `path` (what every path to it shares); undefined when it is none. */
+/** The real path of `path` (resolved once) and the identity of the directory there; undefined when it is none. */
+async function resolvedIdentity(path: string): Promise<{ real: string; identity: string } | undefined> {
+  try {
+    const real = await realpath(path);
+    const identity = await directoryIdentity(real);
+    return identity === undefined ? undefined : { real, identity };
+  } catch {
+    return undefined;
+  }
+}
+
 export async function directoryIdentity(path: string): Promise<string | undefined> {
   try {
     const stats = await stat(path, { bigint: true });
