@@ -74,8 +74,16 @@ export function filesHashed(): number {
 }
 const CHUNK = 1 << 20;
 
-/** The package's tree as it is on disk now, or the first rule it breaks (with the path and the fix). */
-export async function readPackageTree(packageDir: string): Promise<TreeResult> {
+/**
+ * The package's tree as it is on disk now, or the first rule it breaks (with the path and the fix).
+ * `hashOnly`: the paths whose files are read and hashed (the reviewed ones, before a call); any other
+ * file still passes the owner rule but is not read — a log the plugin appends to next to itself would
+ * otherwise be "changed while it was read" and fail the call, and costs a read per call.
+ */
+export async function readPackageTree(
+  packageDir: string,
+  options: { hashOnly?: ReadonlySet<string> } = {},
+): Promise<TreeResult> {
   const walked = walk(packageDir);
   if ('error' in walked) return { ok: false, error: walked.error };
   let realPackage: string;
@@ -92,7 +100,7 @@ export async function readPackageTree(packageDir: string): Promise<TreeResult> {
   }
   const entries: PackageEntry[] = [];
   for (const [path, stats] of walked.found) {
-    const entry = await describe(packageDir, realPackage, path, stats);
+    const entry = await describe(packageDir, realPackage, path, stats, options.hashOnly);
     if ('error' in entry) return { ok: false, error: problem ?? entry.error };
     entries.push(entry);
   }
@@ -164,6 +172,7 @@ async function describe(
   realPackage: string,
   path: string,
   stats: BigIntStats,
+  hashOnly?: ReadonlySet<string>,
 ): Promise<PackageEntry | { error: string }> {
   const base = { path, mode: (Number(stats.mode) & 0o7777).toString(8).padStart(4, '0') };
   if (stats.isDirectory()) return { ...base, type: 'directory', size: 0 };
@@ -192,6 +201,7 @@ async function describe(
     return {
       error: `${absolute} is ${fileKind(stats)}: a package holds only files, directories and symlinks (remove it)`,
     };
+  if (hashOnly && !hashOnly.has(path)) return { ...base, type: 'file', size: Number(stats.size) };
   const sha256 = await hashFile(absolute, stats);
   if (typeof sha256 !== 'string') return sha256;
   return { ...base, type: 'file', size: Number(stats.size), sha256 };

@@ -117,8 +117,10 @@ export class PluginCalls {
       throw new TrustRequiredError(
         `plugin ${record.id} was trusted before every file of a package was reviewed; review it with \`plugin show ${record.id}\` (it lists every file) and trust it again`,
       );
-    const read = await readPackageTree(record.packageDir);
     const trustedFiles = record.trustedFiles ?? [];
+    const read = await readPackageTree(record.packageDir, {
+      hashOnly: new Set(trustedFiles.map((entry) => entry.path)),
+    });
     const reviewed = read.tree ? reviewedPart(read.tree, trustedFiles) : undefined;
     // Changed files first: whether or not it also breaks a rule now, the plugin is disabled everywhere —
     // unless only modes changed and the rule says what to fix (chmod it back and it is the reviewed tree).
