@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NAMESPACES_ENV, containment } from '../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner } from '../../src/core/supervision/spawner.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO } from '../support/data-dir.js';
@@ -266,6 +267,28 @@ describe.skipIf(!isolated)('a disk budget per call', () => {
     const [after] = await operate(plugin, 'p3', [{ tmpState: true }]);
     expect(after).toMatch(/, 0 entries$/);
   }, 30_000);
+
+  it('a call with a TMPDIR but no disk budget does not start (the host would say a budget holds)', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'sy-no-budget-'));
+    await mkdir(join(scratch, 'tmp'));
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    try {
+      const limits = { memoryBytes: 0, cpuSeconds: 0, fileSizeBytes: 0, openFiles: 0, processes: 0, diskBytes: 0 };
+      const call = await spawner.spawn({
+        file: '/bin/true',
+        args: [],
+        cwd: '/',
+        env: {},
+        confine: true,
+        isolate: true,
+        policy: { network: 'allow', limits, tmp: join(scratch, 'tmp') },
+      });
+      await expect(call.started).rejects.toThrow(/EINVAL|Invalid argument/);
+      await call.end();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
 
   it('a file stopped at the file-size limit in the tmpfs is still named (the keeper looks, not the host)', async () => {
     const plugin = await hostilePlugin({ network: 'none', fileSizeBytes: 4 * MIB, diskBytes: 64 * MIB });
