@@ -184,7 +184,12 @@ describe.skipIf(!isolated)("the host's files outside the write paths are read-on
         { write: join(root, 'nested', 'operated') },
         { write: join(dir, 'planted') },
       ]);
-      expect(words(metadata!)).toEqual({ chmod: 'EROFS', chown: 'EROFS', utimes: 'EROFS', setxattr: 'EROFS' });
+      expect(words(metadata!)).toEqual({
+        chmod: 'EROFS',
+        chown: 'EROFS',
+        utimes: 'EROFS',
+        setxattr: 'EROFS',
+      });
       const after = await stat(file);
       expect([after.mode & 0o7777, after.uid, after.gid, after.mtimeMs]).toEqual([
         0o644,
@@ -273,7 +278,14 @@ describe.skipIf(!isolated)('a disk budget per call', () => {
     await mkdir(join(scratch, 'tmp'));
     const spawner = new Spawner(HELPER_PATH, () => {});
     try {
-      const limits = { memoryBytes: 0, cpuSeconds: 0, fileSizeBytes: 0, openFiles: 0, processes: 0, diskBytes: 0 };
+      const limits = {
+        memoryBytes: 0,
+        cpuSeconds: 0,
+        fileSizeBytes: 0,
+        openFiles: 0,
+        processes: 0,
+        diskBytes: 0,
+      };
       const call = await spawner.spawn({
         file: '/bin/true',
         args: [],

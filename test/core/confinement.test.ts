@@ -152,7 +152,14 @@ describe.skipIf(!confined)('files: what the review granted, nothing else', () =>
       { read: `/proc/${process.pid}/environ` },
       { tmpfile: 1 },
     ]);
-    expect(results.slice(0, 6)).toEqual(['EACCES', 'EACCES', 'EACCES', REFUSED_WRITE, REFUSED_WRITE, 'EACCES']);
+    expect(results.slice(0, 6)).toEqual([
+      'EACCES',
+      'EACCES',
+      'EACCES',
+      REFUSED_WRITE,
+      REFUSED_WRITE,
+      'EACCES',
+    ]);
     // Its own TMPDIR, private to the call.
     expect(results[6]).toMatch(/^ok: 1 MiB in \/.*sy-call-/);
   });

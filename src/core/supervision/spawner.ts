@@ -357,7 +357,11 @@ export class Spawner {
       for (const call of this.#calls.values()) call.finish(this.exitMessage);
       this.#calls.clear();
     });
-    this.#idle();
+    // Kept alive until the helper said HELLO (a call may be waiting for it: nothing else holds the
+    // event loop meanwhile), idle from then on while no call is in flight.
+    void this.#said.then(() => {
+      if (this.#calls.size === 0) this.#idle();
+    });
   }
 
   /**
