@@ -274,9 +274,11 @@ int install_seccomp(int no_network) {
 #else
   // Why each rule: socket() because Landlock (ABI 7) does not cover connecting
   // to a unix socket by path (the host's Redis) nor UDP — socketpair() stays,
-  // a plugin's own children need it; io_uring because its operations bypass
-  // this filter; the scheduling and limit calls because Landlock's scoping
-  // does not cover them and they would let a plugin slow or starve its keeper,
+  // a plugin's own children need it, but only of the connected types: a
+  // datagram pair's end can sendto() any socket by path (/dev/log, a host
+  // daemon's) as root; io_uring because its operations bypass this filter;
+  // the scheduling and limit calls because Landlock's scoping does not cover
+  // them and they would let a plugin slow or starve its keeper,
   // the helper or the worker (any pid but its own, 0). The keyring calls
   // because keys are per user, not per call: a call would read what the
   // worker's user (root) or an earlier call keeps there. No new namespace:
@@ -297,46 +299,55 @@ int install_seccomp(int no_network) {
     BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
     DENY(ENOSYS),
 #endif
-    /* 0 */ IS(SYS_socket, 16),
-    /* 1 */ IS(SYS_io_uring_setup, 19),
-    /* 2 */ IS(SYS_ioprio_set, 29),
-    /* 3 */ IS(SYS_prlimit64, 18),
-    /* 4 */ IS(SYS_sched_setaffinity, 17),
-    /* 5 */ IS(SYS_sched_setscheduler, 16),
-    /* 6 */ IS(SYS_sched_setparam, 15),
-    /* 7 */ IS(SYS_sched_setattr, 14),
-    /* 8 */ IS(SYS_setpriority, 15),
-    /* 9 */ IS(SYS_add_key, 22),
-    /* 10 */ IS(SYS_request_key, 21),
-    /* 11 */ IS(SYS_keyctl, 20),
-    /* 12 */ IS(SYS_setns, 19),
-    /* 13 */ IS(SY_SYS_clone3, 7),
-    /* 14 */ IS(SYS_unshare, 13),
-    /* 15 */ IS(SYS_clone, 14),
-    /* 16 */ ALLOW,
-    // 17: socket(domain, …): never AF_UNIX (connect by path), nothing else without network
-    /* 17 */ LOAD(ARG_LO(0)),
-    /* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
-    /* 19 */ DENY(EACCES),
-    /* 20 */ BPF_STMT(BPF_RET | BPF_K, no_network ? SECCOMP_RET_ERRNO | EACCES : SECCOMP_RET_ALLOW),
-    // 21: io_uring_setup, clone3
-    /* 21 */ DENY(ENOSYS),
-    // 22: the pid as the first argument: only 0 (itself)
-    /* 22 */ LOAD(ARG_LO(0)),
-    /* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 9, 8),
-    // 24: setpriority(which, who): only PRIO_PROCESS (0) of itself (0)
-    /* 24 */ LOAD(ARG_LO(0)),
-    /* 25 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 6),
-    /* 26 */ LOAD(ARG_LO(1)),
-    /* 27 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 4),
-    // 28: unshare(flags): no namespace flag
-    /* 28 */ LOAD(ARG_LO(0)),
-    /* 29 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, UNSHARE_NAMESPACES, 2, 3),
-    // 30: clone(flags, …): none of the namespaces that need no capability, nor those a keeper never asks
-    /* 30 */ LOAD(ARG_LO(0)),
-    /* 31 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NAMESPACES, 0, 1),
-    /* 32 */ DENY(EPERM),
-    /* 33 */ ALLOW,
+    /* 0 */ IS(SYS_socket, 17),
+    /* 1 */ IS(SYS_io_uring_setup, 20),
+    /* 2 */ IS(SYS_ioprio_set, 30),
+    /* 3 */ IS(SYS_prlimit64, 19),
+    /* 4 */ IS(SYS_sched_setaffinity, 18),
+    /* 5 */ IS(SYS_sched_setscheduler, 17),
+    /* 6 */ IS(SYS_sched_setparam, 16),
+    /* 7 */ IS(SYS_sched_setattr, 15),
+    /* 8 */ IS(SYS_setpriority, 16),
+    /* 9 */ IS(SYS_add_key, 23),
+    /* 10 */ IS(SYS_request_key, 22),
+    /* 11 */ IS(SYS_keyctl, 21),
+    /* 12 */ IS(SYS_setns, 20),
+    /* 13 */ IS(SY_SYS_clone3, 8),
+    /* 14 */ IS(SYS_unshare, 14),
+    /* 15 */ IS(SYS_clone, 15),
+    /* 16 */ IS(SYS_socketpair, 18),
+    /* 17 */ ALLOW,
+    // 18: socket(domain, …): never AF_UNIX (connect by path), nothing else without network
+    /* 18 */ LOAD(ARG_LO(0)),
+    /* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+    /* 20 */ DENY(EACCES),
+    /* 21 */ BPF_STMT(BPF_RET | BPF_K, no_network ? SECCOMP_RET_ERRNO | EACCES : SECCOMP_RET_ALLOW),
+    // 22: io_uring_setup, clone3
+    /* 22 */ DENY(ENOSYS),
+    // 23: the pid as the first argument: only 0 (itself)
+    /* 23 */ LOAD(ARG_LO(0)),
+    /* 24 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 9, 8),
+    // 25: setpriority(which, who): only PRIO_PROCESS (0) of itself (0)
+    /* 25 */ LOAD(ARG_LO(0)),
+    /* 26 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 6),
+    /* 27 */ LOAD(ARG_LO(1)),
+    /* 28 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 4),
+    // 29: unshare(flags): no namespace flag
+    /* 29 */ LOAD(ARG_LO(0)),
+    /* 30 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, UNSHARE_NAMESPACES, 2, 3),
+    // 31: clone(flags, …): none of the namespaces that need no capability, nor those a keeper never asks
+    /* 31 */ LOAD(ARG_LO(0)),
+    /* 32 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NAMESPACES, 0, 1),
+    /* 33 */ DENY(EPERM),
+    /* 34 */ ALLOW,
+    // 35: socketpair(domain, type, …): a stream or seqpacket pair only, whose ends are connected to
+    // each other for good; a datagram end (SOCK_RAW is one for AF_UNIX) sends to any socket by path
+    /* 35 */ LOAD(ARG_LO(1)),
+    /* 36 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf),
+    /* 37 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_STREAM, 2, 0),
+    /* 38 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOCK_SEQPACKET, 1, 0),
+    /* 39 */ DENY(EACCES),
+    /* 40 */ ALLOW,
   };
   struct sock_fprog program = { (unsigned short)(sizeof filter / sizeof filter[0]), filter };
   return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);

@@ -6,14 +6,19 @@
 // removable from a call; no call can create a namespace (so it holds no
 // capability in one); what a call writes in its TMPDIR is bounded by its disk
 // budget, past which it fails RESOURCE_LIMIT naming the disk and its files are
-// gone; /sys/fs/cgroup is not readable. The IPC programs are
+// gone; /sys/fs/cgroup is not readable; the host's files outside the call's
+// write paths are read-only to it (no chmod, chown, utimes or setxattr, which
+// Landlock does not govern), while an operation still writes its project; no
+// datagram reaches a host socket by path. The programs are
 // test/fixtures/ipc-probe.c, built here with cc.
-import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NAMESPACES_ENV, containment } from '../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner } from '../../src/core/supervision/spawner.js';
 import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
 import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
 import { REPO } from '../support/data-dir.js';
@@ -25,6 +30,7 @@ const ACTOR = 'user:test';
 const SCOPES = ['project.metadata.read', 'project.files.read', 'project.operate'];
 const state = containment();
 const isolated = state.enforced.some((item) => item.startsWith('per-call IPC namespace'));
+const seccomp = state.enforced.some((item) => item.startsWith('seccomp'));
 const MIB = 1024 ** 2;
 
 const suite = useCoreSuite('call-isolation');
@@ -160,6 +166,80 @@ describe.skipIf(!isolated)('nothing passes between calls outside the protocol', 
   }, 30_000);
 });
 
+describe.skipIf(!isolated)("the host's files outside the write paths are read-only to a call", () => {
+  it('no chmod, chown, utimes or setxattr of a file outside every rule; an operation still writes its project', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sy-host-files-'));
+    try {
+      // The worker's own file (root's, when run as root): what a plugin running as it owns.
+      const file = join(dir, 'host-program');
+      await writeFile(file, '#!/bin/sh\n');
+      await chmod(file, 0o644);
+      const before = await stat(file);
+      const plugin = await hostilePlugin();
+      const root = join(suite.dataDir, 'projects', 'p1');
+      await mkdir(join(root, 'nested'), { recursive: true });
+      const [metadata, written, nested, outside] = await operate(plugin, 'p1', [
+        { run: [plugin.probe, 'metadata', file] },
+        { write: join(root, 'operated') },
+        { write: join(root, 'nested', 'operated') },
+        { write: join(dir, 'planted') },
+      ]);
+      expect(words(metadata!)).toEqual({
+        chmod: 'EROFS',
+        chown: 'EROFS',
+        utimes: 'EROFS',
+        setxattr: 'EROFS',
+      });
+      const after = await stat(file);
+      expect([after.mode & 0o7777, after.uid, after.gid, after.mtimeMs]).toEqual([
+        0o644,
+        before.uid,
+        before.gid,
+        before.mtimeMs,
+      ]);
+      // Its project, on its own writable mount in the call's namespace, where Landlock's rule still holds.
+      expect([written, nested]).toEqual(['ok', 'ok']);
+      expect(await readFile(join(root, 'nested', 'operated'), 'utf8')).toBe('written by confined-plugin\n');
+      expect(outside).toMatch(/^(EACCES|EROFS)$/);
+      expect(await readdir(dir)).toEqual(['host-program']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
+describe.skipIf(!seccomp)('no unix socket by path, not even a datagram from a socketpair', () => {
+  it.each(['none', 'allow'] as const)(
+    'with network %s a call makes stream and seqpacket pairs, no datagram pair, and reaches no host socket',
+    async (network) => {
+      const dir = await mkdtemp(join(tmpdir(), 'sy-host-socket-'));
+      const path = join(dir, 'log.sock');
+      const receiver = spawn(probe, ['dgram-recv', path, '20000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        let said = '';
+        receiver.stdout.setEncoding('utf8').on('data', (chunk: string) => (said += chunk));
+        while (!said.includes('ready')) await once(receiver.stdout, 'data');
+        const plugin = await hostilePlugin({ network });
+        const [line] = await operate(plugin, 'p1', [{ run: [plugin.probe, 'pairs', path] }]);
+        expect(words(line!)).toEqual({
+          'pair-stream': 'ok',
+          'pair-seqpacket': 'ok',
+          'pair-dgram': 'EACCES',
+          'pair-raw': 'EACCES',
+        });
+        // The host's own datagram is the first the socket gets.
+        execFileSync(probe, ['pairs', path, 'host-marker']);
+        if (receiver.exitCode === null) await once(receiver, 'exit');
+        expect(said).toMatch(/got=host-marker/);
+      } finally {
+        receiver.kill();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
+});
+
 describe.skipIf(!isolated)('a disk budget per call', () => {
   /** Files in every scratch directory of this process (the host's view of them). */
   async function scratchFiles(): Promise<string[]> {
@@ -193,6 +273,35 @@ describe.skipIf(!isolated)('a disk budget per call', () => {
     expect(after).toMatch(/, 0 entries$/);
   }, 30_000);
 
+  it('a call with a TMPDIR but no disk budget does not start (the host would say a budget holds)', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'sy-no-budget-'));
+    await mkdir(join(scratch, 'tmp'));
+    const spawner = new Spawner(HELPER_PATH, () => {});
+    try {
+      const limits = {
+        memoryBytes: 0,
+        cpuSeconds: 0,
+        fileSizeBytes: 0,
+        openFiles: 0,
+        processes: 0,
+        diskBytes: 0,
+      };
+      const call = await spawner.spawn({
+        file: '/bin/true',
+        args: [],
+        cwd: '/',
+        env: {},
+        confine: true,
+        isolate: true,
+        policy: { network: 'allow', limits, tmp: join(scratch, 'tmp') },
+      });
+      await expect(call.started).rejects.toThrow(/EINVAL|Invalid argument/);
+      await call.end();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
   it('a file stopped at the file-size limit in the tmpfs is still named (the keeper looks, not the host)', async () => {
     const plugin = await hostilePlugin({ network: 'none', fileSizeBytes: 4 * MIB, diskBytes: 64 * MIB });
     const over = operate(plugin, 'p1', [{ tmpfile: 8 }]);
@@ -210,6 +319,9 @@ it('says per host whether calls are isolated; with SWITCHYARD_CALL_NAMESPACES=of
     const missing = containment().missing.join('\n');
     expect(missing).toMatch(/per-call IPC namespace \(SWITCHYARD_CALL_NAMESPACES=off\)/);
     expect(missing).toMatch(/disk budget \(SWITCHYARD_CALL_NAMESPACES=off\)/);
+    expect(missing).toMatch(
+      /read-only file system outside the granted write paths \(SWITCHYARD_CALL_NAMESPACES=off\): a plugin can change the mode, owner and times of files its user owns/,
+    );
   } finally {
     delete process.env[NAMESPACES_ENV];
   }

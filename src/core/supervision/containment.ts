@@ -80,6 +80,7 @@ export function containment(): Containment {
         'resource limits',
         'per-call IPC and mount namespaces',
         'disk budget',
+        'read-only file system outside the granted write paths',
       ],
     };
   }
@@ -144,7 +145,7 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
   );
   if (probe.seccomp)
     enforced.push(
-      "seccomp: no new socket without network, never a unix socket by path (the host's Redis), no io_uring, no priority or limit changes of other processes, no kernel keyring, no new namespace (no user namespace, so no capability in one)",
+      "seccomp: no new socket without network, never a unix socket by path (the host's Redis; no datagram socketpair, whose end could send to one), no io_uring, no priority or limit changes of other processes, no kernel keyring, no new namespace (no user namespace, so no capability in one)",
     );
   else missing.push('seccomp filter (not available on this kernel or architecture)');
   if (probe.capabilitiesDroppable)
@@ -172,12 +173,14 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
     enforced.push(
       'per-call IPC namespace: SysV shared memory, message queues, semaphores and POSIX message queues are private to the call and gone with it',
       'per-call mount namespace: the TMPDIR is a tmpfs of the disk budget (`plugin set --disk`), gone with the call; the disk budget does not cover an operation writing the project root, nor --allow-write directories',
+      'read-only file system outside the granted write paths: everything else is mounted read-only and nosuid in the call, so no chmod, chown, utimes or extended attribute of a file outside them (which Landlock does not govern)',
     );
   } else {
     const why = namespacesOff ?? probe.namespacesProblem ?? 'unknown';
     missing.push(
       `per-call IPC namespace (${why}): SysV IPC and POSIX message queues are shared with other calls and the worker's user`,
       `disk budget (${why}): what a call writes in its TMPDIR is bounded only per file (--file-size)`,
+      `read-only file system outside the granted write paths (${why}): a plugin can change the mode, owner and times of files its user owns (a plugin run by root: any root-owned file), which Landlock does not govern`,
     );
   }
   return { enforced, missing };

@@ -316,6 +316,12 @@ export class Spawner {
   enforceableLimits: LimitName[] | undefined;
   /** The helper can isolate calls (LIMIT_DISK in HELLO: per-call namespaces and a tmpfs, native/isolate.h). */
   isolation = false;
+  /**
+   * Settles once the helper said HELLO (or is gone): a call asked before that would not know
+   * whether it can be isolated, and would silently go without its namespaces.
+   */
+  readonly #said: Promise<void>;
+  #hello: () => void = () => {};
   /** Why the helper is gone, once it is (its exit code by name and its last stderr line). */
   exitMessage: string | undefined;
 
@@ -339,17 +345,23 @@ export class Spawner {
       this.#child.once('error', reject);
     });
     void this.started.catch(() => {});
+    this.#said = new Promise((resolve) => (this.#hello = resolve));
     this.#child.stdin!.on('error', () => {});
     this.#child.stdout!.on('data', (chunk: Buffer) => this.#receive(chunk));
     this.#child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
       if (this.#exited) return;
       this.#exited = true;
       this.exitMessage = helperExitMessage(code, signal, lastLine);
+      this.#hello();
       onExit(this);
       for (const call of this.#calls.values()) call.finish(this.exitMessage);
       this.#calls.clear();
     });
-    this.#idle();
+    // Kept alive until the helper said HELLO (a call may be waiting for it: nothing else holds the
+    // event loop meanwhile), idle from then on while no call is in flight.
+    void this.#said.then(() => {
+      if (this.#calls.size === 0) this.#idle();
+    });
   }
 
   /**
@@ -360,6 +372,7 @@ export class Spawner {
    */
   async spawn(request: SpawnRequest): Promise<CallProcess> {
     await this.started;
+    await this.#said;
     if (this.#exited) throw new SpawnError(this.exitMessage ?? 'the spawn helper exited');
     const id = this.#nextId++;
     const policy = request.confine ? request.policy : undefined;
@@ -415,6 +428,7 @@ export class Spawner {
         this.seccomp = length >= 8 && data.readUInt32LE(at + HEADER + 4) === 1;
         this.enforceableLimits = length >= 12 ? limitNames(data.readUInt32LE(at + HEADER + 8)) : [];
         this.isolation = this.enforceableLimits.includes('disk');
+        this.#hello();
       }
       if (call) {
         call.receive(type, data.subarray(at + HEADER, at + HEADER + length));
