@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ERROR_CODES, InvalidInputError, readEnv, type EnvironmentName } from '../core/platform/index.js';
+import { ERROR_CODES, readWholeNumberEnv } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 export interface RequestBudget {
@@ -28,18 +28,10 @@ export const DEFAULT_REQUEST_BUDGET: RequestBudget = {
 export function requestBudgetFromEnv(env: NodeJS.ProcessEnv = process.env): RequestBudget {
   const fallback = DEFAULT_REQUEST_BUDGET;
   return {
-    ratePerWindow: wholeNumber(env, 'SWITCHYARD_API_RATE_LIMIT', fallback.ratePerWindow),
-    rateWindowMs: wholeNumber(env, 'SWITCHYARD_API_RATE_WINDOW_MS', fallback.rateWindowMs),
-    requestMs: wholeNumber(env, 'SWITCHYARD_API_REQUEST_BUDGET_MS', fallback.requestMs),
+    ratePerWindow: readWholeNumberEnv('SWITCHYARD_API_RATE_LIMIT', fallback.ratePerWindow, env),
+    rateWindowMs: readWholeNumberEnv('SWITCHYARD_API_RATE_WINDOW_MS', fallback.rateWindowMs, env),
+    requestMs: readWholeNumberEnv('SWITCHYARD_API_REQUEST_BUDGET_MS', fallback.requestMs, env),
   };
-}
-
-function wholeNumber(env: NodeJS.ProcessEnv, name: EnvironmentName, fallback: number): number {
-  const value = readEnv(name, env);
-  if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw new InvalidInputError(`${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`);
-  return Number(value);
 }
 
 /**

@@ -4,7 +4,7 @@
 // over a limit is refused with 429 TOO_MANY_STREAMS; its slot frees when the
 // stream ends or its client leaves.
 import type { FastifyRequest } from 'fastify';
-import { ERROR_CODES, InvalidInputError, readEnv, type EnvironmentName } from '../core/platform/index.js';
+import { ERROR_CODES, readWholeNumberEnv } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 
 export interface StreamLimits {
@@ -19,8 +19,8 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = { perToken: 16, perProcess: 1
 /** The limits, from SWITCHYARD_API_STREAMS_PER_TOKEN and SWITCHYARD_API_STREAMS (else the defaults). */
 export function streamLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): StreamLimits {
   return {
-    perToken: wholeNumber(env, 'SWITCHYARD_API_STREAMS_PER_TOKEN', DEFAULT_STREAM_LIMITS.perToken),
-    perProcess: wholeNumber(env, 'SWITCHYARD_API_STREAMS', DEFAULT_STREAM_LIMITS.perProcess),
+    perToken: readWholeNumberEnv('SWITCHYARD_API_STREAMS_PER_TOKEN', DEFAULT_STREAM_LIMITS.perToken, env),
+    perProcess: readWholeNumberEnv('SWITCHYARD_API_STREAMS', DEFAULT_STREAM_LIMITS.perProcess, env),
   };
 }
 
@@ -33,15 +33,7 @@ export const DEFAULT_KEEP_ALIVE_MS = 15_000;
 
 /** The keep-alive interval, from SWITCHYARD_API_STREAM_KEEPALIVE_MS (else 15 s). */
 export function keepAliveMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  return wholeNumber(env, 'SWITCHYARD_API_STREAM_KEEPALIVE_MS', DEFAULT_KEEP_ALIVE_MS);
-}
-
-function wholeNumber(env: NodeJS.ProcessEnv, name: EnvironmentName, fallback: number): number {
-  const value = readEnv(name, env);
-  if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw new InvalidInputError(`${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`);
-  return Number(value);
+  return readWholeNumberEnv('SWITCHYARD_API_STREAM_KEEPALIVE_MS', DEFAULT_KEEP_ALIVE_MS, env);
 }
 
 /** The OpenAPI entry of an event stream route's refusal. */

@@ -7,6 +7,7 @@
 // directly. Two readers cannot import this room and keep their own read: the
 // safety room (below platform) and the SDK (published on its own). Rows for
 // the tests, CI and the compose file are listed too, so the table is complete.
+import { InvalidInputError } from './errors.js';
 
 export interface EnvironmentVariable {
   /** What it sets, in one sentence. */
@@ -187,4 +188,17 @@ export type EnvironmentName = keyof typeof ENVIRONMENT;
 /** The value of a listed variable in `env` (undefined when unset). */
 export function readEnv(name: EnvironmentName, env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env[name];
+}
+
+/** A whole number of at least 1 from `name`, else `fallback` when unset or empty; anything else is refused. */
+export function readWholeNumberEnv(
+  name: EnvironmentName,
+  fallback: number,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const value = readEnv(name, env);
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidInputError(`${name} must be a whole number of at least 1, not ${JSON.stringify(value)}`);
+  return Number(value);
 }

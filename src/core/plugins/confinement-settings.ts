@@ -7,21 +7,11 @@
 // directories, a shared data file).
 import { isAbsolute, normalize } from 'node:path';
 import { InvalidInputError } from '../platform/index.js';
+import type { ResourceLimits } from '../supervision/index.js';
 
 export type NetworkPolicy = 'allow' | 'none';
 
-export interface ResourceLimits {
-  memoryBytes: number;
-  cpuMs: number;
-  fileSizeBytes: number;
-  openFiles: number;
-  processes: number;
-  /**
-   * What one call may write in all to its TMPDIR (a tmpfs of this size, PROTOCOL §11); not an
-   * operation's writes to the project root nor --allow-write directories.
-   */
-  diskBytes: number;
-}
+export type { ResourceLimits };
 
 /** Who decided a plugin's network: an admin, the default at trust, or kept from before network confinement. */
 export type NetworkSetBy = 'admin' | 'trust-default' | 'kept-from-before';

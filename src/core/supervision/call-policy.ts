@@ -26,18 +26,25 @@ import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
 import { hostUid } from '@switchyard/plugin-sdk/host';
 import type { KernelPolicy } from './spawner.js';
 
+/** Per-call resource limits (PROTOCOL §11), each a host policy per plugin (`plugin set`). */
+export interface ResourceLimits {
+  memoryBytes: number;
+  cpuMs: number;
+  fileSizeBytes: number;
+  openFiles: number;
+  processes: number;
+  /**
+   * What one call may write in all to its TMPDIR (a tmpfs of this size, PROTOCOL §11); not an
+   * operation's writes to the project root nor --allow-write directories.
+   */
+  diskBytes: number;
+}
+
 export interface CallPolicy {
   network: 'allow' | 'none';
   allowRead: readonly string[];
   allowWrite: readonly string[];
-  limits: {
-    memoryBytes: number;
-    cpuMs: number;
-    fileSizeBytes: number;
-    openFiles: number;
-    processes: number;
-    diskBytes: number;
-  };
+  limits: ResourceLimits;
   /** The project's root when the call may see it (project.files.read); `write` in a project.operate call. */
   project?: { root: string; write: boolean };
 }
