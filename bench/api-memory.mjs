@@ -8,17 +8,14 @@
 // idle api in the same run, with the bytes the readers were sent.
 //
 //   node bench/api-memory.mjs [projects=280] [result-KiB=1024]
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import {
-  CLI,
   FIXTURE_INSPECTOR_DIST,
   cleanup,
-  freePort,
   machineNote,
   makeInstallation,
-  onCleanup,
   sleep,
+  startApi,
   startRedis,
   table,
 } from './lib.mjs';
@@ -40,31 +37,9 @@ try {
   const batch = await store.create(PLUGIN, ids, 'user:bench');
   const viewer = (await install.runtime.tokens.create('memory-viewer', 'viewer', 'user:bench')).token;
 
-  const port = await freePort();
-  const api = spawn(
-    process.execPath,
-    [
-      CLI,
-      '--data-dir',
-      install.dataDir,
-      '--redis-url',
-      redis.url,
-      '--prefix',
-      install.prefix,
-      'api',
-      '--port',
-      String(port),
-    ],
-    { stdio: process.env.BENCH_API_LOG ? ['ignore', 'inherit', 'inherit'] : 'ignore' },
-  );
-  onCleanup(() => api.kill('SIGTERM'));
-  const base = `http://127.0.0.1:${port}`;
-  for (let tries = 0; tries < 300; tries++) {
-    const up = await globalThis.fetch(`${base}/healthz`).catch(() => undefined);
-    await up?.arrayBuffer();
-    if (up) break;
-    await sleep(100);
-  }
+  const { api, base } = await startApi(install, redis.url, {
+    stdio: process.env.BENCH_API_LOG ? ['ignore', 'inherit', 'inherit'] : 'ignore',
+  });
   const headers = { authorization: `Bearer ${viewer}` };
   await sleep(1_000);
   const idle = (await rssMiB(api.pid)) ?? 0;

@@ -9,22 +9,19 @@
 // with it); the fixture-inspector package only makes the plugin known.
 //
 //   node bench/fleet-pages.mjs [projects=10000] [pages=all]
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { URLSearchParams } from 'node:url';
 import {
-  CLI,
   FIXTURE_INSPECTOR_DIST,
   addProjects,
   cleanup,
-  freePort,
   machineNote,
   makeInstallation,
   median,
-  onCleanup,
   percentile,
   sleep,
+  startApi,
   startRedis,
   table,
 } from './lib.mjs';
@@ -66,24 +63,7 @@ try {
     );
   }
 
-  const port = await freePort();
-  const api = spawn(
-    process.execPath,
-    [
-      CLI,
-      '--data-dir',
-      install.dataDir,
-      '--redis-url',
-      redis.url,
-      '--prefix',
-      install.prefix,
-      'api',
-      '--port',
-      String(port),
-    ],
-    { stdio: 'ignore' },
-  );
-  onCleanup(() => api.kill('SIGTERM'));
+  const { port } = await startApi(install, redis.url);
   const token = await untilToken(join(install.dataDir, 'api-token'));
   const base = `http://127.0.0.1:${port}/api/v1/plugins/${PLUGIN}/facts`;
   /** @param {string} query */

@@ -8,18 +8,15 @@
 // process. Set-up as bench/fleet-pages.mjs: records written through the batch store.
 //
 //   node bench/hostile-filters.mjs [projects=2000]
-import { spawn } from 'node:child_process';
 import {
-  CLI,
   FIXTURE_INSPECTOR_DIST,
   addProjects,
   cleanup,
-  freePort,
   machineNote,
   makeInstallation,
-  onCleanup,
   percentile,
   sleep,
+  startApi,
   startRedis,
   table,
 } from './lib.mjs';
@@ -63,32 +60,13 @@ try {
     }),
   );
 
-  const port = await freePort();
-  const api = spawn(
-    process.execPath,
-    [
-      CLI,
-      '--data-dir',
-      install.dataDir,
-      '--redis-url',
-      redis.url,
-      '--prefix',
-      install.prefix,
-      'api',
-      '--port',
-      String(port),
-    ],
-    { stdio: 'ignore' },
-  );
-  onCleanup(() => api.kill('SIGTERM'));
-  const base = `http://127.0.0.1:${port}`;
+  const { base } = await startApi(install, redis.url);
   const healthz = async () => {
     const started = performance.now();
     const response = await globalThis.fetch(`${base}/healthz`).catch(() => undefined);
     await response?.arrayBuffer();
     return { ms: performance.now() - started, ok: response !== undefined };
   };
-  for (let tries = 0; !(await healthz()).ok && tries < 300; tries++) await sleep(100);
 
   /** @param {number} n */
   const probe = async (n) => {

@@ -85,6 +85,29 @@ export function freePort() {
 }
 
 /**
+ * An api process of `install` on a free port, stopped at cleanup; resolves once /healthz answers.
+ * @param {{ dataDir: string, prefix: string }} install
+ * @param {string} redisUrl
+ * @param {{ stdio?: import('node:child_process').StdioOptions }} [options]
+ */
+export async function startApi(install, redisUrl, options = {}) {
+  const port = await freePort();
+  const args = [CLI, '--data-dir', install.dataDir, '--redis-url', redisUrl, '--prefix', install.prefix];
+  const api = spawn(process.execPath, [...args, 'api', '--port', String(port)], {
+    stdio: options.stdio ?? 'ignore',
+  });
+  onCleanup(() => api.kill('SIGTERM'));
+  const base = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 300; tries++) {
+    const up = await globalThis.fetch(`${base}/healthz`).catch(() => undefined);
+    await up?.arrayBuffer();
+    if (up) return { api, port, base };
+    await sleep(100);
+  }
+  throw new Error(`the api on port ${port} never answered /healthz`);
+}
+
+/**
  * An owned redis-server: AOF on (the embedded default is everysec), no RDB
  * snapshots, in its own temp dir. transport 'tcp' (free port) or 'unix'.
  * @param {{ appendfsync?: AppendFsync, transport?: 'tcp' | 'unix' }} [options]
