@@ -192,5 +192,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // Promises handled, type-aware (the types come from tsconfig.json through the project
+    // service): a promise nobody awaits loses its rejection, and one passed where a callback's
+    // result is ignored (an event handler, a Fastify hook) is never awaited. Only src/: the
+    // type information costs lint time, and tests await what they start.
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
   boundaries,
 );

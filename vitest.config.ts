@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    reporters: ['default'],
+    // The JSON report beside the usual output: .ci/tier-times.mjs sums it by tier after a CI run.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-artifacts/vitest-report.json' },
   },
 });

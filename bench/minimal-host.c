@@ -4,7 +4,7 @@
 // directory with the plugin environment, write `initialize` and
 // `project.inspect` in one write, read until both answers arrived, close
 // stdin, waitpid. stderr goes to /dev/null. No containment, no validation
-// beyond "the second answer is a result". Built by bench/minimal-host.mjs.
+// beyond "the second answer is a result". Built by bench/lib.mjs (for bench/batch-throughput.mjs).
 //
 //   minimal-host <executable> <cwd> <calls> <concurrency> [NAME=value ...]
 //

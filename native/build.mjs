@@ -1,6 +1,6 @@
 // Builds the native spawn helper (native/spawner.c → dist/native/sy-spawner).
 // Without a C compiler, or off Linux, the host falls back to process-group
-// containment (src/core/containment.ts): one warning line, and the build goes on.
+// containment (src/core/supervision/containment.ts): one warning line, and the build goes on.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -245,7 +245,7 @@ int cached_ruleset(const struct spawn_request *req, int *error) {
 #else
 #define SY_SYS_clone3 SYS_clone3
 #endif
-// CLONE_NEW* (sched.h), spelled out for older headers: CLONE_NEWTIME (0x80) is one for unshare only
+// CLONE_NEW* (<sched.h>), spelled out for older headers: CLONE_NEWTIME (0x80) is one for unshare only
 // (in clone's flags that bit is part of the exit signal).
 #define SY_CLONE_NEWNS 0x00020000u
 #define SY_CLONE_NEWCGROUP 0x02000000u

@@ -1,7 +1,7 @@
 // sy-spawner: one long-lived helper per Switchyard worker process that starts
 // plugin calls and guarantees that no descendant of a call outlives the call,
 // nor the worker (docs/PROTOCOL.md §9.3, §9.5). Started once by
-// src/core/spawner.ts; speaks framed messages on stdin/stdout:
+// src/core/supervision/spawner.ts; speaks framed messages on stdin/stdout:
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
 //   (`sy-spawner --probe` prints "landlock-abi <n>" and exits instead)

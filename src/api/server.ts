@@ -65,8 +65,10 @@ export async function buildApi(
     genReqId: newRequestId,
     ...(options.https ? { https: options.https } : {}),
     // A URL the router cannot decode (`%zz`) is answered before any hook: a problem too.
-    frameworkErrors: (error, request, reply) =>
-      sendProblem(reply.headers(BEFORE_HOOKS_HEADERS), toProblem(error, request, logger)),
+    // `void`: the reply sent is a thenable Fastify does not await here; nothing is left to wait for.
+    frameworkErrors: (error, request, reply) => {
+      void sendProblem(reply.headers(BEFORE_HOOKS_HEADERS), toProblem(error, request, logger));
+    },
   }) as FastifyInstance;
   const { core } = runtime;
 

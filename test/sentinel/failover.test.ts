@@ -65,7 +65,7 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
     ]);
 
     // What WAIT costs: createOperation now waits for a replica before it answers
-    // (src/core/runtime/work-service.ts); beside it, one write alone vs the WAIT that follows it.
+    // (src/core/work/operations/operation-service.ts); beside it, one write alone vs the WAIT that follows it.
     const acknowledger = new ReplicaAcknowledger({ timeoutMs: 2_000 });
     const plainMs: number[] = [];
     const waitedMs: number[] = [];

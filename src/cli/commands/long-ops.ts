@@ -1,7 +1,7 @@
 // Long operations and live logs (CLI.md): `plugin set` (the host's policy for
 // a plugin's calls: time limits, network, extra paths, resource limits), `op logs [--follow]`, and the log printing that
 // `plugin logs [--follow]` shares. Registered onto the `plugin` and `op`
-// commands that plugins.ts and operations.ts create.
+// commands that plugin-commands.ts and operation-commands.ts create.
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LogEntry, PluginDetail, PluginSettings } from '../../core/plugins/index.js';

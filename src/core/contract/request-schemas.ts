@@ -81,7 +81,7 @@ export const bodies = {
     role: z.enum(ROLES),
     expiresInMs: z.number().int().min(60_000).max(MAX_EXPIRY_MS).optional(),
   }),
-  // The same checks as the store's (schedules.ts) run again there; these name the field.
+  // The same checks as the store's (schedule-store.ts) run again there; these name the field.
   addSchedule: z.strictObject({
     pluginId: z.string().min(1),
     projects: projectSelection,

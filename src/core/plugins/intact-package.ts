@@ -3,8 +3,8 @@
 // on local metadata (about a dozen lstat/open/fstat/read, microseconds each)
 // instead of the same number of promise-based ones, which each cost a
 // thread-pool round trip, promises and a FileHandle on the event loop — the
-// largest share of a worker's CPU per call before this (BENCHMARKS.md, fourth
-// run). It only ever answers "intact, fingerprint X": anything else (a rule
+// largest share of a worker's CPU per call before this (docs/benchmarks/runs.md,
+// fourth run). It only ever answers "intact, fingerprint X": anything else (a rule
 // broken, a symlink or ".." on the way, a fingerprint not cached yet, any
 // error) is undefined, and the caller runs the full asynchronous path, which
 // checks everything again, words the error and hashes the file.

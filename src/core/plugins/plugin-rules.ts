@@ -1,7 +1,7 @@
 // Pure rules and views of the plugin registry: what a refresh makes of a
 // discovered package, whether the stored state allows a call, which scopes
 // may be granted, what a plugin call is told about a project, and the shapes
-// the fronts print. No I/O here; plugins.ts and plugin-calls.ts apply them.
+// the fronts print. No I/O here; plugin-service.ts and plugin-calls.ts apply them.
 import type { WorkerConfinement } from './confinement-report.js';
 import { SCOPES, type Capability, type Scope } from '@switchyard/plugin-sdk/protocol';
 import type { AuditInput } from '../access/index.js';

@@ -1,7 +1,7 @@
 // A call's stdio as the spawn helper relays it: the events a stream gives its
 // reader, without a Node stream per call. Two Readables and a Writable per
 // call were among the largest shares of a worker's CPU per call
-// (BENCHMARKS.md, seventh run); these are plain emitters with the same order
+// (docs/benchmarks/runs.md, seventh run); these are plain emitters with the same order
 // of events: 'data' chunks, then 'end' and 'close' once.
 import { EventEmitter } from 'node:events';
 

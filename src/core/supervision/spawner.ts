@@ -328,7 +328,7 @@ export class Spawner {
   /**
    * `filter`: the seccomp filter the helper installs on itself once, for every call it starts
    * (`none`: no network; `allow`: network allowed); without it each confined call installs its
-   * own, a cost of tens of microseconds per call (BENCHMARKS.md).
+   * own, a cost of tens of microseconds per call (docs/benchmarks/confinement.md).
    */
   constructor(path: string, onExit: (spawner: Spawner) => void, filter?: 'none' | 'allow') {
     this.#onExit = onExit;

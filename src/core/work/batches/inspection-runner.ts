@@ -4,7 +4,7 @@
 // final for that project. A job that stops for another reason (Redis, shutdown)
 // is retried by the queue and resumes where it stopped; after its last attempt,
 // or when its workers kept dying, the rest of its projects is recorded failed.
-// A cancelled batch (batch-control.ts) starts no new inspection, and its calls
+// A cancelled batch (batch-service.ts `cancel`) starts no new inspection, and its calls
 // running here are killed through their signal (cancelBatch). What each call
 // is checked against is read once per job and kept while the call-state token
 // stands (job-call-state.ts): one Redis command per call instead of a read of
