@@ -177,6 +177,11 @@ export const queries = {
   fleet: pageQuery.extend({
     where: oneOrMany(z.string().min(1).max(500)).optional(),
     label: oneOrMany(label).optional(),
+    fact: oneOrMany(z.string().min(1).max(128))
+      .optional()
+      .describe(
+        'fact ids the caller will show: one no project has is refused (400), as an unknown where name is',
+      ),
     sort: z
       .string()
       .min(1)

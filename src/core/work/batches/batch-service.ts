@@ -39,7 +39,16 @@ import { announceBatchEnd } from './batch-notices.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
-import { filterFleet, parseWhere, rowMatches, type FleetRow } from './fleet-facts.js';
+import {
+  byCountNoneFirst,
+  factIdsOf,
+  filterFleet,
+  parseWhere,
+  rowMatches,
+  unknownFactMessage,
+  type FactFilter,
+  type FleetRow,
+} from './fleet-facts.js';
 import { pageOfResults, resultsPageText, type ResultRow, type ResultsQuery } from './batch-results.js';
 import {
   BatchStore,
@@ -54,6 +63,8 @@ import {
 export interface FleetQuery {
   where?: string[];
   labels?: string[];
+  /** Fact ids the caller names besides the filters' (shown, counted, sorted by): an unknown one is refused. */
+  facts?: string[];
   /** Stops the read between slices once aborted (the api's request budget). */
   signal?: AbortSignal;
 }
@@ -358,6 +369,7 @@ export class BatchService {
     );
     const rows = await this.store.fleet(pluginId, query.signal);
     query.signal?.throwIfAborted();
+    this.#refuseUnknownFacts(pluginId, namedFacts(filters, query.facts), factIdsOf(rows));
     return filterFleet(rows, filters, registered);
   }
 
@@ -391,7 +403,23 @@ export class BatchService {
       after = slice.last;
       size = Math.min(size * 2, FLEET_SLICE_MAX);
     }
+    const named = namedFacts(filters, query.facts);
+    // The page's own rows usually show the names are known; only otherwise is the whole fleet read.
+    const seen = factIdsOf(items);
+    if (named.some((fact) => !seen.has(fact)))
+      this.#refuseUnknownFacts(pluginId, named, factIdsOf(await this.store.fleet(pluginId, query.signal)));
     return { items: items.slice(0, query.limit), more: items.length > query.limit };
+  }
+
+  /**
+   * A typo in a fact name must not read as "no project matches": a name no
+   * project of the plugin has is refused, naming the known ones. A plugin with
+   * no successful inspection yet has no known facts: nothing is refused.
+   */
+  #refuseUnknownFacts(pluginId: string, named: readonly string[], known: ReadonlySet<string>): void {
+    if (known.size === 0) return;
+    const unknown = named.find((fact) => !known.has(fact));
+    if (unknown !== undefined) throw new InvalidInputError(unknownFactMessage(pluginId, unknown, known));
   }
 
   /**
@@ -462,7 +490,7 @@ export class BatchService {
             : {
                 distribution: [...values]
                   .map(([value, projects]) => ({ value, count: projects }))
-                  .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)),
+                  .sort(byCountNoneFirst),
               }),
         });
       failedBefore = failed;
@@ -535,4 +563,9 @@ export class BatchService {
       detail,
     });
   }
+}
+
+/** The fact ids a fleet query names: its filters' and the others it gives. */
+function namedFacts(filters: readonly FactFilter[], facts: readonly string[] = []): string[] {
+  return [...new Set([...filters.map((filter) => filter.fact), ...facts])];
 }

@@ -1,0 +1,118 @@
+// Everyday use, second pass (real CLI processes in local mode, a real worker,
+// an owned Redis): a batch over part of the fleet is compared project by
+// project with each project's own previous result (batch diff, trend); a
+// fact name no project has is refused with "did you mean"; counts put
+// `(none)` first; and the small CLI gaps: schedule add --label, project
+// history without --plugin, batch export without --format, batch show
+// <plugin> latest and --status.
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FIXTURE_INSPECTOR_DIST,
+  installPackage,
+  makeDataDir,
+  makeProject,
+  uniquePrefix,
+} from '../support/data-dir.js';
+import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import {
+  cliOn,
+  expectUsageError,
+  onlyJson,
+  requireBuiltCli,
+  reviewAndEnable,
+  startWorker,
+  stopAll,
+  type Installation,
+} from './support.js';
+
+const PLUGIN = 'fixture-inspector';
+const SCOPES = ['project.metadata.read', 'project.files.read'];
+
+let redis: OwnedRedis | undefined;
+let cleanup: (() => Promise<void>) | undefined;
+let installation: Installation;
+let cli: ReturnType<typeof cliOn>;
+
+interface Batch {
+  batchId: string;
+  state: string;
+  total: number;
+  succeeded: number;
+  partial?: boolean;
+}
+
+async function inspect(...selection: string[]): Promise<Batch> {
+  return onlyJson<Batch>(await cli(['--json', 'inspect', PLUGIN, ...selection], 45_000));
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  redis = await startOwnedRedis();
+  const made = await makeDataDir();
+  const projects = join(made.dataDir, '..', `${made.dataDir.split('/').pop()}-projects`);
+  cleanup = async () => {
+    await made.cleanup();
+    await rm(projects, { recursive: true, force: true });
+  };
+  await installPackage(made.dataDir, FIXTURE_INSPECTOR_DIST, PLUGIN);
+  await mkdir(projects, { recursive: true });
+  await makeProject(projects, 'api', ['go.mod']);
+  await makeProject(projects, 'blog', ['package.json']);
+  await makeProject(projects, 'docs', []);
+  await makeProject(projects, 'shop', ['package.json', 'go.mod']);
+  installation = { dataDir: made.dataDir, redisUrl: redis.url, prefix: uniquePrefix('everyday2') };
+  cli = cliOn(installation);
+  await reviewAndEnable(installation, PLUGIN, SCOPES);
+  expect((await cli(['project', 'scan', projects, '--trust'])).code).toBe(0);
+  expect((await cli(['project', 'label', 'add', 'shop', 'pay'])).code).toBe(0);
+  expect((await cli(['project', 'label', 'add', 'api', 'pay'])).code).toBe(0);
+  await startWorker(installation);
+  expect((await inspect('--all')).state).toBe('succeeded');
+}, 90_000);
+
+afterAll(async () => {
+  await stopAll();
+  await redis?.stop();
+  await cleanup?.();
+});
+
+describe('facts: a fact name no project has', () => {
+  it('--fact with a typo is exit 2 with "did you mean" and the known facts, not "(none) 4"', async () => {
+    const message = expectUsageError(
+      await cli(['facts', PLUGIN, '--fact', 'file.go.mdo', '--counts']),
+      /did you mean file\.go\.mod\?/,
+    );
+    expect(message).toContain('file.package.json');
+    expectUsageError(await cli(['--json', 'facts', PLUGIN, '--fact', 'file.go.mdo']), /file\.go\.mdo/);
+  });
+
+  it('--where with a typo is exit 2, not "no project matches"', async () => {
+    expectUsageError(
+      await cli(['facts', PLUGIN, '--where', 'file.go.mdo=go.mod']),
+      /no project of fixture-inspector has a fact "file\.go\.mdo": did you mean file\.go\.mod\?/,
+    );
+    // A known fact no filtered project matches is still an empty answer, exit 0.
+    const none = await cli(['facts', PLUGIN, '--where', 'file.go.mod=nothing']);
+    expect(none.code, none.stderr).toBe(0);
+  });
+
+  it('--counts lists (none) first, then most common first', async () => {
+    const counts = await cli(['facts', PLUGIN, '--fact', 'file.go.mod', '--counts']);
+    expect(counts.code, counts.stderr).toBe(0);
+    const rows = counts.stdout
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/));
+    expect(rows).toEqual([
+      ['(none)', '2'],
+      ['go.mod', '2'],
+    ]);
+    const json = onlyJson<{ counts: { value: string | null; count: number }[] }>(
+      await cli(['--json', 'facts', PLUGIN, '--fact', 'file.package.json', '--counts']),
+    );
+    expect(json.counts.map((count) => count.value)).toEqual([null, 'package.json']);
+  });
+});
