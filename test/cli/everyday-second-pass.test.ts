@@ -8,6 +8,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startApi, stopAll as stopApi } from '../api/support.js';
 import {
   FIXTURE_INSPECTOR_DIST,
   installPackage,
@@ -73,6 +74,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await stopApi();
   await stopAll();
   await redis?.stop();
   await cleanup?.();
@@ -115,4 +117,51 @@ describe('facts: a fact name no project has', () => {
     );
     expect(json.counts.map((count) => count.value)).toEqual([null, 'package.json']);
   });
+});
+
+interface Diff {
+  from: string;
+  to: string;
+  projects: { projectId: string; status: { from: string; to: string }; added: { id: string }[] }[];
+}
+
+describe('a batch over part of the fleet', () => {
+  it('batch diff <plugin> latest compares each project with its own previous result, not "succeeded → absent"', async () => {
+    const part = await inspect('--label', 'pay');
+    expect(part).toMatchObject({ total: 2, partial: true });
+    const afterPart = onlyJson<Diff>(await cli(['--json', 'batch', 'diff', PLUGIN, 'latest']));
+    expect(afterPart.to).toBe(part.batchId);
+    expect(afterPart.projects).toEqual([]);
+    const text = await cli(['batch', 'diff', PLUGIN, 'latest']);
+    expect(text.stdout).toMatch(/^no difference from /m);
+
+    // The whole fleet again, one project changed: blog and docs are compared with the first batch.
+    await makeProject(join(installation.dataDir, '..', `${installation.dataDir.split('/').pop()}-projects`), 'docs', [
+      'go.mod',
+    ]);
+    const full = await inspect('--all');
+    expect(full.partial).toBeUndefined();
+    const afterFull = onlyJson<Diff>(await cli(['--json', 'batch', 'diff', PLUGIN, 'latest']));
+    expect(afterFull.from).toBe(part.batchId);
+    expect(afterFull.projects.map((project) => [project.projectId, project.status, project.added.map((f) => f.id)])).toEqual([
+      ['docs', { from: 'succeeded', to: 'succeeded' }, ['file.go.mod']],
+    ]);
+  }, 120_000);
+
+  it('the trend marks the partial batch, and new failures are against each project's own previous result', async () => {
+    const api = await startApi(installation);
+    const trend = await call<{ total: number; succeeded: number; partial: boolean; newFailures: number }[]>(
+      api,
+      'GET',
+      `/api/v1/plugins/${PLUGIN}/trend?batches=10`,
+      { token: api.adminToken },
+    );
+    expect(trend.status, trend.text).toBe(200);
+    expect(trend.json.map((point) => [point.total, point.partial, point.newFailures])).toEqual([
+      [4, false, 0],
+      [2, true, 0],
+      [4, false, 0],
+    ]);
+    await stopApi();
+  }, 60_000);
 });

@@ -205,6 +205,10 @@ const batchShape = {
   cancelledBy: z.string().optional(),
   retryOf: z.string().optional(),
   scheduleId: z.string().optional().describe('the schedule that started it'),
+  partial: z
+    .literal(true)
+    .optional()
+    .describe('it covers part of the fleet (named projects or a label), not --all'),
 };
 export const batchSummary = z.object(batchShape);
 /** One project's outcome in a batch (a `results` item; the `outcomes` event's items). */
@@ -403,7 +407,11 @@ export const trendPoint = z.object({
   succeeded: z.number().int(),
   failed: z.number().int(),
   cancelled: z.number().int(),
-  newFailures: z.number().int().describe('failed here, not in the batch before it'),
+  newFailures: z
+    .number()
+    .int()
+    .describe("failed here, and not in the project's own previous result (not failed, or never inspected)"),
+  partial: z.boolean().describe('the batch covers part of the fleet: its counts are not the fleet\'s'),
   distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).optional(),
 });
 

@@ -57,6 +57,7 @@ import {
   type BatchQuery,
   type BatchView,
   type HistoryEntry,
+  type ProjectOutcome,
 } from './batch-store.js';
 
 /** `facts`: filters (`NAME<op>VALUE`, fleet-facts.ts) and labels every project must carry. */
@@ -100,8 +101,10 @@ export interface TrendPoint {
   succeeded: number;
   failed: number;
   cancelled: number;
-  /** Projects failed in this batch that had not failed in the batch before it. */
+  /** Projects failed in this batch whose own previous result (in the batches read) was not a failure. */
   newFailures: number;
+  /** The batch covers part of the fleet (named projects, a label): its counts are not the fleet's. */
+  partial: boolean;
   /** With `fact`: how many succeeded projects had each value, most common first. */
   distribution?: { value: string; count: number }[];
 }
@@ -138,12 +141,13 @@ export class BatchService {
     pluginId: string,
     selection: ProjectSelection,
     actor: string,
-    options: { retryOf?: string; scheduleId?: string } = {},
+    options: { retryOf?: string; scheduleId?: string; partial?: boolean } = {},
   ): Promise<BatchView> {
     const [, projectIds] = await inOrder(
       this.deps.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.#resolveProjects(selection),
     );
+    const partial = options.partial ?? selection !== 'all';
     const batch = await this.store.create(
       pluginId,
       projectIds,
@@ -152,9 +156,9 @@ export class BatchService {
         actor,
         action: 'batch.create',
         target: '',
-        detail: { pluginId, total: projectIds.length, ...options },
+        detail: { pluginId, total: projectIds.length, ...options, partial },
       },
-      options,
+      { ...options, partial },
     );
     const perJob = projectsPerJob(projectIds.length);
     const jobs = [];
@@ -301,7 +305,10 @@ export class BatchService {
           : `nothing to retry: ${batchId} covers no project that still exists`,
       );
     }
-    return this.create(source.pluginId, projectIds, actor, { retryOf: batchId });
+    return this.create(source.pluginId, projectIds, actor, {
+      retryOf: batchId,
+      partial: source.partial === true || projectIds.length < source.total,
+    });
   }
 
   /**
@@ -350,7 +357,9 @@ export class BatchService {
 
   /** What changed from batch `fromId` to batch `toId`. */
   async diff(fromId: string, toId: string): Promise<BatchDiff> {
-    const [from, to] = await Promise.all([this.#side(fromId), this.#side(toId)]);
+    const fromView = await this.get(fromId, { results: false });
+    const to = await this.#side(toId);
+    const from = { batchId: fromId, outcomes: await this.store.outcomesAsOf(fromView, [...to.outcomes.keys()]) };
     return diffBatches(from, to);
   }
 
@@ -459,14 +468,16 @@ export class BatchService {
     const page = await this.store.list({ pluginId, limit: Math.min(count + 1, 500) });
     const batches = page.items.slice(0, count + 1).reverse();
     const points: TrendPoint[] = [];
-    let failedBefore: Set<string> | undefined;
+    // Each project's status in its own previous result among the batches read (a partial batch covers few).
+    const lastStatus = new Map<string, ProjectOutcome['status']>();
     for (const [index, batch] of batches.entries()) {
-      const failed = new Set<string>();
+      let newFailures = 0;
       const values = new Map<string, number>();
       for await (const chunk of this.store.outcomeChunks(batch.batchId)) {
         for (const [projectId, outcome] of chunk) {
           if (outcome === 'pending') continue;
-          if (outcome.status === 'failed') failed.add(projectId);
+          if (outcome.status === 'failed' && lastStatus.get(projectId) !== 'failed') newFailures += 1;
+          lastStatus.set(projectId, outcome.status);
           if (fact === undefined || outcome.status !== 'succeeded') continue;
           const value = outcome.result?.facts.find((item) => item.id === fact)?.value;
           if (value !== undefined) values.set(value, (values.get(value) ?? 0) + 1);
@@ -482,9 +493,8 @@ export class BatchService {
           succeeded: batch.succeeded,
           failed: batch.failed,
           cancelled: batch.cancelled,
-          newFailures: failedBefore
-            ? [...failed].filter((projectId) => !failedBefore!.has(projectId)).length
-            : failed.size,
+          newFailures,
+          partial: batch.partial === true,
           ...(fact === undefined
             ? {}
             : {
@@ -493,7 +503,6 @@ export class BatchService {
                   .sort(byCountNoneFirst),
               }),
         });
-      failedBefore = failed;
     }
     return points;
   }
