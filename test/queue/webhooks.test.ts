@@ -146,7 +146,11 @@ describe('webhooks', () => {
     const receiver = await startReceiver();
     await addWebhook(
       runtime.notifier,
-      { url: receiver.url, events: ['batch.finished', 'facts.changed', 'batch.new-failures'], secret: SECRET },
+      {
+        url: receiver.url,
+        events: ['batch.finished', 'facts.changed', 'batch.new-failures'],
+        secret: SECRET,
+      },
       ACTOR,
     );
     await startWorker(installation);
@@ -167,8 +171,14 @@ describe('webhooks', () => {
     await new Promise((resolve) => setTimeout(resolve, 500)); // nothing more arrives
     const changed = receiver.received
       .filter((entry) => entry.event === 'facts.changed')
-      .map((entry) => entry.body.data.projects as { projectId: string; changed: { from: string; to: string }[] }[]);
-    expect(changed.map((projects) => projects.map((project) => project.projectId))).toEqual([['alpha'], ['beta']]);
+      .map(
+        (entry) =>
+          entry.body.data.projects as { projectId: string; changed: { from: string; to: string }[] }[],
+      );
+    expect(changed.map((projects) => projects.map((project) => project.projectId))).toEqual([
+      ['alpha'],
+      ['beta'],
+    ]);
     expect(changed[1]![0]!.changed).toEqual([expect.objectContaining({ from: '1.21', to: '1.23' })]);
     expect(receiver.received.map((entry) => entry.event)).toEqual([
       'batch.finished',

@@ -411,7 +411,7 @@ export const trendPoint = z.object({
     .number()
     .int()
     .describe("failed here, and not in the project's own previous result (not failed, or never inspected)"),
-  partial: z.boolean().describe('the batch covers part of the fleet: its counts are not the fleet\'s'),
+  partial: z.boolean().describe("the batch covers part of the fleet: its counts are not the fleet's"),
   distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).optional(),
 });
 

@@ -359,7 +359,10 @@ export class BatchService {
   async diff(fromId: string, toId: string): Promise<BatchDiff> {
     const fromView = await this.get(fromId, { results: false });
     const to = await this.#side(toId);
-    const from = { batchId: fromId, outcomes: await this.store.outcomesAsOf(fromView, [...to.outcomes.keys()]) };
+    const from = {
+      batchId: fromId,
+      outcomes: await this.store.outcomesAsOf(fromView, [...to.outcomes.keys()]),
+    };
     return diffBatches(from, to);
   }
 

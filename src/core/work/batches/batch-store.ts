@@ -403,10 +403,18 @@ export class BatchStore {
    * after it, compares each project with its own previous result, and the
    * projects `to` did not cover are not compared at all.
    */
-  async outcomesAsOf(from: BatchView, projectIds: string[]): Promise<Map<string, ProjectOutcome | 'pending'>> {
+  async outcomesAsOf(
+    from: BatchView,
+    projectIds: string[],
+  ): Promise<Map<string, ProjectOutcome | 'pending'>> {
     const outcomes = new Map<string, ProjectOutcome | 'pending'>();
     const covered = new Set(await this.projectIds(from.batchId));
-    await this.#readOutcomes(from.batchId, projectIds.filter((id) => covered.has(id)), outcomes, true);
+    await this.#readOutcomes(
+      from.batchId,
+      projectIds.filter((id) => covered.has(id)),
+      outcomes,
+      true,
+    );
     let missing = projectIds.filter((id) => !covered.has(id));
     let older: BatchView | undefined = from;
     while (missing.length > 0 && (older = await this.previous(older))) {
