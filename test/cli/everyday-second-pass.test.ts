@@ -8,7 +8,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startApi, stopAll as stopApi } from '../api/support.js';
+import { call, startApi, startScheduler, stopAll as stopApi } from '../api/support.js';
 import {
   FIXTURE_INSPECTOR_DIST,
   installPackage,
@@ -170,4 +170,70 @@ describe('a batch over part of the fleet', () => {
     ]);
     await stopApi();
   }, 60_000);
+});
+
+describe('small gaps of the CLI', () => {
+  it('schedule add --label inspects the projects with the label at each run', async () => {
+    const added = await cli([
+      '--json',
+      'schedule',
+      'add',
+      PLUGIN,
+      '--label',
+      'pay',
+      '--every',
+      '1h',
+      '--name',
+      'pay',
+    ]);
+    expect(onlyJson<{ projects: unknown }>(added).projects).toEqual({ label: 'pay' });
+    const listed = await cli(['schedule', 'list']);
+    expect(listed.stdout).toMatch(/pay\s+fixture-inspector\s+label:pay/);
+    expectUsageError(
+      await cli(['schedule', 'add', PLUGIN, 'shop', '--label', 'pay', '--every', '1h']),
+      /only one of them/,
+    );
+    expectUsageError(await cli(['schedule', 'add', PLUGIN, '--label', 'Pay', '--every', '1h']), /label/);
+    // The first run starts at once; the label is resolved then.
+    await startScheduler(installation);
+    let run: Batch & { scheduleId?: string } = { batchId: '', state: '', total: 0, succeeded: 0 };
+    for (let tries = 0; tries < 60 && !run.scheduleId; tries++) {
+      const batches = onlyJson<(Batch & { scheduleId?: string })[]>(
+        await cli(['--json', 'batch', 'list', '--plugin', PLUGIN, '--limit', '1']),
+      );
+      if (batches[0]?.scheduleId) run = batches[0];
+      else await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(run).toMatchObject({ total: 2, partial: true });
+    expect((await cli(['schedule', 'pause', 'pay'])).code).toBe(0);
+  }, 90_000);
+
+  it('project history leaves out --plugin when one plugin is installed', async () => {
+    const history = onlyJson<{ status: string }[]>(await cli(['--json', 'project', 'history', 'shop']));
+    expect(history.length).toBeGreaterThanOrEqual(3);
+    expect(history.every((entry) => entry.status === 'succeeded' || entry.status === 'pending')).toBe(true);
+  });
+
+  it('batch export latest without --format writes jsonl', async () => {
+    const exported = await cli(['batch', 'export', 'latest', '--plugin', PLUGIN]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines = exported.stdout.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(JSON.parse(lines[0]!)).toHaveProperty('projectId');
+  });
+
+  it('batch show <plugin> latest works as batch diff <plugin> latest does, and --status keeps one outcome', async () => {
+    const shown = onlyJson<{ batchId: string; results: { status: string }[] }>(
+      await cli(['--json', 'batch', 'show', PLUGIN, 'latest', '--watch', '--status', 'succeeded']),
+    );
+    expect(shown.results.length).toBeGreaterThan(0);
+    expect(shown.results.every((outcome) => outcome.status === 'succeeded')).toBe(true);
+    const failed = onlyJson<{ batchId: string; results: unknown[]; succeeded: number }>(
+      await cli(['--json', 'batch', 'show', PLUGIN, 'latest', '--status', 'failed']),
+    );
+    expect(failed.batchId).toBe(shown.batchId);
+    expect(failed.results).toEqual([]);
+    expect(failed.succeeded).toBeGreaterThan(0);
+    expectUsageError(await cli(['batch', 'show', PLUGIN, 'latest', '--status', 'odd']), /--status/);
+  });
 });

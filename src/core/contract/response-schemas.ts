@@ -318,7 +318,7 @@ const scheduleShape = {
   id: z.string(),
   name: z.string(),
   pluginId: z.string(),
-  projects: z.union([z.literal('all'), z.array(z.string())]),
+  projects: z.union([z.literal('all'), z.array(z.string()), z.object({ label: z.string() })]),
   everyMs: z.number().int().optional(),
   cron: z.string().optional(),
   pausedAt: time.optional().describe('set while paused: no run starts'),
