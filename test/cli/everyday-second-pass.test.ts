@@ -25,7 +25,6 @@ import {
   reviewAndEnable,
   startWorker,
   stopAll,
-  type Installation,
 } from './support.js';
 
 const PLUGIN = 'fixture-inspector';
@@ -33,7 +32,7 @@ const SCOPES = ['project.metadata.read', 'project.files.read'];
 
 let redis: OwnedRedis | undefined;
 let cleanup: (() => Promise<void>) | undefined;
-let installation: Installation;
+let installation: { dataDir: string; redisUrl: string; prefix: string };
 let cli: ReturnType<typeof cliOn>;
 
 interface Batch {
