@@ -117,7 +117,13 @@ export function remoteBackend(api: ApiClient): Backend {
         do {
           const page = await call(routes.pluginFacts, {
             ...id(pluginId),
-            query: given({ where: query.where, label: query.labels, limit: MAX_PAGE_LIMIT, cursor }),
+            query: given({
+              where: query.where,
+              label: query.labels,
+              fact: query.facts,
+              limit: MAX_PAGE_LIMIT,
+              cursor,
+            }),
           });
           rows.push(...page.items);
           cursor = page.nextCursor;

@@ -23,7 +23,12 @@ describe('fleet facts', () => {
     expect(compareFactValues('1.9', '1.10')).toBeLessThan(0);
     expect(compareFactValues('v1.2', '1.2.0')).toBe(0);
     expect(compareFactValues('1.21.3', '1.21')).toBeGreaterThan(0);
-    expect(compareFactValues('1.2.3-rc1', '1.2.3')).toBe(0);
+    expect(compareFactValues('1.2.3-rc1', '1.2.3')).toBeLessThan(0);
+    expect(compareFactValues('1.21rc2', '1.21.0')).toBeLessThan(0);
+    expect(compareFactValues('1.21rc2', '1.21rc10')).toBeLessThan(0);
+    expect(compareFactValues('1.21rc2', '1.20.9')).toBeGreaterThan(0);
+    expect(compareFactValues('1.2.3.4', '1.2.3.10')).toBeLessThan(0);
+    expect(compareFactValues('1.20', '1.20.0')).toBe(0);
     expect(compareFactValues('9', '10')).toBeLessThan(0);
     expect(compareFactValues('bookworm', 'bullseye')).toBeLessThan(0);
   });
@@ -41,12 +46,21 @@ describe('fleet facts', () => {
     expect(filterFleet(rows, [], new Set(['c', 'a'])).map((kept) => kept.projectId)).toEqual(['a', 'c']);
   });
 
-  it('counts values, most common first, projects without the fact as null', () => {
-    const rows = [row('a', { v: '1' }), row('b', { v: '2' }), row('c', { v: '2' }), row('d', {})];
+  it('counts values: projects without the fact (null) first, then most common first, ties in version order', () => {
+    const rows = [
+      row('a', { v: '1.10' }),
+      row('b', { v: '2' }),
+      row('c', { v: '2' }),
+      row('d', {}),
+      row('e', { v: '1.9' }),
+      row('f', { v: '1.9rc1' }),
+    ];
     expect(countFactValues(rows, 'v')).toEqual([
-      { value: '2', count: 2 },
-      { value: '1', count: 1 },
       { value: null, count: 1 },
+      { value: '2', count: 2 },
+      { value: '1.9rc1', count: 1 },
+      { value: '1.9', count: 1 },
+      { value: '1.10', count: 1 },
     ]);
   });
 

@@ -137,6 +137,58 @@ describe('webhooks', () => {
     }
   }, 90_000);
 
+  it('a batch over part of the fleet, and the full one after it, compare each project with its own previous result', async () => {
+    const installation = await suite.install('webhooks-partial');
+    const { runtime } = installation;
+    const roots = new Map<string, string>();
+    for (const name of ['alpha', 'beta', 'gamma', 'delta'])
+      roots.set(name, await installation.addProject(name));
+    const receiver = await startReceiver();
+    await addWebhook(
+      runtime.notifier,
+      {
+        url: receiver.url,
+        events: ['batch.finished', 'facts.changed', 'batch.new-failures'],
+        secret: SECRET,
+      },
+      ACTOR,
+    );
+    await startWorker(installation);
+    const finished = async (batchId: string, events: number) => {
+      await untilBatchFinished(runtime, batchId, { timeoutMs: 30_000 });
+      await waitFor(`${events} events`, async () => receiver.received.length >= events, 15_000);
+    };
+    await writeFile(join(roots.get('beta')!, 'facts.json'), JSON.stringify({ go: '1.21' }));
+    await finished((await runtime.batches.create(PLUGIN_ID, 'all', ACTOR)).batchId, 1);
+    // Only alpha, whose facts changed: the three others are not "gone".
+    await writeFile(join(roots.get('alpha')!, 'facts.json'), JSON.stringify({ go: '1.22' }));
+    const part = await runtime.batches.create(PLUGIN_ID, ['alpha'], ACTOR);
+    expect(part.partial).toBe(true);
+    await finished(part.batchId, 3);
+    // The whole fleet again, beta changed: compared with beta's own result in the first batch.
+    await writeFile(join(roots.get('beta')!, 'facts.json'), JSON.stringify({ go: '1.23' }));
+    await finished((await runtime.batches.create(PLUGIN_ID, 'all', ACTOR)).batchId, 5);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // nothing more arrives
+    const changed = receiver.received
+      .filter((entry) => entry.event === 'facts.changed')
+      .map(
+        (entry) =>
+          entry.body.data.projects as { projectId: string; changed: { from: string; to: string }[] }[],
+      );
+    expect(changed.map((projects) => projects.map((project) => project.projectId))).toEqual([
+      ['alpha'],
+      ['beta'],
+    ]);
+    expect(changed[1]![0]!.changed).toEqual([expect.objectContaining({ from: '1.21', to: '1.23' })]);
+    expect(receiver.received.map((entry) => entry.event)).toEqual([
+      'batch.finished',
+      'batch.finished',
+      'facts.changed',
+      'batch.finished',
+      'facts.changed',
+    ]);
+  });
+
   it('an event is produced once, however many processes see it', async () => {
     const installation = await suite.install('webhooks-once');
     const receiver = await startReceiver();

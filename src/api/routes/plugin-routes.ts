@@ -42,21 +42,30 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
     const page =
       sort === undefined
         ? await byProjectPage(runtime, params.id, query, signal)
-        : sortedPage(await runtime.batches.fleet(params.id, fleetFilters(query, signal)), sort, query);
+        : sortedPage(
+            await runtime.batches.fleet(params.id, {
+              ...fleetFilters(query, signal),
+              facts: [...(query.fact ?? []), sort],
+            }),
+            sort,
+            query,
+          );
     return { ...page, items: redactDeep(page.items) };
   });
   route(routes.pluginTrend, async ({ params, query }) =>
     redactDeep(await runtime.batches.trend(params.id, query.batches ?? 10, query.fact)),
   );
   route(routes.pluginFactCounts, async ({ params, query, signal }) => {
-    const rows = await runtime.batches.fleet(params.id, fleetFilters(query, signal));
+    const { fact, ...filters } = query;
+    const rows = await runtime.batches.fleet(params.id, { ...fleetFilters(filters, signal), facts: [fact] });
     return { fact: query.fact, total: rows.length, counts: redactDeep(countFactValues(rows, query.fact)) };
   });
 }
 
-function fleetFilters(query: { where?: string[]; label?: string[] }, signal: AbortSignal) {
+function fleetFilters(query: { where?: string[]; label?: string[]; fact?: string[] }, signal: AbortSignal) {
   return {
     ...(query.where ? { where: query.where } : {}),
+    ...(query.fact ? { facts: query.fact } : {}),
     ...(query.label ? { labels: query.label } : {}),
     signal,
   };
@@ -72,7 +81,7 @@ interface FleetPageQuery {
 async function byProjectPage(
   runtime: ApiDeps['runtime'],
   pluginId: string,
-  query: FleetPageQuery & { where?: string[]; label?: string[] },
+  query: FleetPageQuery & { where?: string[]; label?: string[]; fact?: string[] },
   signal: AbortSignal,
 ) {
   const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;

@@ -410,9 +410,13 @@ function barChart(box, labels, counts, fact) {
 /**
  * The trend: succeeded, failed and new failures per batch, oldest first.
  * @param {HTMLElement} box
- * @param {Trend} trend
+ * @param {Trend} allPoints
  */
-function lineChart(box, trend) {
+function lineChart(box, allPoints) {
+  // A batch over part of the fleet (a label, named projects) would read as an outage among whole-fleet
+  // batches: the chart draws the whole-fleet ones when there are any (the table lists every batch).
+  const whole = allPoints.filter((point) => !point.partial);
+  const trend = whole.length > 0 ? whole : allPoints;
   if (trend.length === 0) {
     box.replaceChildren(h('p', { class: 'muted' }, 'No batch of this plugin is kept.'));
     return;
@@ -474,7 +478,7 @@ function trendTable(trend) {
           h('code', { class: 'project-id', title: point.batchId }, point.batchId),
         ),
         formatTime(point.createdAt),
-        point.state,
+        point.partial ? `${point.state} (part of the fleet)` : point.state,
         String(point.succeeded),
         String(point.failed),
         String(point.newFailures),

@@ -74,7 +74,11 @@ export async function schedulesView(container, { signal }) {
           return [
             h('span', {}, h('strong', {}, item.name), h('span', { class: 'sub' }, h('code', {}, item.id))),
             item.pluginId,
-            item.projects === 'all' ? 'all trusted' : item.projects.join(', '),
+            item.projects === 'all'
+              ? 'all trusted'
+              : Array.isArray(item.projects)
+                ? item.projects.join(', ')
+                : `label ${item.projects.label}`,
             // a schedule has a cron pattern or an interval (the api takes one or the other)
             item.cron
               ? h('code', {}, item.cron)

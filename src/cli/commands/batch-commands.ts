@@ -116,7 +116,12 @@ export function registerBatchControlCommands(batch: Command): void {
     batch
       .command('export <batch>')
       .description('the results on stdout, streamed: jsonl (one line per project) or csv (one row per fact)')
-      .requiredOption('--format <format>', EXPORT_FORMATS.join(' or '), exportFormat),
+      .option(
+        '--format <format>',
+        `${EXPORT_FORMATS.join(' or ')} (default jsonl: every field of every result)`,
+        exportFormat,
+        'jsonl' as ExportFormat,
+      ),
     'batch',
   )
     .addHelpText(

@@ -29,7 +29,10 @@ export function registerFactsCommand(program: Command): void {
       [],
     )
     .option('--label <label>', 'only projects with this label (repeat: all of them)', collect, [])
-    .option('--counts', 'how many projects have each value of the one --fact, most common first')
+    .option(
+      '--counts',
+      'how many projects have each value of the one --fact: (none) first, then most common first, equal counts in value order (versions as versions)',
+    )
     .option(
       '--format <format>',
       'table (default) or csv',
@@ -63,7 +66,11 @@ export function registerFactsCommand(program: Command): void {
             throw new InvalidInputError('--counts counts the values of one fact: name it with one --fact');
           if (options.counts && options.format === 'csv')
             throw new InvalidInputError('--counts prints a table or --json, not --format csv');
-          const rows = await backend.work.fleet(pluginId, { where: options.where, labels: options.label });
+          const rows = await backend.work.fleet(pluginId, {
+            where: options.where,
+            labels: options.label,
+            facts: options.fact,
+          });
           if (options.counts) {
             const fact = options.fact[0]!;
             const counts = countFactValues(rows, fact);

@@ -18,6 +18,9 @@ import {
   printBatchResults,
 } from './work-output.js';
 
+/** `batch show --status`: the outcomes a batch's results hold (pending projects have none yet). */
+const SHOWN_STATUSES = ['succeeded', 'failed', 'cancelled'] as const;
+
 export function registerInspectCommands(program: Command): void {
   program
     .command('inspect <plugin> [projects...]')
@@ -61,24 +64,51 @@ export function registerInspectCommands(program: Command): void {
     .addHelpText('after', '\nExamples:\n  switchyard batch list\n  switchyard batch show <batchId> --json');
   withRefScope(
     batch
-      .command('show <batch>')
-      .description('counts so far (pending too) and per-project results, each as soon as its call ended')
-      .option('--watch', 'follow it live until it ends; exit 1 if an inspection failed, as inspect does'),
+      .command('show <batch...>')
+      .description(
+        'counts so far (pending too) and per-project results, each as soon as its call ended; <batch> or <plugin> <batch>',
+      )
+      .option('--watch', 'follow it live until it ends; exit 1 if an inspection failed, as inspect does')
+      .option(
+        '--status <status>',
+        `only the projects with this outcome: ${SHOWN_STATUSES.join(', ')} (the counts stay the batch's)`,
+        oneOf('--status', SHOWN_STATUSES),
+      ),
     'batch',
   )
     .addHelpText(
       'after',
-      `\n${REF_HELP}\n\nExamples:\n  switchyard batch show 1f2e9a07 --json\n  switchyard batch show latest --plugin fixture-inspector --watch`,
+      `\n${REF_HELP} After a plugin, latest and latest~N are that plugin's (as batch diff).\n\nExamples:\n  switchyard batch show 1f2e9a07 --json\n  switchyard batch show fixture-inspector latest --status failed\n  switchyard batch show latest --plugin fixture-inspector --watch`,
     )
-    .action(async (ref: string, options: { watch?: boolean } & RefScope, command: Command) =>
-      withBackend(command, async ({ config, backend }) => {
-        let view = await backend.work.getBatch(await batchIdOf(backend, ref, options));
-        if (options.watch && !isBatchOver(view))
-          view = await followWithProgress(backend.work, view, config.json);
-        emit(config.json, batchDocument(view), () => printBatchResults(view));
-        // A script can `inspect --no-wait`, then `batch show --watch` for the same status.
-        if (options.watch) failUnlessAllSucceeded(view);
-      }),
+    .action(
+      async (
+        refs: string[],
+        options: { watch?: boolean; status?: (typeof SHOWN_STATUSES)[number] } & RefScope,
+        command: Command,
+      ) =>
+        withBackend(command, async ({ config, backend }) => {
+          if (refs.length > 2)
+            throw new InvalidInputError('batch show takes <batch> or <plugin> <batch> (see --help)');
+          const [first, second] = refs as [string, string | undefined];
+          if (second !== undefined && options.plugin !== undefined && options.plugin !== first)
+            throw new InvalidInputError(
+              `--plugin ${options.plugin} and the plugin ${first} differ: give one`,
+            );
+          const scope = second === undefined ? options : { plugin: first };
+          let view = await backend.work.getBatch(await batchIdOf(backend, second ?? first, scope));
+          if (options.watch && !isBatchOver(view))
+            view = await followWithProgress(backend.work, view, config.json);
+          const shown =
+            options.status === undefined
+              ? view
+              : {
+                  ...view,
+                  results: (view.results ?? []).filter((outcome) => outcome.status === options.status),
+                };
+          emit(config.json, batchDocument(shown), () => printBatchResults(shown));
+          // A script can `inspect --no-wait`, then `batch show --watch` for the same status.
+          if (options.watch) failUnlessAllSucceeded(view);
+        }),
     );
   batch
     .command('list')

@@ -1,6 +1,8 @@
 // switchyard project …: the projects plugins may look at (docs/CLI.md "Projects").
 import type { Command } from 'commander';
 import { checkLabels, type Project, type ProjectListing } from '../../core/projects/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
+import type { Backend } from '../backend.js';
 import { withBackend } from '../command-context.js';
 import { emit, printTable, say } from '../output.js';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
@@ -121,17 +123,21 @@ export function registerProjectCommands(program: Command): void {
   project
     .command('history <id>')
     .description("the project's result in each of a plugin's kept batches, newest first")
-    .requiredOption('--plugin <plugin>', 'the plugin whose inspections to show')
+    .option(
+      '--plugin <plugin>',
+      'the plugin whose inspections to show (may be left out when one is installed)',
+    )
     .option(
       '--limit <n>',
       `look at this many of the plugin's newest batches (default 50, at most ${MAX_PAGE_LIMIT})`,
       integerFrom('--limit', 1, MAX_PAGE_LIMIT),
     )
     .addHelpText('after', '\nExample:\n  switchyard project history shop --plugin go-inspector')
-    .action(async (id: string, options: { plugin: string; limit?: number }, command: Command) =>
+    .action(async (id: string, options: { plugin?: string; limit?: number }, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
-        const history = await backend.work.projectHistory(id, options.plugin, options.limit);
-        emit(config.json, history, () => printHistory(id, options.plugin, history));
+        const plugin = options.plugin ?? (await onlyPlugin(backend));
+        const history = await backend.work.projectHistory(id, plugin, options.limit);
+        emit(config.json, history, () => printHistory(id, plugin, history));
       }),
     );
 
@@ -175,5 +181,16 @@ function printHistory(projectId: string, pluginId: string, history: HistoryEntry
         .join(' '),
       entry.warnings.join('; '),
     ]),
+  );
+}
+
+/** The one installed plugin, for a command whose --plugin may be left out; else a usage error naming them. */
+async function onlyPlugin(backend: Backend): Promise<string> {
+  const plugins = await backend.plugins.list();
+  if (plugins.length === 1) return plugins[0]!.id;
+  throw new InvalidInputError(
+    plugins.length === 0
+      ? 'no plugin is installed (plugin list shows them)'
+      : `name the plugin with --plugin: ${plugins.map((plugin) => plugin.id).join(', ')} are installed`,
   );
 }

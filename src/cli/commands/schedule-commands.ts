@@ -3,7 +3,9 @@
 // BullMQ job schedulers; paused, resumed and edited by id or name.
 import type { Command } from 'commander';
 import ms from 'ms';
-import type { ScheduleChanges, ScheduleView } from '../../core/work/upkeep/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
+import { checkLabels } from '../../core/projects/index.js';
+import type { ScheduleChanges, ScheduleProjects, ScheduleView } from '../../core/work/upkeep/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printTable, say } from '../output.js';
 import { cronPattern, durationFrom } from '../parse.js';
@@ -23,26 +25,29 @@ export function registerScheduleCommands(program: Command): void {
     );
   schedule
     .command('add <plugin> [projects...]')
-    .description('inspect the named projects (or --all trusted ones) on an interval or a cron pattern')
+    .description(
+      'inspect the named projects (or --all trusted ones, or those with --label) on an interval or a cron pattern',
+    )
     .option('--all', 'every trusted project at the time it runs')
+    .option('--label <label>', 'every project with this label at the time it runs')
     .option('--every <duration>', EVERY_HELP, durationFrom('--every', 1_000))
     .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
     .option('--name <name>', NAME_HELP)
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add fixture-inspector shop blog --every 1h --name shop-hourly',
+      '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add go-inspector --label go --cron "0 2 * * *" --name go-nightly\n  switchyard schedule add fixture-inspector shop blog --every 1h --name shop-hourly',
     )
     .action(
       async (
         pluginId: string,
         projects: string[],
-        options: { all?: boolean; every?: number; cron?: string; name?: string },
+        options: { all?: boolean; label?: string; every?: number; cron?: string; name?: string },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
           const created = await backend.schedules.add({
             pluginId,
-            projects: options.all ? 'all' : projects,
+            projects: selectionOf(projects, options) ?? projects,
             ...(options.every ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
             ...(options.name ? { name: options.name } : {}),
@@ -64,7 +69,7 @@ export function registerScheduleCommands(program: Command): void {
               item.id,
               item.name,
               item.pluginId,
-              item.projects === 'all' ? 'all' : item.projects.join(','),
+              projectsText(item.projects),
               `${item.pausedAt ? 'paused: ' : ''}${item.cron ?? `every ${ms(item.everyMs!)}`}`,
               item.pausedAt ? '-' : (ago(item.nextRunAt) ?? '-'),
               lastRunText(item),
@@ -78,6 +83,7 @@ export function registerScheduleCommands(program: Command): void {
     .command('edit <idOrName> [projects...]')
     .description('change the projects, the interval or cron pattern, or the name of a schedule')
     .option('--all', 'every trusted project at the time it runs')
+    .option('--label <label>', 'every project with this label at the time it runs')
     .option('--every <duration>', EVERY_HELP, durationFrom('--every', 1_000))
     .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
     .option('--name <name>', 'a new unique name')
@@ -89,12 +95,13 @@ export function registerScheduleCommands(program: Command): void {
       async (
         idOrName: string,
         projects: string[],
-        options: { all?: boolean; every?: number; cron?: string; name?: string },
+        options: { all?: boolean; label?: string; every?: number; cron?: string; name?: string },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
+          const selection = selectionOf(projects, options);
           const changes: ScheduleChanges = {
-            ...(options.all ? { projects: 'all' as const } : projects.length > 0 ? { projects } : {}),
+            ...(selection ? { projects: selection } : {}),
             ...(options.every ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
             ...(options.name ? { name: options.name } : {}),
@@ -134,6 +141,25 @@ export function registerScheduleCommands(program: Command): void {
         emit(config.json, removed, () => say(`removed ${removed.id}`));
       }),
     );
+}
+
+/** Projects named, --all or --label (only one of them): the selection; undefined when none is given. */
+function selectionOf(
+  projects: string[],
+  options: { all?: boolean; label?: string },
+): ScheduleProjects | undefined {
+  const ways = [projects.length > 0, options.all === true, options.label !== undefined];
+  if (ways.filter(Boolean).length > 1)
+    throw new InvalidInputError('name projects, or use --all or --label: only one of them');
+  if (options.label !== undefined) return { label: checkLabels([options.label])[0]! };
+  if (options.all) return 'all';
+  return projects.length > 0 ? projects : undefined;
+}
+
+/** `schedule list`'s PROJECTS: all, label:<label>, or the ids. */
+function projectsText(projects: ScheduleProjects): string {
+  if (projects === 'all') return 'all';
+  return Array.isArray(projects) ? projects.join(',') : `label:${projects.label}`;
 }
 
 /** `schedule list`'s LAST RUN: when, then the batch and its counts, the skip, or the error. */

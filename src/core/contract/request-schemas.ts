@@ -84,7 +84,7 @@ export const bodies = {
   // The same checks as the store's (schedule-store.ts) run again there; these name the field.
   addSchedule: z.strictObject({
     pluginId: z.string().min(1),
-    projects: projectSelection,
+    projects: batchSelection,
     everyMs: z.number().int().min(1_000).optional(),
     cron: z.string().min(1).optional(),
     name: z.string().min(1).max(64).optional(),
@@ -92,7 +92,7 @@ export const bodies = {
   // What is given changes; an interval replaces a cron pattern and the other way round.
   editSchedule: z.strictObject({
     name: z.string().min(1).max(64).optional(),
-    projects: projectSelection.optional(),
+    projects: batchSelection.optional(),
     everyMs: z.number().int().min(1_000).optional(),
     cron: z.string().min(1).optional(),
   }),
@@ -177,6 +177,11 @@ export const queries = {
   fleet: pageQuery.extend({
     where: oneOrMany(z.string().min(1).max(500)).optional(),
     label: oneOrMany(label).optional(),
+    fact: oneOrMany(z.string().min(1).max(128))
+      .optional()
+      .describe(
+        'fact ids the caller will show: one no project has is refused (400), as an unknown where name is',
+      ),
     sort: z
       .string()
       .min(1)

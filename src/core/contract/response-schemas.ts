@@ -205,6 +205,10 @@ const batchShape = {
   cancelledBy: z.string().optional(),
   retryOf: z.string().optional(),
   scheduleId: z.string().optional().describe('the schedule that started it'),
+  partial: z
+    .literal(true)
+    .optional()
+    .describe('it covers part of the fleet (named projects or a label), not --all'),
 };
 export const batchSummary = z.object(batchShape);
 /** One project's outcome in a batch (a `results` item; the `outcomes` event's items). */
@@ -314,7 +318,7 @@ const scheduleShape = {
   id: z.string(),
   name: z.string(),
   pluginId: z.string(),
-  projects: z.union([z.literal('all'), z.array(z.string())]),
+  projects: z.union([z.literal('all'), z.array(z.string()), z.object({ label: z.string() })]),
   everyMs: z.number().int().optional(),
   cron: z.string().optional(),
   pausedAt: time.optional().describe('set while paused: no run starts'),
@@ -403,7 +407,11 @@ export const trendPoint = z.object({
   succeeded: z.number().int(),
   failed: z.number().int(),
   cancelled: z.number().int(),
-  newFailures: z.number().int().describe('failed here, not in the batch before it'),
+  newFailures: z
+    .number()
+    .int()
+    .describe("failed here, and not in the project's own previous result (not failed, or never inspected)"),
+  partial: z.boolean().describe("the batch covers part of the fleet: its counts are not the fleet's"),
   distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).optional(),
 });
 

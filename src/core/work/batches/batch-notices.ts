@@ -1,5 +1,6 @@
 // The webhook events a batch's end produces: `batch.finished` (its summary),
 // and, compared with the previous batch of the same plugin (batch-diff.ts),
+// each of this batch's projects with its own previous result (outcomesAsOf),
 // `batch.new-failures` (projects that failed now and did not before) and
 // `facts.changed` (projects whose facts were added, removed or changed).
 // The notify room produces each once, whichever process saw the end first.
@@ -24,13 +25,15 @@ export async function announceBatchEnd(store: BatchStore, notices: Notices, batc
   if (!failures && !facts) return;
   const previous = await store.previous(batch);
   if (!previous) return;
-  const side = async (id: string): Promise<DiffSide> => {
-    const outcomes: DiffSide['outcomes'] = new Map();
-    for await (const chunk of store.outcomeChunks(id))
-      for (const [projectId, outcome] of chunk) outcomes.set(projectId, outcome);
-    return { batchId: id, outcomes };
+  const outcomes: DiffSide['outcomes'] = new Map();
+  for await (const chunk of store.outcomeChunks(batchId))
+    for (const [projectId, outcome] of chunk) outcomes.set(projectId, outcome);
+  const to: DiffSide = { batchId, outcomes };
+  // Each project against its own previous result: a batch over part of the fleet is no outage.
+  const from: DiffSide = {
+    batchId: previous.batchId,
+    outcomes: await store.outcomesAsOf(previous, [...outcomes.keys()]),
   };
-  const [from, to] = await Promise.all([side(previous.batchId), side(batchId)]);
   const diff = diffBatches(from, to);
   const common = { batch: summary, previousBatchId: previous.batchId };
   const listed = <T>(projects: T[]) => ({

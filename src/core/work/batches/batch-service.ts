@@ -39,7 +39,16 @@ import { announceBatchEnd } from './batch-notices.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
-import { filterFleet, parseWhere, rowMatches, type FleetRow } from './fleet-facts.js';
+import {
+  byCountNoneFirst,
+  factIdsOf,
+  filterFleet,
+  parseWhere,
+  rowMatches,
+  unknownFactMessage,
+  type FactFilter,
+  type FleetRow,
+} from './fleet-facts.js';
 import { pageOfResults, resultsPageText, type ResultRow, type ResultsQuery } from './batch-results.js';
 import {
   BatchStore,
@@ -48,12 +57,15 @@ import {
   type BatchQuery,
   type BatchView,
   type HistoryEntry,
+  type ProjectOutcome,
 } from './batch-store.js';
 
 /** `facts`: filters (`NAME<op>VALUE`, fleet-facts.ts) and labels every project must carry. */
 export interface FleetQuery {
   where?: string[];
   labels?: string[];
+  /** Fact ids the caller names besides the filters' (shown, counted, sorted by): an unknown one is refused. */
+  facts?: string[];
   /** Stops the read between slices once aborted (the api's request budget). */
   signal?: AbortSignal;
 }
@@ -89,8 +101,10 @@ export interface TrendPoint {
   succeeded: number;
   failed: number;
   cancelled: number;
-  /** Projects failed in this batch that had not failed in the batch before it. */
+  /** Projects failed in this batch whose own previous result (in the batches read) was not a failure. */
   newFailures: number;
+  /** The batch covers part of the fleet (named projects, a label): its counts are not the fleet's. */
+  partial: boolean;
   /** With `fact`: how many succeeded projects had each value, most common first. */
   distribution?: { value: string; count: number }[];
 }
@@ -127,12 +141,13 @@ export class BatchService {
     pluginId: string,
     selection: ProjectSelection,
     actor: string,
-    options: { retryOf?: string; scheduleId?: string } = {},
+    options: { retryOf?: string; scheduleId?: string; partial?: boolean } = {},
   ): Promise<BatchView> {
     const [, projectIds] = await inOrder(
       this.deps.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.#resolveProjects(selection),
     );
+    const partial = options.partial ?? selection !== 'all';
     const batch = await this.store.create(
       pluginId,
       projectIds,
@@ -141,9 +156,9 @@ export class BatchService {
         actor,
         action: 'batch.create',
         target: '',
-        detail: { pluginId, total: projectIds.length, ...options },
+        detail: { pluginId, total: projectIds.length, ...options, partial },
       },
-      options,
+      { ...options, partial },
     );
     const perJob = projectsPerJob(projectIds.length);
     const jobs = [];
@@ -290,7 +305,10 @@ export class BatchService {
           : `nothing to retry: ${batchId} covers no project that still exists`,
       );
     }
-    return this.create(source.pluginId, projectIds, actor, { retryOf: batchId });
+    return this.create(source.pluginId, projectIds, actor, {
+      retryOf: batchId,
+      partial: source.partial === true || projectIds.length < source.total,
+    });
   }
 
   /**
@@ -339,7 +357,12 @@ export class BatchService {
 
   /** What changed from batch `fromId` to batch `toId`. */
   async diff(fromId: string, toId: string): Promise<BatchDiff> {
-    const [from, to] = await Promise.all([this.#side(fromId), this.#side(toId)]);
+    const fromView = await this.get(fromId, { results: false });
+    const to = await this.#side(toId);
+    const from = {
+      batchId: fromId,
+      outcomes: await this.store.outcomesAsOf(fromView, [...to.outcomes.keys()]),
+    };
     return diffBatches(from, to);
   }
 
@@ -358,6 +381,7 @@ export class BatchService {
     );
     const rows = await this.store.fleet(pluginId, query.signal);
     query.signal?.throwIfAborted();
+    this.#refuseUnknownFacts(pluginId, namedFacts(filters, query.facts), factIdsOf(rows));
     return filterFleet(rows, filters, registered);
   }
 
@@ -391,7 +415,23 @@ export class BatchService {
       after = slice.last;
       size = Math.min(size * 2, FLEET_SLICE_MAX);
     }
+    const named = namedFacts(filters, query.facts);
+    // The page's own rows usually show the names are known; only otherwise is the whole fleet read.
+    const seen = factIdsOf(items);
+    if (named.some((fact) => !seen.has(fact)))
+      this.#refuseUnknownFacts(pluginId, named, factIdsOf(await this.store.fleet(pluginId, query.signal)));
     return { items: items.slice(0, query.limit), more: items.length > query.limit };
+  }
+
+  /**
+   * A typo in a fact name must not read as "no project matches": a name no
+   * project of the plugin has is refused, naming the known ones. A plugin with
+   * no successful inspection yet has no known facts: nothing is refused.
+   */
+  #refuseUnknownFacts(pluginId: string, named: readonly string[], known: ReadonlySet<string>): void {
+    if (known.size === 0) return;
+    const unknown = named.find((fact) => !known.has(fact));
+    if (unknown !== undefined) throw new InvalidInputError(unknownFactMessage(pluginId, unknown, known));
   }
 
   /**
@@ -431,14 +471,16 @@ export class BatchService {
     const page = await this.store.list({ pluginId, limit: Math.min(count + 1, 500) });
     const batches = page.items.slice(0, count + 1).reverse();
     const points: TrendPoint[] = [];
-    let failedBefore: Set<string> | undefined;
+    // Each project's status in its own previous result among the batches read (a partial batch covers few).
+    const lastStatus = new Map<string, ProjectOutcome['status']>();
     for (const [index, batch] of batches.entries()) {
-      const failed = new Set<string>();
+      let newFailures = 0;
       const values = new Map<string, number>();
       for await (const chunk of this.store.outcomeChunks(batch.batchId)) {
         for (const [projectId, outcome] of chunk) {
           if (outcome === 'pending') continue;
-          if (outcome.status === 'failed') failed.add(projectId);
+          if (outcome.status === 'failed' && lastStatus.get(projectId) !== 'failed') newFailures += 1;
+          lastStatus.set(projectId, outcome.status);
           if (fact === undefined || outcome.status !== 'succeeded') continue;
           const value = outcome.result?.facts.find((item) => item.id === fact)?.value;
           if (value !== undefined) values.set(value, (values.get(value) ?? 0) + 1);
@@ -454,18 +496,16 @@ export class BatchService {
           succeeded: batch.succeeded,
           failed: batch.failed,
           cancelled: batch.cancelled,
-          newFailures: failedBefore
-            ? [...failed].filter((projectId) => !failedBefore!.has(projectId)).length
-            : failed.size,
+          newFailures,
+          partial: batch.partial === true,
           ...(fact === undefined
             ? {}
             : {
                 distribution: [...values]
                   .map(([value, projects]) => ({ value, count: projects }))
-                  .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value)),
+                  .sort(byCountNoneFirst),
               }),
         });
-      failedBefore = failed;
     }
     return points;
   }
@@ -535,4 +575,9 @@ export class BatchService {
       detail,
     });
   }
+}
+
+/** The fact ids a fleet query names: its filters' and the others it gives. */
+function namedFacts(filters: readonly FactFilter[], facts: readonly string[] = []): string[] {
+  return [...new Set([...filters.map((filter) => filter.fact), ...facts])];
 }

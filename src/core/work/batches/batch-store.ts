@@ -46,6 +46,8 @@ export interface BatchView {
   retryOf?: string;
   /** The schedule that started it. */
   scheduleId?: string;
+  /** It covers part of the fleet (named projects, a label, a retry of the failed ones), not --all. */
+  partial?: true;
   results?: ProjectOutcome[];
 }
 
@@ -138,7 +140,7 @@ export class BatchStore {
     projectIds: string[],
     createdBy: string,
     audit?: AuditInput,
-    extra: { retryOf?: string; scheduleId?: string } = {},
+    extra: { retryOf?: string; scheduleId?: string; partial?: boolean } = {},
   ): Promise<BatchView> {
     const batchId = `batch_${randomUUID()}`;
     const createdAt = new Date().toISOString();
@@ -154,6 +156,7 @@ export class BatchStore {
       ...(projectIds.length === 0 ? { finishedAt: createdAt } : {}),
       ...(extra.retryOf ? { retryOf: extra.retryOf } : {}),
       ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
+      ...(extra.partial ? { partial: '1' } : {}),
     };
     const multi = this.redis
       .multi()
@@ -392,6 +395,53 @@ export class BatchStore {
     });
   }
 
+  /**
+   * What `to`'s projects were as of batch `from`: each one's outcome there
+   * (pending when it has none yet) or, where `from` did not cover it, its
+   * newest recorded outcome in an older kept batch of the plugin (none:
+   * never inspected). So a batch over part of the fleet, or the full one
+   * after it, compares each project with its own previous result, and the
+   * projects `to` did not cover are not compared at all.
+   */
+  async outcomesAsOf(
+    from: BatchView,
+    projectIds: string[],
+  ): Promise<Map<string, ProjectOutcome | 'pending'>> {
+    const outcomes = new Map<string, ProjectOutcome | 'pending'>();
+    const covered = new Set(await this.projectIds(from.batchId));
+    await this.#readOutcomes(
+      from.batchId,
+      projectIds.filter((id) => covered.has(id)),
+      outcomes,
+      true,
+    );
+    let missing = projectIds.filter((id) => !covered.has(id));
+    let older: BatchView | undefined = from;
+    while (missing.length > 0 && (older = await this.previous(older))) {
+      await this.#readOutcomes(older.batchId, missing, outcomes, false);
+      missing = missing.filter((id) => !outcomes.has(id));
+    }
+    return outcomes;
+  }
+
+  /** Reads these projects' recorded outcomes into `into`, 500 a round trip; with `pending`, the rest as pending. */
+  async #readOutcomes(
+    batchId: string,
+    projectIds: string[],
+    into: Map<string, ProjectOutcome | 'pending'>,
+    pending: boolean,
+  ): Promise<void> {
+    for (let start = 0; start < projectIds.length; start += 500) {
+      const ids = projectIds.slice(start, start + 500);
+      const texts = await this.outcomeTexts(batchId, ids);
+      ids.forEach((id, index) => {
+        const text = texts[index];
+        if (text) into.set(id, JSON.parse(text) as ProjectOutcome);
+        else if (pending) into.set(id, 'pending');
+      });
+    }
+  }
+
   /** The newest batch of the same plugin created before this one (what "compare with the previous" means). */
   async previous(batch: BatchView): Promise<BatchView | undefined> {
     let cursor: string | undefined;
@@ -506,6 +556,7 @@ function toView(hash: Record<string, string>): BatchView {
     ...(hash.cancelledAt ? { cancelledAt: hash.cancelledAt, cancelledBy: hash.cancelledBy ?? '' } : {}),
     ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
     ...(hash.scheduleId ? { scheduleId: hash.scheduleId } : {}),
+    ...(hash.partial ? { partial: true as const } : {}),
   };
 }
 

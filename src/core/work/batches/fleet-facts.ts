@@ -9,6 +9,7 @@
 // come from project content, and a backtracking engine would let one filter
 // hold the process for seconds.
 import { RE2JS } from 're2js';
+import { coerce, compareBuild, type SemVer } from 'semver';
 import { InvalidInputError } from '../../platform/index.js';
 
 /** One project's latest successful result of a plugin: its facts by id. */
@@ -77,21 +78,49 @@ export function parseWhere(text: string): FactFilter {
   }
 }
 
-const VERSION = /^v?(\d+(?:\.\d+)*)(?:[-+].*)?$/;
+// What looks like a version: digits and dots, an optional v, then an optional
+// pre-release or build suffix (1.2.3-rc1, 1.21rc2, 1.2.3+meta).
+const VERSION = /^v?\d+(?:\.\d+)*(?:[-+]?[0-9A-Za-z][0-9A-Za-z.+-]*)?$/;
 const NUMBER = /^-?\d+(?:\.\d+)?$/;
 
-/** Negative, zero or positive as `a` sorts before, with or after `b` (versions, numbers, then text). */
+/**
+ * A version-like value as semver reads it: `1.21rc2` (Go's form) becomes
+ * `1.21.0-rc.2`, so a pre-release sorts before its release and rc2 before rc10; undefined when it
+ * is not version-like.
+ */
+function asVersion(value: string): SemVer | undefined {
+  if (!VERSION.test(value)) return undefined;
+  const dashed = value.replace(/^(v?\d+(?:\.\d+)*)([A-Za-z])/, '$1-$2');
+  // rc2 → rc.2 in the pre-release, so rc2 sorts before rc10 (semver compares numeric identifiers as numbers).
+  const [release, ...suffix] = dashed.split('-');
+  const prerelease = suffix.join('-').replace(/([A-Za-z])(\d)/g, '$1.$2');
+  return coerce(prerelease ? `${release}-${prerelease}` : dashed, { includePrerelease: true }) ?? undefined;
+}
+
+/** Numeric parts past the third (1.2.3.4), which semver does not read; missing ones are 0. */
+function compareFourthParts(a: string, b: string): number {
+  const rest = (value: string) =>
+    (/^v?\d+(?:\.\d+){3,}/.exec(value)?.[0] ?? '').split('.').slice(3).map(Number);
+  const [ra, rb] = [rest(a), rest(b)];
+  for (let i = 0; i < Math.max(ra.length, rb.length); i++) {
+    const diff = (ra[i] ?? 0) - (rb[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+/**
+ * Negative, zero or positive as `a` sorts before, with or after `b`: as
+ * versions (the semver package: 1.9 < 1.10, 1.2.3-rc1 < 1.2.3, v1.2.3 = 1.2.3)
+ * where both look like versions and one has a dot or a v, as numbers where
+ * both are numbers, else as text.
+ */
 export function compareFactValues(a: string, b: string): number {
-  const va = VERSION.exec(a);
-  const vb = VERSION.exec(b);
-  if (va && vb && (a.includes('.') || b.includes('.') || a.startsWith('v') || b.startsWith('v'))) {
-    const pa = va[1]!.split('.').map(Number);
-    const pb = vb[1]!.split('.').map(Number);
-    for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-      const diff = (pa[i] ?? 0) - (pb[i] ?? 0);
-      if (diff !== 0) return diff;
-    }
-    return 0;
+  const dotted = a.includes('.') || b.includes('.') || a.startsWith('v') || b.startsWith('v');
+  const va = dotted ? asVersion(a) : undefined;
+  const vb = va ? asVersion(b) : undefined;
+  if (va && vb) {
+    return compareBuild(va, vb) || compareFourthParts(a, b);
   }
   if (NUMBER.test(a) && NUMBER.test(b)) return Number(a) - Number(b);
   return a < b ? -1 : a > b ? 1 : 0;
@@ -161,7 +190,11 @@ export function filterFleet(
   return kept.sort((a, b) => compareProjectIds(a.projectId, b.projectId));
 }
 
-/** Value → how many of the rows have it (a row without the fact counts under `null`), most common first. */
+/**
+ * Value → how many of the rows have it: projects without the fact (`null`,
+ * shown as `(none)`) first, then the values most common first, equal counts
+ * in value order (versions as versions: 1.9 before 1.10, 1.21rc2 before 1.21.0).
+ */
 export function countFactValues(
   rows: readonly FleetRow[],
   fact: string,
@@ -171,13 +204,61 @@ export function countFactValues(
     const value = row.facts[fact]?.value ?? null;
     counts.set(value, (counts.get(value) ?? 0) + 1);
   }
-  return [...counts]
-    .map(([value, count]) => ({ value, count }))
-    .sort(
-      (a, b) =>
-        b.count - a.count ||
-        (a.value === null ? 1 : b.value === null ? -1 : compareFactValues(a.value, b.value)),
-    );
+  return [...counts].map(([value, count]) => ({ value, count })).sort(byCountNoneFirst);
+}
+
+/** `(none)` (null) first, then most common first, equal counts in value order. */
+export function byCountNoneFirst(
+  a: { value: string | null; count: number },
+  b: { value: string | null; count: number },
+): number {
+  if (a.value === null || b.value === null) return a.value === null ? (b.value === null ? 0 : -1) : 1;
+  return b.count - a.count || compareFactValues(a.value, b.value);
+}
+
+/** The fact ids any row has. */
+export function factIdsOf(rows: Iterable<FleetRow>): Set<string> {
+  const ids = new Set<string>();
+  for (const row of rows) for (const id of Object.keys(row.facts)) ids.add(id);
+  return ids;
+}
+
+/** The known fact listed in the message about an unknown one: at most this many. */
+const KNOWN_FACTS_LISTED = 20;
+
+/** "unknown fact X: did you mean Y? the plugin's projects have: …", for a fact name none has. */
+export function unknownFactMessage(pluginId: string, fact: string, known: ReadonlySet<string>): string {
+  const sorted = [...known].sort();
+  const near = closestName(fact, sorted);
+  const listed = sorted.slice(0, KNOWN_FACTS_LISTED).join(', ');
+  const more = sorted.length > KNOWN_FACTS_LISTED ? ` and ${sorted.length - KNOWN_FACTS_LISTED} more` : '';
+  return `no project of ${pluginId} has a fact ${JSON.stringify(fact)}${near ? `: did you mean ${near}?` : ''} (known facts: ${listed}${more})`;
+}
+
+/** The name within a third of its length in edits (at least 1, as "did you mean" for commands), if any. */
+export function closestName(name: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(name, candidate);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/** Edits (insert, delete, replace, swap two neighbours) from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  return d[a.length]![b.length]!;
 }
 
 /** Where a row stands in a sorted fleet: its value of the sort fact (null: none) and its project id. */

@@ -9,7 +9,7 @@ import { appendAudit } from '../../access/index.js';
 import { errorCode, NotFoundError } from '../../platform/index.js';
 import type { Redis } from 'ioredis';
 import type { PluginService } from '../../plugins/index.js';
-import type { ProjectService } from '../../projects/index.js';
+import { checkLabels, type ProjectService } from '../../projects/index.js';
 import { scriptsOn, type Keys, type Queues } from '../../redis/index.js';
 import type { BatchService, BatchView } from '../batches/index.js';
 import type { Notices } from '../notify/index.js';
@@ -18,6 +18,7 @@ import {
   type Schedule,
   type ScheduleChanges,
   type ScheduleInput,
+  type ScheduleProjects,
   type ScheduleStore,
   type ScheduleView,
 } from './schedule-store.js';
@@ -41,9 +42,14 @@ async function audit(runtime: Stores, actor: string, action: string, target: str
   });
 }
 
-/** Named projects must exist now (as `inspect` refuses them); `all` is resolved at each run. */
-async function checkProjects(runtime: Stores, projects: string[] | 'all'): Promise<void> {
+/**
+ * Named projects must exist now (as `inspect` refuses them); `all` and a label
+ * are resolved at each run (a label no project has yet is a failed run, shown
+ * in `schedule list`, not a refusal: projects get labels later).
+ */
+async function checkProjects(runtime: Stores, projects: ScheduleProjects): Promise<void> {
   if (projects === 'all') return;
+  if (!Array.isArray(projects)) return void checkLabels([projects.label]);
   const unique = [...new Set(projects)];
   const found = await runtime.core.projects.getMany(unique);
   const unknown = unique.filter((_id, index) => found[index] === undefined);

@@ -84,7 +84,11 @@ export const scheduleSchema = z.strictObject({
     .string()
     .regex(SCHEDULE_NAME, 'a letter or digit, then letters, digits, ".", "_" or "-" (64 at most)'),
   pluginId: z.string().min(1),
-  projects: z.union([z.literal('all'), z.array(z.string().min(1)).min(1)]),
+  projects: z.union([
+    z.literal('all'),
+    z.array(z.string().min(1)).min(1),
+    z.strictObject({ label: z.string().min(1) }),
+  ]),
   everyMs: z.number().int().min(1_000).optional(),
   cron: z
     .string()
@@ -132,9 +136,12 @@ export type ScheduleView = Schedule & {
   };
 };
 
+/** Every trusted project, these ids, or every project with a label: `all` and a label are resolved at each run. */
+export type ScheduleProjects = string[] | 'all' | { label: string };
+
 export interface ScheduleInput {
   pluginId: string;
-  projects: string[] | 'all';
+  projects: ScheduleProjects;
   everyMs?: number;
   cron?: string;
   /** Unique; derived from the plugin and the projects when absent. */
@@ -143,7 +150,7 @@ export interface ScheduleInput {
 
 export interface ScheduleChanges {
   name?: string;
-  projects?: string[] | 'all';
+  projects?: ScheduleProjects;
   everyMs?: number;
   cron?: string;
 }
@@ -315,9 +322,16 @@ export class ScheduleStore {
   }
 }
 
-/** `<plugin>-<first project>` (`-all` for every project), made a valid name. */
-function derivedName(pluginId: string, projects: string[] | 'all'): string {
-  const what = projects === 'all' ? 'all' : projects.length === 1 ? projects[0]! : `${projects[0]}-and-more`;
+/** `<plugin>-<first project>` (`-all` for every project, `-label-<label>` for a label), made a valid name. */
+function derivedName(pluginId: string, projects: ScheduleProjects): string {
+  const what =
+    projects === 'all'
+      ? 'all'
+      : !Array.isArray(projects)
+        ? `label-${projects.label}`
+        : projects.length === 1
+          ? projects[0]!
+          : `${projects[0]}-and-more`;
   const name = `${pluginId}-${what}`
     .replace(/[^A-Za-z0-9._-]+/g, '-')
     .replace(/^[^A-Za-z0-9]+/, '')
