@@ -66,6 +66,8 @@ export const MAX_PACKAGES = 100;
  */
 const hashes = new Map<string, { stamp: string; sha256: string }>();
 const HASHES_KEPT = MAX_PACKAGES * MAX_PACKAGE_ENTRIES * 2;
+/** The most entries added since the review that the check before a call walks (see walk()). */
+const UNREVIEWED_ENTRIES = MAX_PACKAGE_ENTRIES * 10;
 let hashedFiles = 0;
 
 /** How many files were read and hashed (not taken from the cache) by this process so far. */
@@ -84,7 +86,7 @@ export async function readPackageTree(
   packageDir: string,
   options: { hashOnly?: ReadonlySet<string> } = {},
 ): Promise<TreeResult> {
-  const walked = walk(packageDir);
+  const walked = walk(packageDir, options.hashOnly);
   if ('error' in walked) return { ok: false, error: walked.error };
   let realPackage: string;
   try {
@@ -108,17 +110,33 @@ export async function readPackageTree(
   return problem ? { ok: false, error: problem, tree } : { ok: true, tree };
 }
 
-/** Every entry's lstat, sorted by relative path; refused over the bounds before any file is read. */
-function walk(packageDir: string): { found: Map<string, BigIntStats> } | { error: string } {
+/**
+ * Every entry's lstat, sorted by relative path; refused over the bounds before any file is read.
+ * With `reviewed` (the check before a call), the bounds count the reviewed entries only: files a
+ * plugin run unconfined adds next to itself (pid files, logs) are not part of what runs, and only
+ * the host's user can add them (the owner rule); they are still walked, at most
+ * UNREVIEWED_ENTRIES of them, so the walk stays bounded.
+ */
+function walk(
+  packageDir: string,
+  reviewed?: ReadonlySet<string>,
+): { found: Map<string, BigIntStats> } | { error: string } {
   const found: [string, BigIntStats][] = [];
   let bytes = 0;
+  let counted = 0;
+  let unreviewed = 0;
   const visit = (relative: string): string | undefined => {
     const absolute = relative === '.' ? packageDir : join(packageDir, relative);
     const stats = lstatSync(absolute, { bigint: true });
     found.push([relative, stats]);
-    if (found.length > MAX_PACKAGE_ENTRIES)
+    const counts = !reviewed || reviewed.has(relative);
+    if (counts) counted += 1;
+    else unreviewed += 1;
+    if (counted > MAX_PACKAGE_ENTRIES)
       return `the package ${packageDir} holds more than ${MAX_PACKAGE_ENTRIES} files and directories, the most a package may hold (PROTOCOL §3); remove what the plugin does not need`;
-    if (stats.isFile()) bytes += Number(stats.size);
+    if (unreviewed > UNREVIEWED_ENTRIES)
+      return `the package ${packageDir} holds more than ${UNREVIEWED_ENTRIES} files and directories added since its review (PROTOCOL §3); remove what the plugin wrote next to itself`;
+    if (counts && stats.isFile()) bytes += Number(stats.size);
     if (bytes > MAX_PACKAGE_BYTES)
       return `the package ${packageDir} holds more than ${MAX_PACKAGE_BYTES} bytes (256 MiB), the most a package may hold (PROTOCOL §3); remove what the plugin does not need`;
     if (!stats.isDirectory()) return undefined;
