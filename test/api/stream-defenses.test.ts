@@ -129,7 +129,9 @@ describe('a client that stops reading', () => {
         await redis!.publish(keys.batchEvents(batchId), JSON.stringify({ ...progress, finished: false }));
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // The api waits up to 250 ms per outcome for a slow client to drain (sse.ts), so one that
+      // does not read for 3 s has passed MAX_UNSENT_BYTES by then.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
       socket.resume();
       const outcome = await Promise.race([
         closed.then(() => 'closed'),
