@@ -208,6 +208,27 @@ describe.skipIf(!isolated)("the host's files outside the write paths are read-on
   }, 30_000);
 });
 
+describe.skipIf(!isolated)('write paths an admin listed for several hosts', () => {
+  it('an --allow-write path missing on this host does not stop the call; the one present is writable', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sy-write-paths-'));
+    try {
+      const present = join(dir, 'present');
+      await mkdir(present);
+      const missing = join(dir, 'on-another-host');
+      const plugin = await hostilePlugin({ network: 'none', allowWrite: [missing, present] });
+      const [written, created] = await operate(plugin, 'p1', [
+        { write: join(present, 'written') },
+        { write: join(missing, 'created') },
+      ]);
+      expect(written).toBe('ok');
+      expect(created).toMatch(/^(ENOENT|EACCES|EROFS)$/);
+      expect(await readdir(dir)).toEqual(['present']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
 describe.skipIf(!seccomp)('no unix socket by path, not even a datagram from a socketpair', () => {
   it.each(['none', 'allow'] as const)(
     'with network %s a call makes stream and seqpacket pairs, no datagram pair, and reaches no host socket',

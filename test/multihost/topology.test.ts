@@ -153,7 +153,9 @@ describe.skipIf(unavailable !== undefined)('multi-host topology (network namespa
     const shown = JSON.parse(await cli(['--json', 'plugin', 'show', PLUGIN])) as { fingerprint: string };
     await cli(['plugin', 'trust', PLUGIN, '--fingerprint', shown.fingerprint, '--yes']);
     // The fixture keeps its bookkeeping in its package directory (one per host) and finds its worker in /proc.
-    const writable = ['api', ...WORKERS].flatMap((host) => ['--allow-write', packageOn(host)]);
+    // By the path every host sees (its own data dir is mounted there): a write path is writable at the
+    // path given, in the call's read-only mount namespace, not through another mount of the directory.
+    const writable = ['--allow-write', join(target.dataDir, 'plugins', PLUGIN)];
     await cli(['plugin', 'set', PLUGIN, ...writable, '--allow-read', '/proc']);
     await cli(['plugin', 'enable', PLUGIN, ...SCOPES.flatMap((scope) => ['--scope', scope]), '--yes']);
     await cli(['project', 'scan', join(dir, 'projects'), '--trust']);
