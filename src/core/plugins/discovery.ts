@@ -37,7 +37,15 @@ export interface DiscoveredPackage {
 
 export class DiscoveryError extends PackageInvalidError {}
 
-export async function discoverPackages(pluginsDir: string): Promise<DiscoveredPackage[]> {
+/**
+ * `reviewedOf`: for a package already trusted, the paths of its trusted listing (by package
+ * directory), so what was added since neither counts toward its bounds nor refuses it when it
+ * changes while read (readPackageTree).
+ */
+export async function discoverPackages(
+  pluginsDir: string,
+  reviewedOf: (packageDir: string) => ReadonlySet<string> | undefined = () => undefined,
+): Promise<DiscoveredPackage[]> {
   let entries;
   try {
     entries = await readdir(pluginsDir, { withFileTypes: true });
@@ -56,7 +64,7 @@ export async function discoverPackages(pluginsDir: string): Promise<DiscoveredPa
   }
   const packages: DiscoveredPackage[] = [];
   for (const name of directories) {
-    const found = await readPackage(join(pluginsDir, name), name);
+    const found = await readPackage(join(pluginsDir, name), name, reviewedOf(join(pluginsDir, name)));
     if (found) packages.push(found);
   }
   markDuplicates(packages);
@@ -67,6 +75,7 @@ export async function discoverPackages(pluginsDir: string): Promise<DiscoveredPa
 export async function readPackage(
   packageDir: string,
   dirName: string,
+  reviewed?: ReadonlySet<string>,
 ): Promise<DiscoveredPackage | undefined> {
   const manifestPath = join(packageDir, 'plugin.json');
   const base = { packageDir, manifestPath, protocolMismatch: false };
@@ -97,7 +106,7 @@ export async function readPackage(
   if (!executable.ok) return { ...base, ...refused(manifest, executable.error) };
   const fingerprint = await hashExecutable(bytes, executable.path);
   if (typeof fingerprint !== 'string') return { ...base, ...refused(manifest, fingerprint.error) };
-  const tree = await readPackageTree(packageDir);
+  const tree = await readPackageTree(packageDir, reviewed ? { reviewed } : {});
   if (!tree.ok) return { ...base, ...refused(manifest, tree.error), fingerprint };
   const { digest, entries } = tree.tree;
   return { ...base, id: manifest.id, manifest, fingerprint, tree: { digest, entries } };

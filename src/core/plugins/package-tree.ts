@@ -78,15 +78,17 @@ const CHUNK = 1 << 20;
 
 /**
  * The package's tree as it is on disk now, or the first rule it breaks (with the path and the fix).
- * `hashOnly`: the paths whose files are read and hashed (the reviewed ones, before a call); any other
- * file still passes the owner rule but is not read — a log the plugin appends to next to itself would
- * otherwise be "changed while it was read" and fail the call, and costs a read per call.
+ * `reviewed`: the paths of the trusted listing, for a trusted package. The bounds count only these
+ * (walk()), and a file added since whose read fails (a log the plugin appends to next to itself,
+ * "changed while it was read") is listed without a hash instead of refusing the package: it is not
+ * part of what runs, and a new review reads it again. `hashOnly` (before a call): only these files
+ * are read and hashed; any other still passes the owner rule.
  */
 export async function readPackageTree(
   packageDir: string,
-  options: { hashOnly?: ReadonlySet<string> } = {},
+  options: { hashOnly?: ReadonlySet<string>; reviewed?: ReadonlySet<string> } = {},
 ): Promise<TreeResult> {
-  const walked = walk(packageDir, options.hashOnly);
+  const walked = walk(packageDir, options.reviewed ?? options.hashOnly);
   if ('error' in walked) return { ok: false, error: walked.error };
   let realPackage: string;
   try {
@@ -102,7 +104,7 @@ export async function readPackageTree(
   }
   const entries: PackageEntry[] = [];
   for (const [path, stats] of walked.found) {
-    const entry = await describe(packageDir, realPackage, path, stats, options.hashOnly);
+    const entry = await describe(packageDir, realPackage, path, stats, options);
     if ('error' in entry) return { ok: false, error: problem ?? entry.error };
     entries.push(entry);
   }
@@ -190,8 +192,9 @@ async function describe(
   realPackage: string,
   path: string,
   stats: BigIntStats,
-  hashOnly?: ReadonlySet<string>,
+  options: { hashOnly?: ReadonlySet<string>; reviewed?: ReadonlySet<string> } = {},
 ): Promise<PackageEntry | { error: string }> {
+  const { hashOnly, reviewed } = options;
   const base = { path, mode: (Number(stats.mode) & 0o7777).toString(8).padStart(4, '0') };
   if (stats.isDirectory()) return { ...base, type: 'directory', size: 0 };
   const absolute = join(packageDir, path);
@@ -221,7 +224,10 @@ async function describe(
     };
   if (hashOnly && !hashOnly.has(path)) return { ...base, type: 'file', size: Number(stats.size) };
   const sha256 = await hashFile(absolute, stats);
-  if (typeof sha256 !== 'string') return sha256;
+  if (typeof sha256 !== 'string') {
+    if (reviewed && !reviewed.has(path)) return { ...base, type: 'file', size: Number(stats.size) };
+    return sha256;
+  }
   return { ...base, type: 'file', size: Number(stats.size), sha256 };
 }
 

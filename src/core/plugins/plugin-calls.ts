@@ -118,8 +118,10 @@ export class PluginCalls {
         `plugin ${record.id} was trusted before every file of a package was reviewed; review it with \`plugin show ${record.id}\` (it lists every file) and trust it again`,
       );
     const trustedFiles = record.trustedFiles ?? [];
+    const reviewedPaths = new Set(trustedFiles.map((entry) => entry.path));
     const read = await readPackageTree(record.packageDir, {
-      hashOnly: new Set(trustedFiles.map((entry) => entry.path)),
+      hashOnly: reviewedPaths,
+      reviewed: reviewedPaths,
     });
     const reviewed = read.tree ? reviewedPart(read.tree, trustedFiles) : undefined;
     // Changed files first: whether or not it also breaks a rule now, the plugin is disabled everywhere —

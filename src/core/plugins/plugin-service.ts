@@ -93,7 +93,11 @@ export class PluginService {
   // ---- discovery and registry -------------------------------------------------
 
   async refresh(actor: string): Promise<PluginView[]> {
-    const found = await discoverPackages(this.#pluginsDir);
+    const reviewed = new Map<string, ReadonlySet<string>>();
+    for (const record of await this.#store.all())
+      if (record.trustedFiles)
+        reviewed.set(record.packageDir, new Set(record.trustedFiles.map((e) => e.path)));
+    const found = await discoverPackages(this.#pluginsDir, (packageDir) => reviewed.get(packageDir));
     const byId = new Map<string, DiscoveredPackage>();
     for (const item of found) if (!byId.has(item.id)) byId.set(item.id, item);
     const now = new Date().toISOString();
