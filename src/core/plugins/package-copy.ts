@@ -120,6 +120,8 @@ export async function checkRunRoot(runRoot: string): Promise<void> {
   // Judged before anything is made inside it, and again after.
   const above = await pathProblem(await resolveDirectory(existing));
   if (above) throw refuse(above);
+  // The usual case, before each call: it exists, and that one check covered it.
+  if (missing.length === 0) return;
   for (const level of missing) {
     try {
       await mkdir(level, { mode: 0o700 });
