@@ -131,6 +131,36 @@ describe('switchyard up', () => {
     expect(await healthz(port)).toBeUndefined();
   });
 
+  // A terminal's Ctrl-C signals the whole foreground group. The embedded redis-server sits in a group
+  // of its own, so `up` stops it after its workers closed; in up's group it would stop at once and the
+  // workers would close against no Redis (sitting out their deadline).
+  it('Ctrl-C to the whole group: the workers close before the embedded redis-server stops', async () => {
+    const port = await freePort();
+    const up = await startUp(port);
+    const pidOf = (pattern: RegExp) => {
+      const line = leftovers([up.pid!]).find((entry) => pattern.test(entry));
+      expect(line, leftovers().join('\n')).toBeDefined();
+      return Number(line!.trim().split(/\s+/)[0]);
+    };
+    const worker = pidOf(/main\.js .* worker( |$)/);
+    const redis = pidOf(/redis-server/);
+    const goneAt = new Map<number, number>();
+    const watch = setInterval(() => {
+      for (const pid of [worker, redis])
+        if (!goneAt.has(pid) && !alive(pid)) goneAt.set(pid, performance.now());
+    }, 5);
+    try {
+      process.kill(-up.pid!, 'SIGINT');
+      const [code, signal] = await exitWithin(up, 15_000);
+      expect({ code, signal }, up.output.stderr).toEqual({ code: 0, signal: null });
+      await waitFor(() => goneAt.size === 2, 5_000, 'the worker and the redis-server to be gone');
+    } finally {
+      clearInterval(watch);
+    }
+    expect(goneAt.get(redis)!).toBeGreaterThan(goneAt.get(worker)!);
+    expect(leftovers()).toEqual([]);
+  });
+
   it('kill -9 of up: its api, worker, scheduler and redis-server die with it; the next up runs exactly one Redis', async () => {
     const firstPort = await freePort();
     const killed = await startUp(firstPort);

@@ -123,7 +123,9 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
     ...serverArgs,
   ];
   const containment: Containment = setpriv ? (flock ? 'pdeathsig+flock' : 'pdeathsig') : 'none';
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
+  // Its own process group: a Ctrl-C at the terminal signals the whole foreground group, and a redis-server
+  // that stopped with it would leave `up`'s workers to close against no Redis; `up` stops it last instead.
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore', detached: true });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('error', () => {}); // reported through the exit below
   const url =
