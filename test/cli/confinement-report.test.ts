@@ -102,6 +102,9 @@ describe('confinement as each worker host reports it', () => {
     const shown = await cli(['plugin', 'show', ID]);
     expect(shown.stdout).toContain(`worker ${report.worker} (--require-confinement):`);
     expect(shown.stdout).toContain('not enforced: nothing');
+    // A worker that enforces what this host does is not given the same block again.
+    expect(shown.stdout).toContain(`worker ${report.worker} (--require-confinement): the same as above`);
+    expect(shown.stdout.split('not enforced: nothing').length - 1, shown.stdout).toBe(1);
     expect(shown.stdout).not.toContain('\\x0a');
     // It runs plugins: a health check through the queue-less path still works, and the worker stays up.
     expect(required.exitCode).toBeNull();

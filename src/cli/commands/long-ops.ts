@@ -272,11 +272,19 @@ export function containmentText(detail: PluginDetail): string[] {
   const { mechanism, detail: text, enforced, missing, workers } = detail.containment;
   const lines = [`${mechanism}: ${text}`, ...mechanismLines(enforced, missing)];
   if (workers.length === 0) lines.push('running workers: none reported (start one: switchyard worker)');
+  // Workers that enforce the same are named together, and one like this host says so: the block is
+  // a dozen lines, and a reviewer looks for the host that differs, not the same block again.
+  const here = mechanismLines(enforced, missing).join('\n');
+  const groups = new Map<string, string[]>();
   for (const worker of workers) {
-    lines.push(
-      `worker ${worker.worker}${worker.required ? ' (--require-confinement)' : ''}:`,
-      ...mechanismLines(worker.enforced, worker.missing).map((line) => `  ${line}`),
-    );
+    const block = mechanismLines(worker.enforced, worker.missing).join('\n');
+    const name = `${worker.worker}${worker.required ? ' (--require-confinement)' : ''}`;
+    groups.set(block, [...(groups.get(block) ?? []), name]);
+  }
+  for (const [block, names] of groups) {
+    const who = `${names.length === 1 ? 'worker' : 'workers'} ${names.join(', ')}:`;
+    if (block === here) lines.push(`${who} the same as above`);
+    else lines.push(who, ...block.split('\n').map((line) => `  ${line}`));
   }
   return lines;
 }
