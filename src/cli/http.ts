@@ -53,12 +53,16 @@ export class ApiClient {
   async request<T>(
     method: 'GET' | 'POST' | 'DELETE',
     path: string,
-    options: { body?: unknown; headers?: Record<string, string>; authenticated?: boolean } = {},
+    options: {
+      body?: unknown;
+      headers?: Record<string, string>;
+      authenticated?: boolean;
+      /** Shorter than the default where an answer is only a hint (profile list's token check). */
+      timeoutMs?: number;
+    } = {},
   ): Promise<{ status: number; body: T }> {
-    const response = await this.#send(method, path, {
-      ...options,
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+    const { timeoutMs = TIMEOUT_MS, ...sent } = options;
+    const response = await this.#send(method, path, { ...sent, signal: AbortSignal.timeout(timeoutMs) });
     const text = await this.#boundedText(response, `${method} ${path}`);
     const parsed = parseJson(text);
     if (response.ok) {

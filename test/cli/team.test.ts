@@ -295,8 +295,8 @@ describe('login, whoami, logout', () => {
     });
     const before = await as('multi', ['profile', 'list']);
     expect(before.code, before.stderr).toBe(0);
-    expect(before.stdout).toMatch(/^\s+work\s+\S+\s+admin-person \(admin\)\s+auto$/m);
-    expect(before.stdout).toMatch(/^\s+watch\s+\S+\s+viewer-person \(viewer\)\s+auto$/m);
+    expect(before.stdout).toMatch(/^\s+work\s+\S+\s+admin-person \(admin\)\s+ok\s+auto$/m);
+    expect(before.stdout).toMatch(/^\s+watch\s+\S+\s+viewer-person \(viewer\)\s+ok\s+auto$/m);
     const unknown = await as('multi', ['profile', 'use', 'nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no profile "nope" \(profile list shows them\)/);
@@ -332,7 +332,7 @@ describe('login, whoami, logout', () => {
     });
     expect(login.code, login.stderr).toBe(0);
     expect((await as('strict', ['profile', 'list'])).stdout).toMatch(
-      /^\*\s+default\s+\S+\s+viewer-person \(viewer\)\s+remote$/m,
+      /^\*\s+default\s+\S+\s+viewer-person \(viewer\)\s+ok\s+remote$/m,
     );
     const logout = await as('strict', ['logout']);
     expect(logout.stdout).toMatch(/now in remote mode: \S+ \(profile default\); no token/);
@@ -364,7 +364,7 @@ describe('logout --profile of a remote-only profile that is not the current one'
       ].join('\n'),
     );
     expect((await as('named', ['profile', 'list'])).stdout).toMatch(
-      /^\s+admin\s+\S+\s+\(logged out\)\s+remote$/m,
+      /^\s+admin\s+\S+\s+\(logged out\)\s+logged out\s+remote$/m,
     );
     const who = await as('named', ['--profile', 'admin', 'whoami']);
     expect(who.code).toBe(4);

@@ -5,8 +5,9 @@ import { open } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { routes } from '../../core/contract/index.js';
 import { localUser } from '../../core/runtime/index.js';
-import { callRoute } from '../api-calls.js';
-import { InvalidInputError } from '../../core/platform/index.js';
+import { callRoute, pathOf } from '../api-calls.js';
+import { ERROR_CODES, InvalidInputError } from '../../core/platform/index.js';
+import { NotAllowedError } from '../cli-errors.js';
 import { TOKEN_PATTERN, redact } from '../../core/safety/index.js';
 import { targetOf } from '../command-context.js';
 import { ApiClient } from '../http.js';
@@ -22,6 +23,26 @@ import {
   useProfile,
 } from '../profiles.js';
 import { resolveTarget } from '../target.js';
+
+/** How long `profile list` waits for each API: its answer is a hint, and an API out of reach must not hold the list. */
+const TOKEN_CHECK_MS = 3_000;
+
+/**
+ * Whether a profile's token still works, asked of its API (GET /api/v1/me): `ok`, `expired`,
+ * `revoked or unknown`, `unreachable`, or `logged out` (no token kept). A profile that only says
+ * what `login` saw would show a revoked token as fine until the next command fails.
+ */
+async function tokenStatus(url: string, token: string | undefined): Promise<string> {
+  if (token === undefined) return 'logged out';
+  try {
+    await new ApiClient(url, token).request('GET', pathOf(routes.me), { timeoutMs: TOKEN_CHECK_MS });
+    return 'ok';
+  } catch (error) {
+    if (error instanceof NotAllowedError)
+      return error.code === ERROR_CODES.TOKEN_EXPIRED ? 'expired' : 'revoked or unknown';
+    return 'unreachable';
+  }
+}
 
 /** The mode a command runs in, for logout to say it. */
 function modeSentence(target: Awaited<ReturnType<typeof resolveTarget>>): string {
@@ -128,25 +149,29 @@ export function registerSessionCommands(program: Command): void {
       const json = (command.optsWithGlobals() as { json?: boolean }).json === true;
       const config = await readProfiles();
       const current = currentProfile(config);
-      const rows = Object.entries(config.profiles).map(([name, profile]) => ({
-        name,
-        current: name === current,
-        url: profile.url,
-        ...(profile.name ? { tokenName: profile.name } : {}),
-        ...(profile.role ? { role: profile.role } : {}),
-        loggedIn: profile.token !== undefined,
-        mode: profile.mode ?? 'auto',
-      }));
+      const rows = await Promise.all(
+        Object.entries(config.profiles).map(async ([name, profile]) => ({
+          name,
+          current: name === current,
+          url: profile.url,
+          ...(profile.name ? { tokenName: profile.name } : {}),
+          ...(profile.role ? { role: profile.role } : {}),
+          loggedIn: profile.token !== undefined,
+          mode: profile.mode ?? 'auto',
+          token: await tokenStatus(profile.url, profile.token),
+        })),
+      );
       emit(json, rows, () => {
         if (rows.length === 0)
           return say('no profiles: local mode. Add one with switchyard login --url <url> --token-stdin');
         printTable(
-          ['CURRENT', 'NAME', 'URL', 'TOKEN', 'MODE'],
+          ['CURRENT', 'NAME', 'URL', 'TOKEN', 'STATUS', 'MODE'],
           rows.map((row) => [
             row.current ? '*' : '',
             row.name,
             row.url,
             row.loggedIn ? `${row.tokenName ?? '?'} (${row.role ?? '?'})` : '(logged out)',
+            row.token,
             row.mode,
           ]),
         );
