@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+enum helper_filter helper_filter = HELPER_FILTER_NONE;
+
 static void report(int fd, char type, int32_t value) {
   struct record r = { type, value };
   ssize_t n;
