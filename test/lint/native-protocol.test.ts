@@ -64,10 +64,13 @@ describe('the native protocol table', () => {
   it('the check names a generated file edited by hand', async () => {
     const root = await mkdtemp(join(tmpdir(), 'sy-protocol-'));
     try {
-      for (const file of [GENERATOR, TABLE, GENERATED_C, GENERATED_TS]) {
+      // The generator and its table alone: it writes both files there, then checks them.
+      for (const file of [GENERATOR, TABLE]) {
         await mkdir(dirname(join(root, file)), { recursive: true });
         await cp(join(REPO, file), join(root, file));
       }
+      await mkdir(dirname(join(root, GENERATED_TS)), { recursive: true });
+      await run(process.execPath, [join(root, GENERATOR)]);
       expect((await check(root)).code).toBe(0);
       const header = await readFile(join(root, GENERATED_C), 'utf8');
       await writeFile(join(root, GENERATED_C), header.replace('H_KILL = 4', 'H_KILL = 7'));
