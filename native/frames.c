@@ -1,5 +1,6 @@
 // The frames of sy-spawner's protocol (frames.h): the host's frames are cut
-// and their payloads read here, every length checked before a byte is used.
+// and their payloads read here, every length checked before a byte is used;
+// the keeper's records and the helper's orders to a serving keeper too.
 #include "frames.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +37,24 @@ int parse_then(const struct frame *frame, struct then_frame *out) {
   if (expected == 0 || expected >= rest || memchr(frame->payload + 8, '\n', expected)) return -1;
   *out = (struct then_frame){ lines, frame->payload + 8, frame->payload + 8 + expected, expected, rest - expected };
   return 0;
+}
+
+int take_record(char *buf, size_t *len, struct record *out) {
+  if (*len < sizeof *out) return 0;
+  memcpy(out, buf, sizeof *out);
+  memmove(buf, buf + sizeof *out, *len - sizeof *out);
+  *len -= sizeof *out;
+  return 1;
+}
+
+void put_order(char *at, char type, uint32_t value) {
+  at[0] = type;
+  put_u32(at + 1, value);
+}
+
+char get_order(const char *at, uint32_t *value) {
+  *value = get_u32(at + 1);
+  return at[0];
 }
 
 enum { POLICY_LIMIT = 0, POLICY_READ = 1, POLICY_WRITE = 2 };

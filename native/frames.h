@@ -1,6 +1,7 @@
 // The frames of sy-spawner's protocol, read and written (frames.c): the host's
 // frames and their payloads (every length checked here), the helper's frame
-// headers, and the little-endian u32s both use. The constants are the table's
+// headers, the keeper's records and the helper's orders to a serving keeper,
+// and the little-endian u32s they use. The constants are the table's
 // (protocol.h, generated from protocol.json). Depends on nothing else of the helper.
 #ifndef SY_FRAMES_H
 #define SY_FRAMES_H
@@ -51,6 +52,43 @@ struct then_frame {
 
 /** THEN: 0, or -1 when the payload is too short or its line is not a whole line followed by a request. */
 int parse_then(const struct frame *frame, struct then_frame *out);
+
+/**
+ * A keeper's records to the helper on a call's status pipe, each of the same size: RECORD_PID the
+ * leader's pid, RECORD_FAILED an errno (the call did not start), RECORD_EXIT the leader's wait status,
+ * RECORD_LIMITS the LIMIT_* bits the call hit by a wait status (LIMIT_CPU, LIMIT_FILE_SIZE) or by its
+ * tmpfs (LIMIT_DISK, LIMIT_FILE_SIZE; isolate.h), sent once nothing of the call runs (the helper adds
+ * those its cgroups counted, limits_end); a serving keeper then RECORD_RETIRED when it retires, and
+ * RECORD_END: the call is over, nothing of it runs.
+ */
+struct record {
+  char type;
+  int32_t value;
+} __attribute__((packed));
+
+enum record_type {
+  RECORD_PID = 'P',
+  RECORD_FAILED = 'F',
+  RECORD_EXIT = 'X',
+  RECORD_LIMITS = 'L',
+  RECORD_RETIRED = 'R',
+  RECORD_END = 'E',
+};
+
+/** Takes the first whole record off `buf` (`*len` bytes held, the rest moved up): 1 with `out` set, or 0. */
+int take_record(char *buf, size_t *len, struct record *out);
+
+/**
+ * The helper's orders to a serving keeper on its line, ORDER_BYTES each: ORDER_SPAWN, u32 length,
+ * then the SPAWN payload (the call's descriptors ride on it); ORDER_KILL, u32 call id.
+ */
+enum { ORDER_BYTES = 5 };
+enum order_type { ORDER_SPAWN = 'S', ORDER_KILL = 'K' };
+
+void put_order(char *at, char type, uint32_t value);
+
+/** The order at `at` (ORDER_BYTES): its type, its u32 in `*value`. */
+char get_order(const char *at, uint32_t *value);
 
 /** Resource limits of one call; 0 = not limited. */
 struct limits {

@@ -8,18 +8,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/**
- * What a keeper tells the helper on its status pipe: 'P' leader pid, 'F' errno
- * (no start), 'X' wait status, 'L' the limits the call hit by a wait status (LIMIT_CPU,
- * LIMIT_FILE_SIZE) or by its tmpfs (LIMIT_DISK, LIMIT_FILE_SIZE; isolate.h); sent once nothing of the call runs; the helper adds those its
- * cgroups counted, limits_end); a serving keeper then 'R' when it retires, and 'E':
- * the call is over, nothing of it runs.
- */
-struct record {
-  char type;
-  int32_t value;
-} __attribute__((packed));
-
 /** How a keeper ends (the helper reads the call's outcome from its records, not from these). */
 enum keeper_exit { KEEPER_DONE = 0, KEEPER_NOT_STARTED = 1 };
 /** The plugin's process when it could not exec (its errno goes to the keeper through shared memory). */
@@ -40,9 +28,9 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
 
 /**
  * A serving keeper: forked once per slot, in the slot's cgroups when `limits`, it runs the calls the
- * helper sends on `ctl` one after another ('S', u32 length, the SPAWN payload, with the call's stdin,
+ * helper sends on `ctl` one after another (ORDER_SPAWN, u32 length, the SPAWN payload, with the call's stdin,
  * stdout, stderr and status pipes and its Landlock ruleset as SCM_RIGHTS), each ended by closing its
- * status pipe once nothing of it runs. 'K', u32 call id: kill the running call. A call the helper
+ * status pipe once nothing of it runs. ORDER_KILL, u32 call id: kill the running call. A call the helper
  * had to kill, or one ended by a signal (the helper's death, an outside kill), retires the keeper
  * once nothing of the call runs; so does the helper's end of `ctl` closing. At its first confined call
  * it sets no_new_privs and the no-root securebits on itself (confine_prepare_keeper), which every plugin it

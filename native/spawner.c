@@ -1,7 +1,8 @@
 // sy-spawner: one long-lived helper per Switchyard worker process that starts
 // plugin calls and guarantees that no descendant of a call outlives the call,
 // nor the worker (docs/PROTOCOL.md §9.3, §9.5). Started once by
-// src/core/supervision/spawner.ts; speaks framed messages on stdin/stdout:
+// src/core/supervision/spawner.ts; speaks framed messages on stdin/stdout (read
+// and written by frames.c; their constants are the table's, native/protocol.json):
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
 //   (`sy-spawner --probe` prints "landlock-abi <n>" and exits instead)
@@ -111,7 +112,7 @@ struct call {
   int served; // by the slot's serving keeper (struct server), not a keeper forked for it
   int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
   int limits; // SPAWN_LIMITS: the slot's cgroup counters are read at the end (limits_end)
-  unsigned limits_hit; // LIMIT_* bits the keeper reported ('L'), sent with the cgroups' at the end
+  unsigned limits_hit; // LIMIT_* bits the keeper reported (RECORD_LIMITS), sent with the cgroups' at the end
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
   // stderr beyond the relay budget (deliver): counted, its last STDERR_TAIL bytes kept for the end.
@@ -298,12 +299,11 @@ static pid_t server_for(unsigned slot, int limits) {
 
 /** Hands one call to a serving keeper: the whole request in one write, or nothing (then 0). */
 static int serve(struct server *server, const char *payload, size_t len, const int *fds, int fd_count) {
-  char *message = malloc(5 + len);
+  char *message = malloc(ORDER_BYTES + len);
   if (!message) return 0;
-  message[0] = 'S';
-  put_u32(message + 1, (uint32_t)len);
-  memcpy(message + 5, payload, len);
-  struct iovec iov = { message, 5 + len };
+  put_order(message, ORDER_SPAWN, (uint32_t)len);
+  memcpy(message + ORDER_BYTES, payload, len);
+  struct iovec iov = { message, ORDER_BYTES + len };
   char control[CMSG_SPACE(5 * sizeof(int))];
   memset(control, 0, sizeof control);
   struct msghdr msg = { 0 };
@@ -319,7 +319,7 @@ static int serve(struct server *server, const char *payload, size_t len, const i
   ssize_t n;
   do n = sendmsg(server->ctl, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
   free(message);
-  if (n == (ssize_t)(5 + len)) return 1;
+  if (n == (ssize_t)(ORDER_BYTES + len)) return 1;
   // Not taken whole (a stopped or dead keeper, a full line): that keeper is done with.
   retire_server(server);
   return 0;
@@ -559,35 +559,32 @@ static void read_status(struct call *call) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) {
-      // A serving keeper said 'E' first; one that died without it is over once reaped (reap()).
+      // A serving keeper said RECORD_END first; one that died without it is over once reaped (reap()).
       close_fd(&call->status_r);
       return;
     }
     call->status_len += (size_t)n;
-    while (call->status_len >= sizeof(struct record)) {
-      struct record r;
-      memcpy(&r, call->status_buf, sizeof r);
-      memmove(call->status_buf, call->status_buf + sizeof r, call->status_len - sizeof r);
-      call->status_len -= sizeof r;
-      if (r.type == 'P') {
+    struct record r;
+    while (take_record(call->status_buf, &call->status_len, &r)) {
+      if (r.type == RECORD_PID) {
         call->leader = r.value;
         char spawned[12];
         put_u32(spawned, (uint32_t)r.value);
         put_u32(spawned + 4, (uint32_t)call->keeper);
         put_u32(spawned + 8, (uint32_t)call->served); // its keeper lives on, serving the next call
         emit(call->id, S_SPAWNED, spawned, sizeof spawned);
-      } else if (r.type == 'F') {
+      } else if (r.type == RECORD_FAILED) {
         fail_spawn(call->id, r.value);
-      } else if (r.type == 'X') {
+      } else if (r.type == RECORD_EXIT) {
         int code = WIFEXITED(r.value) ? WEXITSTATUS(r.value) : -1;
         int sig = WIFSIGNALED(r.value) ? WTERMSIG(r.value) : 0;
         emit_u32s(call->id, S_EXIT, (uint32_t)code, (uint32_t)sig, 2);
-      } else if (r.type == 'L') {
+      } else if (r.type == RECORD_LIMITS) {
         call->limits_hit |= (unsigned)r.value;
-      } else if (r.type == 'R' && call->served) {
+      } else if (r.type == RECORD_RETIRED && call->served) {
         struct server *server = server_of(call->keeper);
         if (server) retire_server(server); // exiting by itself; no next call goes to it
-      } else if (r.type == 'E' && call->served) {
+      } else if (r.type == RECORD_END && call->served) {
         call->keeper_reaped = 1; // nothing of the call runs: its keeper reaped it all
         if (call->leader > 0) kill(-call->leader, SIGKILL);
       }
@@ -636,8 +633,8 @@ static void kill_call(struct call *call) {
   if (call->kills++ == 0) {
     if (server) {
       // Told on its line, not by a signal: a signal would also end the next call it serves.
-      char order[5] = { 'K' };
-      put_u32(order + 1, call->id);
+      char order[ORDER_BYTES];
+      put_order(order, ORDER_KILL, call->id);
       ssize_t n;
       do n = write(server->ctl, order, sizeof order); while (n < 0 && errno == EINTR);
       if (n != (ssize_t)sizeof order) kill(call->keeper, SIGTERM);
