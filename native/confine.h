@@ -4,7 +4,7 @@
 // run time.
 #ifndef SY_CONFINE_H
 #define SY_CONFINE_H
-#include "keeper.h"
+#include "frames.h"
 
 /** The kernel's Landlock ABI version, 0 when Landlock is missing or disabled. */
 int landlock_abi(void);

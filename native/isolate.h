@@ -6,7 +6,7 @@
 // Needs CAP_SYS_ADMIN (a root worker): elsewhere the host says it is missing.
 #ifndef SY_ISOLATE_H
 #define SY_ISOLATE_H
-#include "keeper.h"
+#include "frames.h"
 #include <limits.h>
 
 /** What the keeper prepared for one call's namespaces. */

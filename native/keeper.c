@@ -25,8 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static void report(int fd, char type, int32_t value) {
-  struct record r = { type, value };
+enum helper_filter helper_filter = HELPER_FILTER_NONE;
+
+static void report(int fd, enum record_type type, int32_t value) {
+  struct record r = { (char)type, value };
   ssize_t n;
   do n = write(fd, &r, sizeof r); while (n < 0 && errno == EINTR);
 }
@@ -236,14 +238,14 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
     // The helper's own filter already binds this call when it is as strict as the call needs;
     // a helper filtered for no network cannot start a call that may use it (the host never asks).
     if (helper_filter == HELPER_FILTER_NO_NETWORK && !no_network) {
-      report(status_w, 'F', EPERM);
+      report(status_w, RECORD_FAILED, EPERM);
       return CALL_NOT_STARTED;
     }
     int inherited = helper_filter == HELPER_FILTER_NO_NETWORK || (helper_filter == HELPER_FILTER_ALLOW_NETWORK && !no_network);
     seccomp = inherited ? 0 : seccomp_available();
     int lacking = (ruleset < 0 && req->ruleset_error == ENOSYS) || !(seccomp || inherited);
     if ((ruleset < 0 && req->ruleset_error != ENOSYS) || (lacking && (req->flags & SPAWN_REQUIRE_CONFINEMENT))) {
-      report(status_w, 'F', ruleset < 0 ? req->ruleset_error : ENOSYS);
+      report(status_w, RECORD_FAILED, ruleset < 0 ? req->ruleset_error : ENOSYS);
       return CALL_NOT_STARTED;
     }
   }
@@ -251,7 +253,7 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
   if (req->flags & SPAWN_EXEC_FD) {
     exec_fd = open_verified(req->path);
     if (exec_fd < 0) {
-      report(status_w, 'F', errno);
+      report(status_w, RECORD_FAILED, errno);
       return CALL_NOT_STARTED;
     }
   }
@@ -266,7 +268,7 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
   if (isolate && isolation_prepare(req, &iso) != 0) {
     int error = errno;
     if (exec_fd >= 0) close(exec_fd);
-    report(status_w, 'F', error);
+    report(status_w, RECORD_FAILED, error);
     return CALL_NOT_STARTED;
   }
   struct start_args args = { req, in_r, out_w, err_w, ruleset, seccomp, exec_fd, watch, &iso, joined, state, 0 };
@@ -278,13 +280,13 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
     isolation_close(&iso);
     // A child that failed before its exec has exited; reap it so the keeper ends with no child.
     if (leader > 0) waitpid(leader, NULL, 0);
-    report(status_w, 'F', spawn_error);
+    report(status_w, RECORD_FAILED, spawn_error);
     return CALL_NOT_STARTED; // run_call closes the pipes' ends
   }
   close(in_r);
   close(out_w);
   close(err_w);
-  report(status_w, 'P', leader);
+  report(status_w, RECORD_PID, leader);
 
   int killing = 0, retire = 0;
   unsigned hit = 0;
@@ -294,14 +296,14 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       hit |= limits_of_status(status);
       if (pid == leader) {
-        report(status_w, 'X', status);
+        report(status_w, RECORD_EXIT, status);
         // The leader is gone: whatever it left behind ends with it (the host's grace is over).
         killing = 1;
       }
     }
     if (pid < 0 && errno == ECHILD) {
       hit |= isolation_end(req, &iso); // its files are gone with it
-      if (hit) report(status_w, 'L', (int32_t)hit);
+      if (hit) report(status_w, RECORD_LIMITS, (int32_t)hit);
       return retire ? CALL_ENDED_RETIRE : CALL_ENDED;
     }
     if (killing) {
@@ -316,10 +318,11 @@ static enum call_end start_and_wait(const struct spawn_request *req, const struc
         if (info.ssi_signo != SIGCHLD) killing = 1, retire = 1;
     }
     if (ready > 0 && ctl >= 0 && polls[1].revents) {
-      char order[5];
+      char order[ORDER_BYTES];
+      uint32_t id;
       ssize_t n = read(ctl, order, sizeof order);
       // A call the host had to kill takes its keeper along: the next call gets a fresh one.
-      if (n == 5 && order[0] == 'K') killing = 1, retire = 1;
+      if (n == ORDER_BYTES && get_order(order, &id) == ORDER_KILL) killing = 1, retire = 1;
       else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) killing = 1, retire = 1; // the helper is gone
     }
   }
@@ -342,7 +345,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   // The slot's cgroup files, opened by the helper (limits.h): kept, like the call's pipes and ruleset.
   struct limit_watch watch = { -1, -1, -1, -1, 0, 0 };
   if ((req->flags & SPAWN_LIMITS) && limits_watch(req->slot, &req->limits, &watch) != 0) {
-    report(status_w, 'F', errno);
+    report(status_w, RECORD_FAILED, errno);
     _exit(KEEPER_NOT_STARTED);
   }
   int wanted[] = { in_r, out_w, err_w, status_w, req->ruleset,
@@ -350,7 +353,7 @@ void keeper_main(const struct spawn_request *req, pid_t helper, int devnull, int
   keep_only(wanted, sizeof wanted / sizeof wanted[0]);
   int signals = keeper_signals();
   if (signals < 0) {
-    report(status_w, 'F', errno);
+    report(status_w, RECORD_FAILED, errno);
     _exit(KEEPER_NOT_STARTED);
   }
   enum call_end end = run_call(req, &watch, 0, NULL, in_r, out_w, err_w, status_w, -1, signals);
@@ -398,8 +401,8 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
   static struct keeper_state state;
   find_changed_signals(&state);
   for (;;) {
-    // A request: 'S', u32 length, the SPAWN payload; the call's pipes (and ruleset) ride on it.
-    char head[5];
+    // A request: ORDER_SPAWN, u32 length, the SPAWN payload; the call's pipes (and ruleset) ride on it.
+    char head[ORDER_BYTES];
     int fds[5] = { -1, -1, -1, -1, -1 };
     char control[CMSG_SPACE(sizeof fds)];
     struct iovec iov = { head, sizeof head };
@@ -418,8 +421,8 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
         if (count > 5) count = 5;
         memcpy(fds, CMSG_DATA(c), count * sizeof(int));
       }
-    if (head[0] != 'S' || count < 4) _exit(KEEPER_NOT_STARTED);
-    uint32_t len = get_u32(head + 1);
+    uint32_t len;
+    if (get_order(head, &len) != ORDER_SPAWN || count < 4) _exit(KEEPER_NOT_STARTED);
     char *payload = malloc(len ? len : 1);
     struct spawn_request req;
     char **list = NULL;
@@ -437,8 +440,8 @@ void keeper_serve(int ctl, pid_t helper, int devnull, unsigned slot, int limits)
     if (req.ruleset >= 0) close(req.ruleset);
     // Nothing of the call runs any more: said before the pipe closes (a keeper that dies closes it too,
     // and then only its reaping tells the helper that its orphans are its to kill).
-    if (end == CALL_ENDED_RETIRE) report(fds[3], 'R', 0);
-    report(fds[3], 'E', 0);
+    if (end == CALL_ENDED_RETIRE) report(fds[3], RECORD_RETIRED, 0);
+    report(fds[3], RECORD_END, 0);
     close(fds[3]);
     free(list);
     free(payload);

@@ -7,7 +7,7 @@
 // root; the pids cgroup does.
 #ifndef SY_LIMITS_H
 #define SY_LIMITS_H
-#include "keeper.h"
+#include "frames.h"
 
 /** Once in the helper: find the cgroup hierarchies, create this helper's pool directory, remove stale pools. */
 void limits_init(void);

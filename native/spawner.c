@@ -1,7 +1,8 @@
 // sy-spawner: one long-lived helper per Switchyard worker process that starts
 // plugin calls and guarantees that no descendant of a call outlives the call,
 // nor the worker (docs/PROTOCOL.md §9.3, §9.5). Started once by
-// src/core/supervision/spawner.ts; speaks framed messages on stdin/stdout:
+// src/core/supervision/spawner.ts; speaks framed messages on stdin/stdout (read
+// and written by frames.c; their constants are the table's, native/protocol.json):
 //
 //   frame  = u32 LE payload length, u32 LE call id, u8 type, payload
 //   (`sy-spawner --probe` prints "landlock-abi <n>" and exits instead)
@@ -45,6 +46,7 @@
 #define _GNU_SOURCE
 #include "keeper.h"
 #include "confine.h"
+#include "frames.h"
 #include "isolate.h"
 #include "limits.h"
 #include <dirent.h>
@@ -63,41 +65,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { H_SPAWN = 1, H_STDIN = 2, H_STDIN_CLOSE = 3, H_KILL = 4, H_STDIN_LAST = 5, H_THEN = 6 };
-enum {
-  S_HELLO = 0, S_SPAWNED = 1, S_FAILED = 2, S_STDOUT = 3, S_STDERR = 4, S_STDOUT_EOF = 5, S_STDERR_EOF = 6, S_EXIT = 7,
-  S_DONE = 8, S_LIMIT = 9, S_SENT = 10
-};
-
-/**
- * How the helper ends (src/core/supervision/spawner.ts names them for the host's
- * error); before any other than HOST_GONE it writes one line to stderr.
- */
-enum helper_exit {
-  EXIT_HOST_GONE = 0,      // stdin closed or the worker died: every call was ended first
-  EXIT_BAD_FRAME = 65,     // a frame longer than MAX_FRAME: the host and the helper disagree
-  EXIT_OUT_OF_MEMORY = 70, // a buffer could not grow
-  EXIT_SETUP_FAILED = 71,  // no signalfd or /dev/null at start
-  EXIT_POLL_FAILED = 72,   // poll() failed other than by EINTR
-};
-
-static const char *exit_name(enum helper_exit code) {
-  switch (code) {
-  case EXIT_HOST_GONE: return "HOST_GONE";
-  case EXIT_BAD_FRAME: return "BAD_FRAME";
-  case EXIT_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-  case EXIT_SETUP_FAILED: return "SETUP_FAILED";
-  case EXIT_POLL_FAILED: return "POLL_FAILED";
-  }
-  return "UNKNOWN";
-}
-
 /** One line on stderr (what went wrong, the errno text when there is one, the code), then exit. */
 static void die(enum helper_exit code, const char *what, int error) __attribute__((noreturn));
 static void die(enum helper_exit code, const char *what, int error) {
   char line[256];
   int n = snprintf(line, sizeof line, "sy-spawner: %s%s%s (exit %d %s)\n", what, error ? ": " : "",
-                   error ? strerror(error) : "", (int)code, exit_name(code));
+                   error ? strerror(error) : "", (int)code, helper_exit_name(code));
   if (n > 0) {
     ssize_t written = write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     (void)written;
@@ -105,9 +78,7 @@ static void die(enum helper_exit code, const char *what, int error) {
   _exit(code);
 }
 
-#define HEADER 9
 #define CHUNK 65536
-#define MAX_FRAME (64u << 20)
 // A call's stderr is relayed up to STDERR_WINDOW_BYTES per STDERR_WINDOW_NS (1.25 MiB/s: live logs stay live);
 // beyond that the helper reads it and drops it, saying how much, and keeps the last STDERR_TAIL bytes for the
 // end. A flood then costs a read and a copy here, not a trip through the worker's streams.
@@ -141,7 +112,7 @@ struct call {
   int served; // by the slot's serving keeper (struct server), not a keeper forked for it
   int kills; // KILL frames (or shutdown) so far: the first asks the keeper, the next kill it
   int limits; // SPAWN_LIMITS: the slot's cgroup counters are read at the end (limits_end)
-  unsigned limits_hit; // LIMIT_* bits the keeper reported ('L'), sent with the cgroups' at the end
+  unsigned limits_hit; // LIMIT_* bits the keeper reported (RECORD_LIMITS), sent with the cgroups' at the end
   char status_buf[sizeof(struct record) * 4];
   size_t status_len;
   // stderr beyond the relay budget (deliver): counted, its last STDERR_TAIL bytes kept for the end.
@@ -162,7 +133,6 @@ static long long out_since_ns; // when the oldest frame not yet written was emit
 static int out_urgent; // a frame the host must act on is waiting: write now
 static int devnull;
 static pid_t self_pid;
-enum helper_filter helper_filter = HELPER_FILTER_NONE;
 
 static void out_reserve(size_t extra) {
   if (out_len + extra <= out_cap) return;
@@ -180,12 +150,10 @@ static long long monotonic_ns(void) {
 static void emit(uint32_t id, int type, const void *data, size_t len) {
   if (out_len == 0) out_since_ns = monotonic_ns();
   if (type == S_DONE || type == S_FAILED || type == S_HELLO) out_urgent = 1;
-  out_reserve(HEADER + len);
-  put_u32(out_buf + out_len, (uint32_t)len);
-  put_u32(out_buf + out_len + 4, id);
-  out_buf[out_len + 8] = (char)type;
-  if (len) memcpy(out_buf + out_len + HEADER, data, len);
-  out_len += HEADER + len;
+  out_reserve(FRAME_HEADER + len);
+  frame_header(out_buf + out_len, (uint32_t)len, id, type);
+  if (len) memcpy(out_buf + out_len + FRAME_HEADER, data, len);
+  out_len += FRAME_HEADER + len;
 }
 
 static void emit_u32s(uint32_t id, int type, uint32_t a, uint32_t b, int count) {
@@ -271,74 +239,6 @@ static void fail_spawn(uint32_t id, int error) {
 
 static void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-enum { POLICY_LIMIT = 0, POLICY_READ = 1, POLICY_WRITE = 2 };
-
-/** One policy entry (`name=value`): a limit into the request, or which list a path goes to; -1 when unknown. */
-static int add_policy(struct spawn_request *req, const char *entry) {
-  static const char *const numbers[] = { "memory=", "cpu=", "fsize=", "nofile=", "nproc=", "disk=" };
-  unsigned long long *fields[] = { &req->limits.memory, &req->limits.cpu_seconds, &req->limits.file_size,
-                                   &req->limits.open_files, &req->limits.processes, &req->limits.disk };
-  if (strncmp(entry, "read=", 5) == 0) return POLICY_READ;
-  if (strncmp(entry, "tmp=", 4) == 0) {
-    req->tmp = entry + 4;
-    return POLICY_LIMIT;
-  }
-  if (strncmp(entry, "write=", 6) == 0) return POLICY_WRITE;
-  for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-    size_t n = strlen(numbers[i]);
-    if (strncmp(entry, numbers[i], n) != 0) continue;
-    char *end;
-    errno = 0;
-    *fields[i] = strtoull(entry + n, &end, 10);
-    return errno || *end || end == entry + n ? -1 : POLICY_LIMIT;
-  }
-  return -1;
-}
-
-int parse_spawn(char *payload, size_t len, struct spawn_request *out, char ***out_list) {
-  if (len < 16) return errno = EINVAL, -1;
-  uint32_t argc = get_u32(payload), envc = get_u32(payload + 4), flags = get_u32(payload + 8),
-           policyc = get_u32(payload + 12);
-  size_t strings = 2 + (size_t)argc + envc + policyc;
-  if (argc == 0 || strings > len) return errno = EINVAL, -1;
-  // argv, NULL, env, NULL, then the read paths, NULL, and the write paths, NULL.
-  char **list = calloc(strings + 2 + 2 * (size_t)policyc + 2, sizeof *list);
-  if (!list) return errno = ENOMEM, -1;
-  char *at = payload + 16, *end = payload + len;
-  size_t fixed = 2 + (size_t)argc + envc;
-  struct spawn_request req = { 0 };
-  const char **reads = (const char **)list + fixed + 2, **writes = reads + policyc + 1;
-  req.read_paths = reads;
-  req.write_paths = writes;
-  for (size_t i = 0; i < strings; i++) {
-    char *nul = memchr(at, 0, (size_t)(end - at));
-    if (!nul) {
-      free(list);
-      return errno = EINVAL, -1;
-    }
-    if (i < fixed) {
-      list[i + (i >= 2 + argc ? 1 : 0)] = at; // a NULL after argv, one after env (calloc)
-    } else {
-      int kind = add_policy(&req, at);
-      if (kind < 0) {
-        free(list);
-        return errno = EINVAL, -1;
-      }
-      if (kind == POLICY_READ) *reads++ = strchr(at, '=') + 1;
-      if (kind == POLICY_WRITE) *writes++ = strchr(at, '=') + 1;
-    }
-    at = nul + 1;
-  }
-  req.path = list[0];
-  req.cwd = list[1];
-  req.argv = list + 2;
-  req.envp = list + 3 + argc;
-  req.flags = flags;
-  *out = req;
-  *out_list = list;
-  return 0;
-}
-
 /**
  * Serving keepers, one per slot (the slot's index in the call table), each
  * started on its slot's first call and reused call after call: no keeper is
@@ -399,12 +299,11 @@ static pid_t server_for(unsigned slot, int limits) {
 
 /** Hands one call to a serving keeper: the whole request in one write, or nothing (then 0). */
 static int serve(struct server *server, const char *payload, size_t len, const int *fds, int fd_count) {
-  char *message = malloc(5 + len);
+  char *message = malloc(ORDER_BYTES + len);
   if (!message) return 0;
-  message[0] = 'S';
-  put_u32(message + 1, (uint32_t)len);
-  memcpy(message + 5, payload, len);
-  struct iovec iov = { message, 5 + len };
+  put_order(message, ORDER_SPAWN, (uint32_t)len);
+  memcpy(message + ORDER_BYTES, payload, len);
+  struct iovec iov = { message, ORDER_BYTES + len };
   char control[CMSG_SPACE(5 * sizeof(int))];
   memset(control, 0, sizeof control);
   struct msghdr msg = { 0 };
@@ -420,7 +319,7 @@ static int serve(struct server *server, const char *payload, size_t len, const i
   ssize_t n;
   do n = sendmsg(server->ctl, &msg, MSG_NOSIGNAL); while (n < 0 && errno == EINTR);
   free(message);
-  if (n == (ssize_t)(5 + len)) return 1;
+  if (n == (ssize_t)(ORDER_BYTES + len)) return 1;
   // Not taken whole (a stopped or dead keeper, a full line): that keeper is done with.
   retire_server(server);
   return 0;
@@ -660,35 +559,32 @@ static void read_status(struct call *call) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
     if (n <= 0) {
-      // A serving keeper said 'E' first; one that died without it is over once reaped (reap()).
+      // A serving keeper said RECORD_END first; one that died without it is over once reaped (reap()).
       close_fd(&call->status_r);
       return;
     }
     call->status_len += (size_t)n;
-    while (call->status_len >= sizeof(struct record)) {
-      struct record r;
-      memcpy(&r, call->status_buf, sizeof r);
-      memmove(call->status_buf, call->status_buf + sizeof r, call->status_len - sizeof r);
-      call->status_len -= sizeof r;
-      if (r.type == 'P') {
+    struct record r;
+    while (take_record(call->status_buf, &call->status_len, &r)) {
+      if (r.type == RECORD_PID) {
         call->leader = r.value;
         char spawned[12];
         put_u32(spawned, (uint32_t)r.value);
         put_u32(spawned + 4, (uint32_t)call->keeper);
         put_u32(spawned + 8, (uint32_t)call->served); // its keeper lives on, serving the next call
         emit(call->id, S_SPAWNED, spawned, sizeof spawned);
-      } else if (r.type == 'F') {
+      } else if (r.type == RECORD_FAILED) {
         fail_spawn(call->id, r.value);
-      } else if (r.type == 'X') {
+      } else if (r.type == RECORD_EXIT) {
         int code = WIFEXITED(r.value) ? WEXITSTATUS(r.value) : -1;
         int sig = WIFSIGNALED(r.value) ? WTERMSIG(r.value) : 0;
         emit_u32s(call->id, S_EXIT, (uint32_t)code, (uint32_t)sig, 2);
-      } else if (r.type == 'L') {
+      } else if (r.type == RECORD_LIMITS) {
         call->limits_hit |= (unsigned)r.value;
-      } else if (r.type == 'R' && call->served) {
+      } else if (r.type == RECORD_RETIRED && call->served) {
         struct server *server = server_of(call->keeper);
         if (server) retire_server(server); // exiting by itself; no next call goes to it
-      } else if (r.type == 'E' && call->served) {
+      } else if (r.type == RECORD_END && call->served) {
         call->keeper_reaped = 1; // nothing of the call runs: its keeper reaped it all
         if (call->leader > 0) kill(-call->leader, SIGKILL);
       }
@@ -737,8 +633,8 @@ static void kill_call(struct call *call) {
   if (call->kills++ == 0) {
     if (server) {
       // Told on its line, not by a signal: a signal would also end the next call it serves.
-      char order[5] = { 'K' };
-      put_u32(order + 1, call->id);
+      char order[ORDER_BYTES];
+      put_order(order, ORDER_KILL, call->id);
       ssize_t n;
       do n = write(server->ctl, order, sizeof order); while (n < 0 && errno == EINTR);
       if (n != (ssize_t)sizeof order) kill(call->keeper, SIGTERM);
@@ -843,35 +739,36 @@ static size_t in_len, in_cap;
 
 static void handle_frames(void) {
   size_t at = 0;
-  while (in_len - at >= HEADER) {
-    uint32_t len = get_u32(in_buf + at), id = get_u32(in_buf + at + 4);
-    int type = (unsigned char)in_buf[at + 8];
-    if (len > MAX_FRAME) die(EXIT_BAD_FRAME, "a frame from the host is longer than 64 MiB", 0);
-    if (in_len - at < HEADER + (size_t)len) break;
-    char *payload = in_buf + at + HEADER;
+  struct frame frame;
+  enum frame_read got;
+  while ((got = frame_next(in_buf + at, in_len - at, &frame)) == FRAME_WHOLE) {
+    char *payload = frame.payload;
+    uint32_t len = frame.len, id = frame.id;
+    int type = frame.type;
     struct call *call = type == H_SPAWN ? NULL : find_call(id);
+    uint32_t lines;
+    const char *data;
+    size_t data_len;
+    struct then_frame then;
     if (type == H_SPAWN) {
       spawn_call(id, payload, len);
     } else if (call && type == H_STDIN) {
       queue_stdin(call, payload, len);
-    } else if (call && type == H_STDIN_LAST && len >= 4) {
-      call->close_after_lines = get_u32(payload);
-      queue_stdin(call, payload + 4, len - 4);
+    } else if (call && type == H_STDIN_LAST && parse_stdin_last(&frame, &lines, &data, &data_len) == 0) {
+      call->close_after_lines = lines;
+      queue_stdin(call, data, data_len);
       if (call->out_lines >= call->close_after_lines) call->close_stdin = 1, write_stdin(call);
-    } else if (call && type == H_THEN && len >= 8 && !call->then_line && !call->close_after_lines) {
-      uint32_t lines = get_u32(payload), expected = get_u32(payload + 4);
+    } else if (call && type == H_THEN && !call->then_line && !call->close_after_lines) {
       // Only before the first stdout byte: after it, the host has seen (or will see) the line without SENT.
-      // A line to expect is whole (no newline in it, not empty), and there is a request to send.
-      if (expected > 0 && expected < len - 8 && !memchr(payload + 8, '\n', expected) && call->out_bytes == 0 &&
-          !call->close_stdin) {
-        call->then_line = malloc(expected);
-        call->then_request = malloc(len - 8 - expected);
+      if (parse_then(&frame, &then) == 0 && call->out_bytes == 0 && !call->close_stdin) {
+        call->then_line = malloc(then.line_len);
+        call->then_request = malloc(then.request_len);
         if (!call->then_line || !call->then_request) die(EXIT_OUT_OF_MEMORY, "out of memory for THEN", 0);
-        memcpy(call->then_line, payload + 8, expected);
-        memcpy(call->then_request, payload + 8 + expected, len - 8 - expected);
-        call->then_len = expected;
-        call->then_request_len = len - 8 - expected;
-        call->then_lines = lines;
+        memcpy(call->then_line, then.line, then.line_len);
+        memcpy(call->then_request, then.request, then.request_len);
+        call->then_len = then.line_len;
+        call->then_request_len = then.request_len;
+        call->then_lines = then.lines;
         call->then_matched = 0;
       }
     } else if (call && type == H_STDIN_CLOSE) {
@@ -881,8 +778,9 @@ static void handle_frames(void) {
     } else if (call && type == H_KILL) {
       kill_call(call);
     }
-    at += HEADER + len;
+    at += FRAME_HEADER + len;
   }
+  if (got == FRAME_TOO_LONG) die(EXIT_BAD_FRAME, "a frame from the host is longer than 64 MiB", 0);
   memmove(in_buf, in_buf + at, in_len - at);
   in_len -= at;
 }

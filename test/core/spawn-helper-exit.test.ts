@@ -1,4 +1,4 @@
-// The spawn helper's own failures are named (native/spawner.c enum helper_exit):
+// The spawn helper's own failures are named (EXIT_* of native/protocol.json):
 // before it exits it writes one line to stderr, and the host's error names the
 // exit code, its meaning and that line. Provoked for real: a frame longer than
 // the helper accepts (BAD_FRAME, 65).

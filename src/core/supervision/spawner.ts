@@ -12,26 +12,27 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import {
+  FRAME_HEADER as HEADER,
+  H,
+  HELPER_EXITS,
+  LIMIT_NAMES,
+  S,
+  SPAWN_CONFINE,
+  SPAWN_EXEC_FD,
+  SPAWN_FILES,
+  SPAWN_ISOLATE,
+  SPAWN_LIMITS,
+  SPAWN_NO_NETWORK,
+  SPAWN_REQUIRE_CONFINEMENT,
+} from './native-protocol.js';
 import { RelayedInput, RelayedOutput, type CallInput, type CallOutput } from './relayed-stdio.js';
+
+/** The host ↔ helper constants, from their table (native/protocol.json). */
+export { HELPER_EXITS, LIMIT_NAMES };
 
 /** Same location from src/core (tests) and dist/core (the built host). */
 export const HELPER_PATH = fileURLToPath(new URL('../../../dist/native/sy-spawner', import.meta.url));
-
-const HEADER = 9;
-const H = { spawn: 1, stdin: 2, stdinClose: 3, kill: 4, stdinLast: 5, then: 6 } as const;
-const S = {
-  hello: 0,
-  spawned: 1,
-  failed: 2,
-  stdout: 3,
-  stderr: 4,
-  stdoutEof: 5,
-  stderrEof: 6,
-  exit: 7,
-  done: 8,
-  limit: 9,
-  sent: 10,
-} as const;
 
 export interface ProcessExit {
   code: number | null;
@@ -79,17 +80,7 @@ export interface KernelPolicy {
   tmp?: string;
 }
 
-/** SPAWN flags (native/keeper.h). */
-const SPAWN_CONFINE = 1;
-const SPAWN_REQUIRE_CONFINEMENT = 2;
-const SPAWN_EXEC_FD = 4;
-const SPAWN_FILES = 8;
-const SPAWN_NO_NETWORK = 16;
-const SPAWN_LIMITS = 32;
-const SPAWN_ISOLATE = 64;
-
-/** LIMIT_* bits (native/keeper.h): which limit a call hit. */
-export const LIMIT_NAMES = { 1: 'memory', 2: 'cpu', 4: 'file size', 8: 'processes', 16: 'disk' } as const;
+/** Which limit a call hit (LIMIT_* bits, native/protocol.json). */
 export type LimitName = (typeof LIMIT_NAMES)[keyof typeof LIMIT_NAMES];
 
 export function limitNames(bits: number): LimitName[] {
@@ -97,15 +88,6 @@ export function limitNames(bits: number): LimitName[] {
     .filter(([bit]) => (bits & Number(bit)) !== 0)
     .map(([, name]) => name);
 }
-
-/** The helper's exit codes (native/spawner.c, enum helper_exit). */
-export const HELPER_EXITS: Readonly<Record<number, string>> = {
-  0: 'HOST_GONE',
-  65: 'BAD_FRAME',
-  70: 'OUT_OF_MEMORY',
-  71: 'SETUP_FAILED',
-  72: 'POLL_FAILED',
-};
 
 /** "the spawn helper exited with code 70 (OUT_OF_MEMORY: <its last stderr line>)", or killed by a signal. */
 export function helperExitMessage(code: number | null, signal: string | null, lastLine: string): string {
