@@ -24,7 +24,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
 import { hostUid } from '@switchyard/plugin-sdk/host';
-import type { KernelPolicy } from './spawner.js';
+import type { KernelPolicy } from './helper-frames.js';
 
 /** Per-call resource limits (PROTOCOL §11), each a host policy per plugin (`plugin set`). */
 export interface ResourceLimits {
