@@ -390,7 +390,7 @@ export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_0
 
 /**
  * Policies already built, by everything that goes into one: a plugin's calls get the same object call
- * after call, so the spawn helper's client encodes it once (spawner.ts) instead of ~40 paths per call.
+ * after call, so the spawn helper's client encodes it once (helper-frames.ts) instead of ~40 paths per call.
  */
 const builtPolicies = new Map<string, KernelPolicy>();
 
