@@ -121,7 +121,11 @@ export const ENVIRONMENT = {
     meaning:
       '`process-group` forces the fallback containment (execa in a process group) instead of the native spawn helper.',
     default: 'the native helper where it was built (Linux), else process groups',
-    usedBy: ['src/core/supervision/containment.ts', 'bench/spawn-path.mjs', 'test/core/supervision/containment.test.ts'],
+    usedBy: [
+      'src/core/supervision/containment.ts',
+      'bench/spawn-path.mjs',
+      'test/core/supervision/containment.test.ts',
+    ],
   },
   SWITCHYARD_CONFINEMENT: {
     meaning:

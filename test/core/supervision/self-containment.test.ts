@@ -9,7 +9,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CONFINEMENT_ENV, containment } from '../../../src/core/supervision/containment.js';
-import { CallCancelledError, PluginTimeoutError, SwitchyardError } from '../../../src/core/platform/errors.js';
+import {
+  CallCancelledError,
+  PluginTimeoutError,
+  SwitchyardError,
+} from '../../../src/core/platform/errors.js';
 import { superviseCall } from '../../../src/core/supervision/supervisor.js';
 import { useDataDir } from '../../support/core-suite.js';
 import { REPO } from '../../support/data-dir.js';
