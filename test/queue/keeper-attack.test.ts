@@ -6,7 +6,7 @@
 // plugin that stops the spawn helper is ended on time too, and cancel ends a
 // plugin whose keeper is stopped.
 // Run with SWITCHYARD_CONFINEMENT=off, so the signal reaches the keeper (under
-// Landlock signal scoping the kernel refuses it: test/core/self-containment).
+// Landlock signal scoping the kernel refuses it: test/core/supervision/self-containment).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFINEMENT_ENV, containment } from '../../src/core/supervision/containment.js';

@@ -121,7 +121,11 @@ export const ENVIRONMENT = {
     meaning:
       '`process-group` forces the fallback containment (execa in a process group) instead of the native spawn helper.',
     default: 'the native helper where it was built (Linux), else process groups',
-    usedBy: ['src/core/supervision/containment.ts', 'bench/spawn-path.mjs', 'test/core/containment.test.ts'],
+    usedBy: [
+      'src/core/supervision/containment.ts',
+      'bench/spawn-path.mjs',
+      'test/core/supervision/containment.test.ts',
+    ],
   },
   SWITCHYARD_CONFINEMENT: {
     meaning:
@@ -130,7 +134,7 @@ export const ENVIRONMENT = {
     usedBy: [
       'src/core/supervision/containment.ts',
       'test/queue/keeper-attack.test.ts',
-      'test/core/self-containment.test.ts',
+      'test/core/supervision/self-containment.test.ts',
     ],
   },
   SWITCHYARD_CALL_NAMESPACES: {
@@ -140,7 +144,7 @@ export const ENVIRONMENT = {
     usedBy: [
       'src/core/supervision/containment.ts',
       'bench/confinement.mjs',
-      'test/core/call-isolation.test.ts',
+      'test/core/supervision/call-isolation.test.ts',
     ],
   },
   SWITCHYARD_REDACT_ENV: {

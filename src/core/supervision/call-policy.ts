@@ -24,7 +24,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, sep } from 'node:path';
 import { hostUid } from '@switchyard/plugin-sdk/host';
-import type { KernelPolicy } from './spawner.js';
+import type { KernelPolicy } from './helper-frames.js';
 
 /** Per-call resource limits (PROTOCOL §11), each a host policy per plugin (`plugin set`). */
 export interface ResourceLimits {
@@ -390,7 +390,7 @@ export function scratchAtFileLimit(dir: string, limitBytes: number, budget = 1_0
 
 /**
  * Policies already built, by everything that goes into one: a plugin's calls get the same object call
- * after call, so the spawn helper's client encodes it once (spawner.ts) instead of ~40 paths per call.
+ * after call, so the spawn helper's client encodes it once (helper-frames.ts) instead of ~40 paths per call.
  */
 const builtPolicies = new Map<string, KernelPolicy>();
 

@@ -111,8 +111,14 @@ interface Probe {
   cgroupProblems: { memory?: string; pids?: string };
 }
 
+/** Each mechanism in force, and each not, with what it means. */
+interface Mechanisms {
+  enforced: string[];
+  missing: string[];
+}
+
 /** What the kernel gives this host's calls under the helper, each with what it means. */
-function kernelMechanisms(): { enforced: string[]; missing: string[] } {
+function kernelMechanisms(): Mechanisms {
   if (!confinementWanted()) {
     return {
       enforced: ['a private TMPDIR per call'],
@@ -127,8 +133,15 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
   const probe = probeHelper();
   if (!probe)
     return { enforced: [], missing: ['kernel confinement unknown (the helper could not be asked)'] };
-  const enforced: string[] = ['a private TMPDIR per call'];
-  const missing: string[] = [];
+  const mechanisms: Mechanisms = { enforced: ['a private TMPDIR per call'], missing: [] };
+  kernelRules(probe, mechanisms);
+  limitMechanisms(probe, mechanisms);
+  namespaceMechanisms(probe, mechanisms);
+  return mechanisms;
+}
+
+/** Landlock, seccomp and capabilities: what a call may reach and do. */
+function kernelRules(probe: Probe, { enforced, missing }: Mechanisms): void {
   const abi = probe.landlockAbi;
   const landlock = (what: string, needs: number) =>
     abi >= needs
@@ -156,6 +169,10 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
     missing.push(
       'no capabilities for good: the worker lacks CAP_SETPCAP, so a plugin started as root drops its capabilities but an exec gives them back',
     );
+}
+
+/** Resource limits: rlimits always, memory and processes where a cgroup or rlimit binds. */
+function limitMechanisms(probe: Probe, { enforced, missing }: Mechanisms): void {
   enforced.push('resource limits: CPU time, file size, open files (rlimits)');
   const memory = probe.limits.memory ?? 'none';
   const why = (problem: string | undefined) => (problem ? `; ${problem}` : '');
@@ -168,6 +185,10 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
       `process limit (needs a pids cgroup the worker can create; RLIMIT_NPROC does not bind root${why(probe.cgroupProblems.pids)})`,
     );
   else enforced.push(`process limit (${processes})`);
+}
+
+/** Per-call namespaces: private IPC, the TMPDIR's tmpfs (the disk budget), a read-only file system. */
+function namespaceMechanisms(probe: Probe, { enforced, missing }: Mechanisms): void {
   const namespacesOff = !namespacesWanted() ? `${NAMESPACES_ENV}=off` : undefined;
   if (probe.namespaces && !namespacesOff) {
     enforced.push(
@@ -183,7 +204,6 @@ function kernelMechanisms(): { enforced: string[]; missing: string[] } {
       `read-only file system outside the granted write paths (${why}): a plugin can change the mode, owner and times of files its user owns (a plugin run by root: any root-owned file), which Landlock does not govern`,
     );
   }
-  return { enforced, missing };
 }
 
 /** True when every mechanism is in force (worker --require-confinement). */

@@ -11,7 +11,7 @@ import {
   type SwitchyardError,
 } from '../platform/index.js';
 
-import type { ProcessExit } from './spawner.js';
+import type { ProcessExit } from './call-process.js';
 
 export function hostErrorOf(error: unknown, exit: ProcessExit | undefined): SwitchyardError {
   if (!isExchangeError(error)) {

@@ -4,8 +4,8 @@
 // the helper accepts (BAD_FRAME, 65).
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/supervision/containment.js';
-import { HELPER_PATH, Spawner, SpawnError } from '../../src/core/supervision/spawner.js';
+import { containment } from '../../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner, SpawnError } from '../../../src/core/supervision/spawner.js';
 
 const built = containment().mechanism === 'subreaper';
 

@@ -3,8 +3,8 @@
 // 1.25 MiB/s the helper drops what the plugin writes, says how much, and hands
 // on the stream's last whole lines at its end. Live logs stay live below that.
 import { describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/supervision/containment.js';
-import { HELPER_PATH, Spawner } from '../../src/core/supervision/spawner.js';
+import { containment } from '../../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner } from '../../../src/core/supervision/spawner.js';
 
 const built = containment().mechanism === 'subreaper';
 const MiB = 1 << 20;

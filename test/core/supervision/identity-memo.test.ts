@@ -1,14 +1,14 @@
 // The supervisor keeps the initialize answers it validated and verified, by
-// their bytes, per trusted identity and grants (supervisor.ts knownAnswers):
+// their bytes, per trusted identity and grants (call-shortcuts.ts knownAnswers):
 // the same bytes checked against another identity or other grants are
 // verified again. Real calls of the native fixture.
 import { closeSync, mkdtempSync, openSync, readFileSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { superviseCall, type TrustedIdentity } from '../../src/core/supervision/supervisor.js';
+import { superviseCall, type TrustedIdentity } from '../../../src/core/supervision/supervisor.js';
 
-const dist = join(import.meta.dirname, '../../examples/plugins/native-fixture/dist');
+const dist = join(import.meta.dirname, '../../../examples/plugins/native-fixture/dist');
 const packageDir = join(mkdtempSync(join(tmpdir(), 'sy-memo-')), 'native-fixture');
 cpSync(dist, packageDir, { recursive: true });
 const manifest = JSON.parse(readFileSync(join(packageDir, 'plugin.json'), 'utf8')) as TrustedIdentity & {

@@ -5,8 +5,8 @@
 // started outlives it into the next one.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/supervision/containment.js';
-import { HELPER_PATH, Spawner } from '../../src/core/supervision/spawner.js';
+import { containment } from '../../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner } from '../../../src/core/supervision/spawner.js';
 
 const built = containment().mechanism === 'subreaper';
 

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../support/data-dir.js';
+import { REPO } from '../../support/data-dir.js';
 
 const CONTAINMENT = join(REPO, 'dist', 'core', 'supervision', 'containment.js');
 

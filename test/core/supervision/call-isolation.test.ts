@@ -17,12 +17,12 @@ import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NAMESPACES_ENV, containment } from '../../src/core/supervision/containment.js';
-import { HELPER_PATH, Spawner } from '../../src/core/supervision/spawner.js';
-import type { ConfinementSettings } from '../../src/core/plugins/confinement-settings.js';
-import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
-import { REPO } from '../support/data-dir.js';
-import { installFixturePackage } from '../support/manifest.js';
+import { NAMESPACES_ENV, containment } from '../../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner } from '../../../src/core/supervision/spawner.js';
+import type { ConfinementSettings } from '../../../src/core/plugins/confinement-settings.js';
+import { trustAndEnable, useCoreSuite } from '../../support/core-suite.js';
+import { REPO } from '../../support/data-dir.js';
+import { installFixturePackage } from '../../support/manifest.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'confined-plugin.mjs');
 const PROBE_SOURCE = join(REPO, 'test', 'fixtures', 'ipc-probe.c');

@@ -17,13 +17,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { superviseCall, type TrustedIdentity } from '../../src/core/supervision/supervisor.js';
+import { superviseCall, type TrustedIdentity } from '../../../src/core/supervision/supervisor.js';
 
 const isRoot = process.getuid?.() === 0;
 if (!isRoot)
   console.warn('scratch release test skipped: mounting a file system in a scratch directory needs root');
 
-const dist = join(import.meta.dirname, '../../examples/plugins/native-fixture/dist');
+const dist = join(import.meta.dirname, '../../../examples/plugins/native-fixture/dist');
 const work = mkdtempSync(join(tmpdir(), 'sy-scratch-release-'));
 const packageDir = join(work, 'native-fixture');
 cpSync(dist, packageDir, { recursive: true });

@@ -3,9 +3,9 @@
 // across batches included), bounded per line, and bounded per call in the
 // plugin's log with the call's end kept.
 import { describe, expect, it } from 'vitest';
-import { LiveStderr } from '../../src/core/supervision/live-stderr.js';
-import { StderrBudget } from '../../src/core/supervision/stderr-budget.js';
-import { STDERR_LINE_CHARS, STDERR_LINES } from '../../src/core/supervision/stderr-tail.js';
+import { LiveStderr } from '../../../src/core/supervision/live-stderr.js';
+import { StderrBudget } from '../../../src/core/supervision/stderr-budget.js';
+import { STDERR_LINE_CHARS, STDERR_LINES } from '../../../src/core/supervision/stderr-tail.js';
 
 function collector() {
   const batches: string[][] = [];

@@ -9,13 +9,13 @@ import { closeSync, openSync } from 'node:fs';
 import { access, chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Core } from '../../src/core/runtime/core-services.js';
-import { FingerprintChangedError } from '../../src/core/platform/errors.js';
-import { containment } from '../../src/core/supervision/containment.js';
-import { superviseCall, type TrustedIdentity } from '../../src/core/supervision/supervisor.js';
-import { trustAndEnable, useCoreSuite } from '../support/core-suite.js';
-import { NATIVE_FIXTURE_DIST, REPO, installPackage } from '../support/data-dir.js';
-import { installFixturePackage } from '../support/manifest.js';
+import type { Core } from '../../../src/core/runtime/core-services.js';
+import { FingerprintChangedError } from '../../../src/core/platform/errors.js';
+import { containment } from '../../../src/core/supervision/containment.js';
+import { superviseCall, type TrustedIdentity } from '../../../src/core/supervision/supervisor.js';
+import { trustAndEnable, useCoreSuite } from '../../support/core-suite.js';
+import { NATIVE_FIXTURE_DIST, REPO, installPackage } from '../../support/data-dir.js';
+import { installFixturePackage } from '../../support/manifest.js';
 
 const byDescriptor = containment().mechanism === 'subreaper';
 

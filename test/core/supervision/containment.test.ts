@@ -8,16 +8,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/supervision/containment.js';
-import { PluginCrashedError } from '../../src/core/platform/errors.js';
-import { superviseCall, type CallSpec } from '../../src/core/supervision/supervisor.js';
-import { useDataDir } from '../support/core-suite.js';
-import { REPO } from '../support/data-dir.js';
-import { installFixturePackage } from '../support/manifest.js';
-import { isAlive, killAll, pidFiles, survivors } from '../support/processes.js';
-import { useQueueSuite } from '../support/queue-suite.js';
-import { waitFor } from '../support/wait.js';
-import { kill9, startSleepingOperation, startWorker } from '../support/workers.js';
+import { containment } from '../../../src/core/supervision/containment.js';
+import { PluginCrashedError } from '../../../src/core/platform/errors.js';
+import { superviseCall, type CallSpec } from '../../../src/core/supervision/supervisor.js';
+import { useDataDir } from '../../support/core-suite.js';
+import { REPO } from '../../support/data-dir.js';
+import { installFixturePackage } from '../../support/manifest.js';
+import { isAlive, killAll, pidFiles, survivors } from '../../support/processes.js';
+import { useQueueSuite } from '../../support/queue-suite.js';
+import { waitFor } from '../../support/wait.js';
+import { kill9, startSleepingOperation, startWorker } from '../../support/workers.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
 const SCOPES = ['project.metadata.read'] as const;

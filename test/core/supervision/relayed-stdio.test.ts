@@ -1,7 +1,7 @@
 // A helper-started call's output is an emitter, not a stream: what arrives
 // before its reader attaches must still reach it, in order, with the end last.
 import { describe, expect, it } from 'vitest';
-import { RelayedInput, RelayedOutput } from '../../src/core/supervision/relayed-stdio.js';
+import { RelayedInput, RelayedOutput } from '../../../src/core/supervision/relayed-stdio.js';
 
 function record(output: RelayedOutput): string[] {
   const events: string[] = [];

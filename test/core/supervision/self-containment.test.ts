@@ -8,14 +8,18 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CONFINEMENT_ENV, containment } from '../../src/core/supervision/containment.js';
-import { CallCancelledError, PluginTimeoutError, SwitchyardError } from '../../src/core/platform/errors.js';
-import { superviseCall } from '../../src/core/supervision/supervisor.js';
-import { useDataDir } from '../support/core-suite.js';
-import { REPO } from '../support/data-dir.js';
-import { installFixturePackage } from '../support/manifest.js';
-import { killAll, pidFiles, survivors } from '../support/processes.js';
-import { waitFor } from '../support/wait.js';
+import { CONFINEMENT_ENV, containment } from '../../../src/core/supervision/containment.js';
+import {
+  CallCancelledError,
+  PluginTimeoutError,
+  SwitchyardError,
+} from '../../../src/core/platform/errors.js';
+import { superviseCall } from '../../../src/core/supervision/supervisor.js';
+import { useDataDir } from '../../support/core-suite.js';
+import { REPO } from '../../support/data-dir.js';
+import { installFixturePackage } from '../../support/manifest.js';
+import { killAll, pidFiles, survivors } from '../../support/processes.js';
+import { waitFor } from '../../support/wait.js';
 
 const FIXTURE = join(REPO, 'test', 'fixtures', 'fault-plugin.mjs');
 const SCOPES = ['project.metadata.read'] as const;

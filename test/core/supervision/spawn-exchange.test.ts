@@ -6,8 +6,8 @@
 // a request the helper sends on its own the moment the plugin's first line is
 // exactly the one expected (and never otherwise), saying so before that line.
 import { describe, expect, it } from 'vitest';
-import { containment } from '../../src/core/supervision/containment.js';
-import { HELPER_PATH, Spawner, type CallProcess } from '../../src/core/supervision/spawner.js';
+import { containment } from '../../../src/core/supervision/containment.js';
+import { HELPER_PATH, Spawner, type CallProcess } from '../../../src/core/supervision/spawner.js';
 
 const built = containment().mechanism === 'subreaper';
 
