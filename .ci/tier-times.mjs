@@ -18,7 +18,7 @@ if (!existsSync(reportPath)) {
 }
 const report = JSON.parse(readFileSync(reportPath, 'utf8'));
 
-/** test/cli/team.test.ts → cli; sdk/test/x.test.ts → sdk */
+/** test/cli/team-login.test.ts → cli; sdk/test/x.test.ts → sdk */
 const tierOf = (file) => {
   const [top, second] = file.split('/');
   return top === 'test' ? second : top;

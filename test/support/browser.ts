@@ -20,6 +20,8 @@ export interface SignedInUi {
   page: Page;
   /** CSP violations and uncaught page errors, as the console reported them. */
   problems: string[];
+  /** Every console error, uncaught page error and answer of 400 or more but 401 (a sign-in refused). */
+  failures: string[];
   close(): Promise<void>;
 }
 
@@ -47,6 +49,20 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
+/** From now on, every console error, uncaught error and answer of 400 or more but 401 (a sign-in refused) on `page`. */
+export function collectFailures(page: Page): string[] {
+  const failures: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') failures.push(message.text());
+  });
+  page.on('pageerror', (error) => failures.push(`pageerror: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400 && response.status() !== 401)
+      failures.push(`${response.status()} ${response.request().method()} ${response.url()}`);
+  });
+  return failures;
+}
+
 export async function openSignedIn(
   installation: Installation,
   viewport = { width: 1280, height: 900 },
@@ -69,12 +85,13 @@ export async function openSignedIn(
       if (/Content Security Policy/i.test(message.text())) problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(String(error)));
+    const failures = collectFailures(page);
     const token = (await readFile(join(installation.dataDir, 'api-token'), 'utf8')).trim();
     await page.goto(`${base}/`);
     await page.getByTestId('token-input').fill(token);
     await page.getByTestId('sign-in').click();
     await page.getByTestId('plugins-table').waitFor();
-    return { base, browser, page, problems, close };
+    return { base, browser, page, problems, failures, close };
   } catch (error) {
     await close();
     throw error;

@@ -157,7 +157,7 @@ export const ENVIRONMENT = {
     meaning:
       "Set in every plugin process to the protocol version (`switchyard.plugin/v1`) by the SDK's `pluginEnvironment()`, which the host uses; the host never reads it.",
     default: 'always set for plugins',
-    usedBy: ['sdk/src/constants.ts', 'test/core/faults.test.ts'],
+    usedBy: ['sdk/src/constants.ts', 'test/core/faults-stderr-environment.test.ts'],
   },
   SWITCHYARD_LONG_OP_MS: {
     meaning:
