@@ -5,27 +5,21 @@
 import { reconnectWorker, watchPulling } from './pull-watchdog.js';
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InspectionRunner } from '../core/work/batches/index.js';
-import { MaintenanceService } from '../core/work/upkeep/index.js';
+import { InspectionRunner, batchCancelMessage } from '../core/work/batches/index.js';
+import { MaintenanceService, healthJobSchema, maintenanceJobSchema } from '../core/work/upkeep/index.js';
 import { REPORT_EVERY_MS, reportConfinement, withdrawConfinement } from '../core/plugins/index.js';
-import { ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
+import { ABORT_REASONS, ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
 import { containment } from '../core/supervision/index.js';
+import { QUEUE_NAMES, inspectJobSchema, type RetentionConfig } from '../core/redis/index.js';
 import {
-  ABORT_REASONS,
-  QUEUE_NAMES,
-  batchCancelMessage,
+  OperationRunner,
+  announceOperationEnd,
+  operateJobSchema,
   operationActivityMessage,
   operationCancelMessage,
   type OperationActivity,
-  healthJobSchema,
-  inspectJobSchema,
-  maintenanceJobSchema,
-  notifyJobSchema,
-  operateJobSchema,
-  type RetentionConfig,
-} from '../core/redis/index.js';
-import { OperationRunner, announceOperationEnd } from '../core/work/operations/index.js';
-import { deliverWebhook } from '../core/work/notify/index.js';
+} from '../core/work/operations/index.js';
+import { deliverWebhook, notifyJobSchema } from '../core/work/notify/index.js';
 import { duplicateRedis } from '../core/redis/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { LockWatchedWorker } from './lock-watch.js';

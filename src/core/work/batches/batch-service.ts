@@ -23,7 +23,6 @@ import { checkLabels, type ProjectService } from '../../projects/index.js';
 import {
   INSPECT_ATTEMPTS,
   INSPECT_BACKOFF_MS,
-  batchCancelMessage,
   inspectJobId,
   inspectJobSchema,
   projectsPerJob,
@@ -36,6 +35,7 @@ import {
 } from '../../redis/index.js';
 import type { Notices } from '../notify/index.js';
 import { announceBatchEnd } from './batch-notices.js';
+import { batchCancelMessage } from './batch-messages.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';

@@ -3,6 +3,7 @@ export * from './batch-cancellation.js';
 export * from './batch-diff.js';
 export * from './batch-export.js';
 export * from './batch-follow.js';
+export * from './batch-messages.js';
 export * from './batch-notices.js';
 export * from './batch-results.js';
 export * from './batch-service.js';

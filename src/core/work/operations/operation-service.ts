@@ -12,10 +12,7 @@ import {
   type PluginService,
 } from '../../plugins/index.js';
 import {
-  OPERATE_ATTEMPTS,
   ReplicaAcknowledger,
-  operateJobId,
-  operateJobSchema,
   nthNewest,
   resolveIdRef,
   type EventHub,
@@ -23,6 +20,7 @@ import {
   type Page,
   type Queues,
 } from '../../redis/index.js';
+import { OPERATE_ATTEMPTS, operateJobId, operateJobSchema } from './operate-job.js';
 import { followOperation, type OperationFollowOptions } from './operation-follow.js';
 import { announceOperationEnd } from './operation-notices.js';
 import type { Notices } from '../notify/index.js';

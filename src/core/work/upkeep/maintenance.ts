@@ -2,7 +2,8 @@
 // (the fan-out and each plugin's check), rediscovery, retention and recurring
 // inspections. The queue shell only parses the job and calls these.
 import { errorCode } from '../../platform/index.js';
-import type { MaintenanceJob, RetentionConfig, Keys, Queues } from '../../redis/index.js';
+import type { RetentionConfig, Keys, Queues } from '../../redis/index.js';
+import type { MaintenanceJob } from './upkeep-jobs.js';
 import { runRetention } from './retention.js';
 import type { Notices } from '../notify/index.js';
 import { runSchedule } from './schedule-service.js';
