@@ -13,27 +13,25 @@ import { redactDeep } from '../../core/safety/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
 export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
-  const { core } = runtime;
-  route(routes.listPlugins, () => core.plugins.list());
+  const { plugins } = runtime;
+  route(routes.listPlugins, () => plugins.list());
   route(routes.showPlugin, async ({ params }) => ({
-    ...(await core.plugins.show(params.id)),
+    ...(await plugins.show(params.id)),
     osTrustBoundary: OS_TRUST_BOUNDARY_STATEMENT,
     scopeDescriptions: SCOPE_DESCRIPTIONS,
   }));
-  route(routes.refreshPlugins, ({ actor }) => core.plugins.refresh(actor));
-  route(routes.trustPlugin, ({ params, body, actor }) =>
-    core.plugins.trust(params.id, body.fingerprint, actor),
-  );
-  route(routes.enablePlugin, ({ params, body, actor }) => core.plugins.enable(params.id, body.scopes, actor));
-  route(routes.disablePlugin, ({ params, actor }) => core.plugins.disable(params.id, actor));
-  route(routes.checkPluginHealth, ({ params }) => core.plugins.health(params.id));
+  route(routes.refreshPlugins, ({ actor }) => plugins.refresh(actor));
+  route(routes.trustPlugin, ({ params, body, actor }) => plugins.trust(params.id, body.fingerprint, actor));
+  route(routes.enablePlugin, ({ params, body, actor }) => plugins.enable(params.id, body.scopes, actor));
+  route(routes.disablePlugin, ({ params, actor }) => plugins.disable(params.id, actor));
+  route(routes.checkPluginHealth, ({ params }) => plugins.health(params.id));
   route(routes.setPluginLimits, ({ params, body, actor }) =>
-    core.plugins.setPolicy(params.id, withoutUndefined(body), actor),
+    plugins.setPolicy(params.id, withoutUndefined(body), actor),
   );
   // Redacted again as they are read: entries stored before a pattern existed, and
   // tokens this api knows (registered as it verified them), never reach a viewer.
   route(routes.pluginLogs, async ({ params, query }) =>
-    redactDeep(await core.plugins.logs(params.id, query.limit ?? 100)),
+    redactDeep(await plugins.logs(params.id, query.limit ?? 100)),
   );
   // The fleet: stored redacted as recorded, redacted again as read (patterns added since).
   route(routes.pluginFacts, async ({ params, query, signal }) => {

@@ -36,6 +36,7 @@ import {
 import type { Notices } from '../notify/index.js';
 import { announceBatchEnd } from './batch-notices.js';
 import { batchCancelMessage } from './batch-messages.js';
+import { InspectionRunner, type InspectionGate } from './inspection-runner.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
@@ -134,6 +135,11 @@ export class BatchService {
     this.store = new BatchStore(deps.redis, deps.keys);
     const { notices } = deps;
     if (notices) this.store.onBatchEnd = (batchId) => announceBatchEnd(this.store, notices, batchId);
+  }
+
+  /** The inspect-job lifecycle a worker hands its inspect jobs to (inspection-runner.ts). */
+  runner(gate?: InspectionGate): InspectionRunner {
+    return new InspectionRunner(this.deps.plugins, this.store, gate);
   }
 
   /** Validates now, records the batch, enqueues one job per slice of projects in chunks; returns at once. */

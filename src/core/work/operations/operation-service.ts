@@ -23,6 +23,9 @@ import {
 import { OPERATE_ATTEMPTS, operateJobId, operateJobSchema } from './operate-job.js';
 import { followOperation, type OperationFollowOptions } from './operation-follow.js';
 import { announceOperationEnd } from './operation-notices.js';
+import { operationActivityMessage, type OperationActivity } from './operation-messages.js';
+import { OperationRunner } from './operation-runner.js';
+import type { ProjectService } from '../../projects/index.js';
 import type { Notices } from '../notify/index.js';
 import {
   OperationStore,
@@ -47,6 +50,7 @@ export interface OperationServiceDeps {
   redis: Redis;
   keys: Keys;
   plugins: PluginService;
+  projects: ProjectService;
   queues: Queues;
   /** The process's shared pub/sub subscriber (the live followers'). */
   events: EventHub;
@@ -194,6 +198,36 @@ export class OperationService {
     if (outcome === 'cancelled' && this.deps.notices)
       await announceOperationEnd(this.store, this.deps.notices, id);
     return this.get(id);
+  }
+
+  /**
+   * The lifecycle runner a worker hands its operate jobs to (operation-runner.ts):
+   * each call's start and end is published (operation priority, on every
+   * worker), and each operation it ends is announced (webhooks). `onError`
+   * hears a publication that failed (the run goes on).
+   */
+  runner(options: {
+    identity: string;
+    projectLockMs: number;
+    onError: (event: 'publish-failed' | 'notify-failed', error: Error) => void;
+  }): OperationRunner {
+    const { redis, keys, plugins, projects, notices } = this.deps;
+    const announce = (activity: OperationActivity) =>
+      void redis
+        .publish(keys.operationActivityChannel, operationActivityMessage.encode(activity))
+        .catch((error: Error) => options.onError('publish-failed', error));
+    return new OperationRunner(redis, keys, plugins, projects, this.store, {
+      identity: options.identity,
+      projectLockMs: options.projectLockMs,
+      onStarted: (operationId) => announce({ kind: 'started', operationId }),
+      onEnded: (operationId) => announce({ kind: 'ended', operationId }),
+      onFinished: (operationId) => {
+        if (notices)
+          void announceOperationEnd(this.store, notices, operationId).catch((error: Error) =>
+            options.onError('notify-failed', error),
+          );
+      },
+    });
   }
 
   /**
