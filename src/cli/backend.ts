@@ -15,7 +15,7 @@ import type {
   ProjectSelection,
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
-import type { Page } from '../core/redis/index.js';
+import { MAX_PAGE_LIMIT, type Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
@@ -163,7 +163,21 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       diffBatches: (fromId, toId) => batches.diff(fromId, toId),
       previousBatch: async (batchId) => (await batches.previous(batchId))?.batchId,
       projectHistory: (projectId, pluginId, limit) => batches.history(projectId, pluginId, limit),
-      fleet: (pluginId, query) => batches.fleet(pluginId, query),
+      // Page by page, as the api answers it (the service sorts, pages and redacts).
+      fleet: async (pluginId, query) => {
+        const rows: FleetRow[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await batches.factsPage(pluginId, {
+            ...query,
+            limit: MAX_PAGE_LIMIT,
+            ...(cursor ? { cursor } : {}),
+          });
+          rows.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return rows;
+      },
       exportBatch: (batchId, format) => batches.export(batchId, format),
       createOperation: (request) => operations.create(request, actor),
       resolveOperation: (ref, scope) => operations.resolve(ref, scope),

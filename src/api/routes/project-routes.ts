@@ -1,6 +1,5 @@
 // /api/v1/projects: the project registry and its trust.
 import { routes } from '../../core/contract/index.js';
-import { redactDeep } from '../../core/safety/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
 export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
@@ -15,11 +14,9 @@ export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps)
     projects.removeLabels(params.id, [params.label], actor),
   );
   route(routes.removeProject, ({ params, actor }) => projects.remove(params.id, actor));
-  // Stored redacted as recorded, redacted again as read (patterns added since).
-  route(routes.projectHistory, async ({ params, query }) =>
-    redactDeep(await runtime.batches.history(params.id, query.plugin, query.limit)),
+  // Redacted by the service as read (patterns added since they were stored).
+  route(routes.projectHistory, ({ params, query }) =>
+    runtime.batches.history(params.id, query.plugin, query.limit),
   );
-  route(routes.projectActions, async ({ params, query }) =>
-    redactDeep(await runtime.batches.actions(params.id, query.plugin)),
-  );
+  route(routes.projectActions, ({ params, query }) => runtime.batches.actions(params.id, query.plugin));
 }
