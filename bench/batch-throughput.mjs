@@ -74,7 +74,7 @@ try {
   for (let index = 0; index < WORKERS; index += 1) {
     workers.push(await startWorker(install, redis.url, CONCURRENCY));
   }
-  const { plugins } = install.runtime.core;
+  const { plugins } = install.runtime;
   // The fingerprint cache refuses files changed in the last 2 s (racy ctime): let the copy age.
   await sleep(2_100);
 

@@ -150,7 +150,7 @@ try {
   const final = await status(worker.pid);
   await worker.stop();
   // Evidence the floods happened: the kept stderr tail ends with the fixture's 5,000-byte lines.
-  const floodLogs = await install.runtime.core.plugins.logs('fault-stderr-flood', 1000);
+  const floodLogs = await install.runtime.plugins.logs('fault-stderr-flood', 1000);
   const longLines = floodLogs.filter(
     (entry) => entry.source === 'stderr' && entry.line.length >= 1000,
   ).length;

@@ -163,7 +163,7 @@ export async function makeInstallation(redisUrl, packages, { prefix = 'bench' } 
   }
   const runtime = await createRuntime({ dataDir, redisUrl, prefix, processActor: 'bench-front' });
   onCleanup(() => runtime.close());
-  await runtime.core.plugins.refresh(ACTOR);
+  await runtime.plugins.refresh(ACTOR);
   for (const pkg of packages) {
     if (pkg.enable === false) continue;
     await trustAndEnable(runtime, pkg.id, pkg.scopes ?? ['project.metadata.read', 'project.files.read']);
@@ -179,10 +179,10 @@ export async function makeInstallation(redisUrl, packages, { prefix = 'bench' } 
  * @param {string[]} scopes
  */
 export async function trustAndEnable(runtime, id, scopes) {
-  const { fingerprint } = await runtime.core.plugins.show(id);
+  const { fingerprint } = await runtime.plugins.show(id);
   if (fingerprint === null) throw new Error(`plugin ${id} has no fingerprint to trust (an invalid package?)`);
-  await runtime.core.plugins.trust(id, fingerprint, ACTOR);
-  await runtime.core.plugins.enable(id, scopes, ACTOR);
+  await runtime.plugins.trust(id, fingerprint, ACTOR);
+  await runtime.plugins.enable(id, scopes, ACTOR);
 }
 
 /**
@@ -196,7 +196,7 @@ export async function trustAndEnable(runtime, id, scopes) {
 export async function addProjects(installation, count, { idPrefix = 'p' } = {}) {
   const root = join(installation.projectsDir, 'shared');
   await mkdir(root, { recursive: true });
-  const { redis, keys } = installation.runtime.core;
+  const { redis, keys } = installation.runtime;
   /** @type {string[]} */
   const ids = [];
   for (let start = 0; start < count; start += 10_000) {

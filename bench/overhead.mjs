@@ -37,7 +37,7 @@ try {
     { name: 'native-fixture', from: NATIVE_FIXTURE_DIST, id: 'native-fixture' },
   ]);
   const [projectId] = await addProjects(install, 1);
-  const { plugins } = install.runtime.core;
+  const { plugins } = install.runtime;
   const packageDir = install.dirs['native-fixture'];
   const executable = join(packageDir, 'native-fixture');
   const manifestBytes = await readFile(join(packageDir, 'plugin.json'));

@@ -36,11 +36,11 @@ export async function renderMetrics(runtime: Runtime): Promise<string> {
     const counts = await runtime.queues[name].getJobCounts();
     for (const [state, count] of Object.entries(counts)) jobs.set({ queue: name, state }, count);
   }
-  for (const plugin of await runtime.core.plugins.list()) {
+  for (const plugin of await runtime.plugins.list()) {
     for (const state of ['unknown', 'healthy', 'degraded', 'unhealthy'])
       health.set({ plugin: plugin.id, health: state }, plugin.health === state ? 1 : 0);
     enabled.set({ plugin: plugin.id }, plugin.enabled ? 1 : 0);
   }
   workers.set(await runtime.queues.inspect.getWorkersCount());
-  return (await registry.metrics()) + (await renderCallMetrics(runtime.core.redis, runtime.core.keys));
+  return (await registry.metrics()) + (await renderCallMetrics(runtime.redis, runtime.keys));
 }

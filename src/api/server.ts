@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import helmet from '@fastify/helmet';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { liveness } from '../core/work/upkeep/index.js';
 import { ERROR_CODES, createLogger } from '../core/platform/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { authenticator, tokenStillValid } from './authentication.js';
@@ -70,7 +69,6 @@ export async function buildApi(
       void sendProblem(reply.headers(BEFORE_HOOKS_HEADERS), toProblem(error, request, logger));
     },
   }) as FastifyInstance;
-  const { core } = runtime;
 
   await app.register(helmet, HELMET_OPTIONS);
   app.addHook('onRequest', async (_request, reply) => {
@@ -148,7 +146,7 @@ export async function buildApi(
   const unauthenticated = { onRequest: refuseForeignHost(allowedHosts) };
   app.get('/healthz', unauthenticated, async (_request, reply) => {
     // liveness() answers redis:false at once while Redis is unreachable (no offline queue).
-    const state = await liveness(core.redis, core.keys, runtime.queues);
+    const state = await runtime.maintenance.liveness();
     return reply
       .code(state.ok ? 200 : 503)
       .send({ status: state.ok ? 'ok' : 'starting', api: true, ...state });

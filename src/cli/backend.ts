@@ -3,7 +3,7 @@
 // services over Redis (the local OS user is the actor); the remote backend
 // (remote-backend.ts) is the HTTP API (the token is the actor). Both return
 // the same view objects and raise errors with the same codes and exit status.
-import { queryAudit, type AuditEntry, type AuditQuery, type TokenView } from '../core/access/index.js';
+import type { AuditEntry, AuditQuery, TokenView } from '../core/access/index.js';
 import type {
   BatchDiff,
   FleetQuery,
@@ -15,28 +15,12 @@ import type {
   ProjectSelection,
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
-import type { Page } from '../core/redis/index.js';
+import { MAX_PAGE_LIMIT, type Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
-import {
-  addSchedule,
-  cancelBatches,
-  editSchedule,
-  listSchedules,
-  removeSchedule,
-  setSchedulePaused,
-} from '../core/work/upkeep/index.js';
 import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
-import {
-  addWebhook,
-  listWebhooks,
-  removeWebhook,
-  webhookDeliveries,
-  type DeliveryView,
-  type WebhookInput,
-  type WebhookView,
-} from '../core/work/notify/index.js';
+import type { DeliveryView, WebhookInput, WebhookView } from '../core/work/notify/index.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
@@ -143,29 +127,29 @@ export interface Backend {
 
 /** The core services over Redis, acting as `actor` (the local OS user). */
 export function localBackend(runtime: Runtime, actor: string): Backend {
-  const { core, batches, operations, tokens } = runtime;
+  const { plugins, projects, batches, operations, schedules, webhooks, tokens } = runtime;
   const backend: Backend = {
     mode: 'local',
     plugins: {
-      refresh: () => core.plugins.refresh(actor),
-      list: () => core.plugins.list(),
-      show: (id) => core.plugins.show(id),
-      trust: (id, fingerprint) => core.plugins.trust(id, fingerprint, actor),
-      enable: (id, scopes) => core.plugins.enable(id, scopes, actor),
-      disable: (id) => core.plugins.disable(id, actor),
-      health: (id) => core.plugins.health(id),
-      logs: (id, limit) => core.plugins.logs(id, limit),
+      refresh: () => plugins.refresh(actor),
+      list: () => plugins.list(),
+      show: (id) => plugins.show(id),
+      trust: (id, fingerprint) => plugins.trust(id, fingerprint, actor),
+      enable: (id, scopes) => plugins.enable(id, scopes, actor),
+      disable: (id) => plugins.disable(id, actor),
+      health: (id) => plugins.health(id),
+      logs: (id, limit) => plugins.logs(id, limit),
       followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
-      setPolicy: (id, settings) => core.plugins.setPolicy(id, settings, actor),
+      setPolicy: (id, settings) => plugins.setPolicy(id, settings, actor),
     },
     projects: {
-      list: () => core.projects.listing(),
-      add: (path, options) => core.projects.add(path, options, actor),
-      scan: (dir, options) => core.projects.scan(dir, options, actor),
-      setTrusted: (id, trusted) => core.projects.setTrusted(id, trusted, actor),
-      addLabels: (id, labels) => core.projects.addLabels(id, labels, actor),
-      removeLabel: (id, label) => core.projects.removeLabels(id, [label], actor),
-      remove: (id) => core.projects.remove(id, actor),
+      list: () => projects.listing(),
+      add: (path, options) => projects.add(path, options, actor),
+      scan: (dir, options) => projects.scan(dir, options, actor),
+      setTrusted: (id, trusted) => projects.setTrusted(id, trusted, actor),
+      addLabels: (id, labels) => projects.addLabels(id, labels, actor),
+      removeLabel: (id, label) => projects.removeLabels(id, [label], actor),
+      remove: (id) => projects.remove(id, actor),
     },
     work: {
       createBatch: (pluginId, selection) => batches.create(pluginId, selection, actor),
@@ -174,12 +158,26 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       listBatches: (query) => batches.list(query),
       followBatch: (batchId, onProgress, options) => batches.follow(batchId, onProgress, options),
       cancelBatch: (batchId) => batches.cancel(batchId, actor),
-      cancelBatches: (filter) => cancelBatches(runtime, filter, actor),
+      cancelBatches: (filter) => schedules.cancelBatches(filter, actor),
       retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
       diffBatches: (fromId, toId) => batches.diff(fromId, toId),
       previousBatch: async (batchId) => (await batches.previous(batchId))?.batchId,
       projectHistory: (projectId, pluginId, limit) => batches.history(projectId, pluginId, limit),
-      fleet: (pluginId, query) => batches.fleet(pluginId, query),
+      // Page by page, as the api answers it (the service sorts, pages and redacts).
+      fleet: async (pluginId, query) => {
+        const rows: FleetRow[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await batches.factsPage(pluginId, {
+            ...query,
+            limit: MAX_PAGE_LIMIT,
+            ...(cursor ? { cursor } : {}),
+          });
+          rows.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return rows;
+      },
       exportBatch: (batchId, format) => batches.export(batchId, format),
       createOperation: (request) => operations.create(request, actor),
       resolveOperation: (ref, scope) => operations.resolve(ref, scope),
@@ -192,19 +190,20 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       workersConsuming: (queue) =>
         queue === 'inspect' ? batches.workersConsuming() : operations.workersConsuming(),
     },
-    audit: (query) => queryAudit(core.redis, core.keys, query),
+    // The local user is an administrator (docs/CLI.md): audit details as an admin reads them.
+    audit: (query) => runtime.audit.query(query, { role: 'admin' }),
     schedules: {
-      list: () => listSchedules(runtime),
-      add: (input) => addSchedule(runtime, input, actor),
-      edit: (idOrName, changes) => editSchedule(runtime, idOrName, changes, actor),
-      setPaused: (idOrName, paused) => setSchedulePaused(runtime, idOrName, paused, actor),
-      remove: (idOrName) => removeSchedule(runtime, idOrName, actor),
+      list: () => schedules.list(),
+      add: (input) => schedules.add(input, actor),
+      edit: (idOrName, changes) => schedules.edit(idOrName, changes, actor),
+      setPaused: (idOrName, paused) => schedules.setPaused(idOrName, paused, actor),
+      remove: (idOrName) => schedules.remove(idOrName, actor),
     },
     webhooks: {
-      list: () => listWebhooks(runtime.notifier),
-      add: (input) => addWebhook(runtime.notifier, input, actor),
-      remove: (id) => removeWebhook(runtime.notifier, id, actor),
-      deliveries: (id) => webhookDeliveries(runtime.notifier, id),
+      list: () => webhooks.list(),
+      add: (input) => webhooks.add(input, actor),
+      remove: (id) => webhooks.remove(id, actor),
+      deliveries: (id) => webhooks.deliveries(id),
     },
     tokens: {
       list: () => tokens.list(),

@@ -118,21 +118,21 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   try {
     const actor = localUser();
     say('3. Discovering plugins (nothing is executed)');
-    printPluginTable(await runtime.core.plugins.refresh(actor));
-    const detail = await runtime.core.plugins.show('fixture-inspector');
+    printPluginTable(await runtime.plugins.refresh(actor));
+    const detail = await runtime.plugins.show('fixture-inspector');
     say('\n4. Review: the fingerprint is SHA-256(plugin.json ‖ executable)');
     say(`   reviewed fingerprint: ${detail.fingerprint}`);
     say(`   requested scopes:     ${detail.requestedScopes.join(', ')}`);
     say(`   ${OS_TRUST_BOUNDARY_STATEMENT}`);
-    await runtime.core.plugins.trust('fixture-inspector', detail.fingerprint!, actor);
+    await runtime.plugins.trust('fixture-inspector', detail.fingerprint!, actor);
     say('   trusted that exact fingerprint (still disabled)');
-    const enabled = await runtime.core.plugins.enable('fixture-inspector', DEMO_SCOPES, actor);
+    const enabled = await runtime.plugins.enable('fixture-inspector', DEMO_SCOPES, actor);
     say(
       `   enabled with ${enabled.grantedScopes.join(', ')} after a supervised health check: ${enabled.health}\n`,
     );
 
     say(`5. Registering ${Object.keys(SAMPLES).length} sample projects from ${projectsDir}`);
-    await runtime.core.projects.scan(projectsDir, { trust: true }, actor);
+    await runtime.projects.scan(projectsDir, { trust: true }, actor);
 
     say('\n6. One batch inspection over every project, each call a fresh supervised process');
     const batch = await runtime.batches.create('fixture-inspector', 'all', actor);

@@ -2,7 +2,7 @@
 // plugins, rediscovery, retention clean-up and user-configured recurring
 // inspections. Job scheduler ids are fixed, so starting two schedulers yields
 // one job per interval, not two.
-import { SCHEDULER_BEAT_MS, beatScheduler, recurringId, upsertRecurring } from '../core/work/upkeep/index.js';
+import { SCHEDULER_BEAT_MS } from '../core/work/upkeep/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 
 export interface SchedulerOptions {
@@ -26,30 +26,16 @@ export interface RunningScheduler {
 }
 
 export async function startScheduler(runtime: Runtime, options: SchedulerOptions): Promise<RunningScheduler> {
-  const { core, queues, schedules } = runtime;
+  const { maintenance } = runtime;
   const log = options.log ?? (() => {});
   const fixed = [
     ['health-checks', options.healthEveryMs],
     ['rediscover', options.rediscoverEveryMs],
     ['retention', options.retentionEveryMs],
   ] as const;
-  const sync = async () => {
-    for (const [task, every] of fixed) {
-      await queues.maintenance.upsertJobScheduler(task, { every }, { name: task, data: { task } });
-    }
-    // A paused schedule has no job scheduler: only the running ones are kept.
-    const known = (await schedules.list()).filter((schedule) => !schedule.pausedAt);
-    for (const schedule of known) await upsertRecurring(queues, schedule);
-    // Drop schedulers whose schedule was removed or paused elsewhere.
-    const ids = new Set(known.map((schedule) => recurringId(schedule.id)));
-    for (const scheduler of await queues.maintenance.getJobSchedulers(0, -1)) {
-      const key = scheduler.key ?? scheduler.id;
-      if (key?.startsWith('recurring:') && !ids.has(key)) await queues.maintenance.removeJobScheduler(key);
-    }
-    log('scheduler-synced', { fixed: fixed.length, recurring: known.length });
-  };
+  const sync = async () => log('scheduler-synced', await maintenance.syncJobSchedulers(fixed));
   await sync();
-  const beat = () => beatScheduler(core.redis, core.keys, runtime.identity).catch(() => {});
+  const beat = () => maintenance.beat().catch(() => {});
   await beat();
   const beatTimer = setInterval(() => void beat(), SCHEDULER_BEAT_MS);
   const timer = setInterval(

@@ -7,7 +7,7 @@
 // lapse without one.
 import { Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
 import { lapseMarginMs } from '../core/projects/index.js';
-import { ABORT_REASONS } from '../core/redis/index.js';
+import { ABORT_REASONS } from '../core/platform/index.js';
 
 export class LockWatchedWorker extends Worker {
   readonly #validUntil = new Map<string, number>();

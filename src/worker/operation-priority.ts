@@ -10,10 +10,10 @@
 // least `holdMs` in which announcements are ignored; operations that follow
 // one another each hold on their own, and every gap between them lets each
 // free worker slot start an inspection. Announcements travel over Redis
-// pub/sub (keys.operationActivityChannel, channel-messages.ts
+// pub/sub (keys.operationActivityChannel, operation-messages.ts
 // operationActivityMessage); a lost "ended" (a worker died) costs at most `holdMs`.
 // Why: docs/adr/0005-operations-before-inspections.md.
-import type { OperationActivity } from '../core/redis/index.js';
+import type { OperationActivity } from '../core/work/operations/index.js';
 
 export class OperationPriority {
   readonly #holdMs: number;

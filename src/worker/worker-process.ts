@@ -37,7 +37,6 @@ export async function runWorkerProcess(config: WorkerProcessConfig): Promise<voi
       const workers = await startWorkers(runtime, {
         concurrency: config.concurrency,
         log: eventLogger(logger),
-        retention: runtime.retention,
         requireConfinement: config.requireConfinement ?? false,
         ...config.worker,
       });

@@ -5,28 +5,18 @@
 import { reconnectWorker, watchPulling } from './pull-watchdog.js';
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { InspectionRunner } from '../core/work/batches/index.js';
-import { MaintenanceService } from '../core/work/upkeep/index.js';
+import { batchCancelMessage } from '../core/work/batches/index.js';
+import { healthJobSchema, maintenanceJobSchema } from '../core/work/upkeep/index.js';
 import { REPORT_EVERY_MS, reportConfinement, withdrawConfinement } from '../core/plugins/index.js';
-import { ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
+import { ABORT_REASONS, ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
 import { containment } from '../core/supervision/index.js';
+import { QUEUE_NAMES, inspectJobSchema, duplicateRedis } from '../core/redis/index.js';
 import {
-  ABORT_REASONS,
-  QUEUE_NAMES,
-  batchCancelMessage,
+  operateJobSchema,
   operationActivityMessage,
   operationCancelMessage,
-  type OperationActivity,
-  healthJobSchema,
-  inspectJobSchema,
-  maintenanceJobSchema,
-  notifyJobSchema,
-  operateJobSchema,
-  type RetentionConfig,
-} from '../core/redis/index.js';
-import { OperationRunner, announceOperationEnd } from '../core/work/operations/index.js';
-import { deliverWebhook } from '../core/work/notify/index.js';
-import { duplicateRedis } from '../core/redis/index.js';
+} from '../core/work/operations/index.js';
+import { notifyJobSchema } from '../core/work/notify/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import { LockWatchedWorker } from './lock-watch.js';
 import { OperationPriority } from './operation-priority.js';
@@ -43,7 +33,6 @@ export interface WorkerOptions {
   /** How long a job waits for a busy project before it is tried again. */
   projectBusyDelayMs?: number;
   log?: (event: string, fields?: Record<string, unknown>) => void;
-  retention?: RetentionConfig;
   /**
    * While an operation runs on any worker, start no new inspection call for
    * up to this long (operation-priority.ts); 0 turns it off.
@@ -65,15 +54,7 @@ export interface RunningWorkers {
 const MAX_STALLS = 3;
 
 export async function startWorkers(runtime: Runtime, options: WorkerOptions): Promise<RunningWorkers> {
-  const {
-    core,
-    batches,
-    operations: operationService,
-    queues,
-    identity,
-    bullConnection: connection,
-  } = runtime;
-  const { keys } = core;
+  const { batches, maintenance, queues, identity, redis, keys, bullConnection: connection } = runtime;
   const log = options.log ?? (() => {});
   // What this host gives plugin calls, checked before any job is taken, and reported for /healthz and plugin show.
   const confinement = containment();
@@ -83,7 +64,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     );
   }
   const report = () =>
-    reportConfinement(core.redis, keys, {
+    reportConfinement(redis, keys, {
       worker: identity,
       mechanism: confinement.mechanism,
       enforced: confinement.enforced,
@@ -97,32 +78,15 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const busyDelayMs = options.projectBusyDelayMs ?? 500;
 
   const priority = new OperationPriority(options.operationPriorityMs ?? DEFAULT_OPERATION_PRIORITY_MS);
-  const announce = (activity: OperationActivity) =>
-    void core.redis
-      .publish(keys.operationActivityChannel, operationActivityMessage.encode(activity))
-      .catch((error: Error) => log('publish-failed', { error: error.message }));
-  const inspections = new InspectionRunner(core.plugins, batches.store, priority);
-  const maintenance = new MaintenanceService(runtime, options.retention);
-  const operations = new OperationRunner(
-    core.redis,
-    keys,
-    core.plugins,
-    core.projects,
-    operationService.store,
-    {
-      identity,
-      projectLockMs: options.projectLockMs ?? 30_000,
-      onStarted: (operationId) => announce({ kind: 'started', operationId }),
-      onEnded: (operationId) => announce({ kind: 'ended', operationId }),
-      onFinished: (operationId) =>
-        void announceOperationEnd(operationService.store, runtime.notifier, operationId).catch(
-          (error: Error) => log('notify-failed', { error: error.message }),
-        ),
-    },
-  );
+  const inspections = batches.runner(priority);
+  const operations = runtime.operations.runner({
+    identity,
+    projectLockMs: options.projectLockMs ?? 30_000,
+    onError: (event, error) => log(event, { error: error.message }),
+  });
 
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
-  const subscriber: Redis = duplicateRedis(core.redis);
+  const subscriber: Redis = duplicateRedis(redis);
   await subscriber.subscribe(keys.operationCancelChannel, keys.operationActivityChannel, keys.batchCancel);
   subscriber.on('message', (channel: string, message: string) => {
     if (channel === keys.operationActivityChannel) {
@@ -205,7 +169,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const notifyWorker = new Worker(
     QUEUE_NAMES.notify,
     async (job: Job) =>
-      deliverWebhook(runtime.notifier.store, parseOrFail(notifyJobSchema, job.data).deliveryId, {
+      runtime.webhooks.deliver(parseOrFail(notifyJobSchema, job.data).deliveryId, {
         finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
       }),
     { ...common, concurrency: Math.max(4, options.concurrency), maxStalledCount: MAX_STALLS },
@@ -245,7 +209,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     async shutdown(deadlineMs: number) {
       await watchdog.stop();
       clearInterval(reporting);
-      await withdrawConfinement(core.redis, keys, identity).catch(() => {});
+      await withdrawConfinement(redis, keys, identity).catch(() => {});
       await Promise.all(workers.map((worker) => worker.pause(true)));
       priority.close();
       const closing = Promise.all(workers.map((worker) => worker.close()));

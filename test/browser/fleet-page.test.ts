@@ -44,7 +44,7 @@ describe('fleet page in Chromium', () => {
     installation = await createInstallation(redis.url, 'ui-fleet');
     const { runtime, projectsDir } = installation;
     for (const project of NAMES) await mkdir(join(projectsDir, project));
-    const scan = await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
+    const scan = await runtime.projects.scan(projectsDir, { trust: true }, ACTOR);
     expect(scan.registered).toHaveLength(FLEET);
     // Two batches: every project, then the same with 7 failures (every 100th from 3): the trend.
     await seedBatch(runtime, PLUGIN_ID, NAMES, (id, index) => inspected(id, facts(index)));

@@ -42,10 +42,10 @@ describe('project page in Chromium', () => {
     installation = await createInstallation(redis.url, 'ui-project');
     const { runtime, projectsDir } = installation;
     for (const project of PROJECTS) await mkdir(join(projectsDir, project));
-    const scan = await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
+    const scan = await runtime.projects.scan(projectsDir, { trust: true }, ACTOR);
     expect(scan.registered).toHaveLength(PROJECTS.length);
-    await runtime.core.projects.addLabels('alpha', ['team-a', 'tier-1'], ACTOR);
-    await runtime.core.projects.addLabels('beta', ['team-b'], ACTOR);
+    await runtime.projects.addLabels('alpha', ['team-a', 'tier-1'], ACTOR);
+    await runtime.projects.addLabels('beta', ['team-b'], ACTOR);
     // Three batches: alpha's go.version moves 1.19 → 1.21 → 1.22; beta fails in the second.
     for (const [round, facts] of ALPHA.entries()) {
       batches.push(

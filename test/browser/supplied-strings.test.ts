@@ -39,10 +39,10 @@ describe('strings a package or a project supplies, and the network before trust'
       HOSTILE.id,
       testManifest(HOSTILE.id, { name: HOSTILE.name, version: HOSTILE.version }),
     );
-    await runtime.core.plugins.refresh(ACTOR);
+    await runtime.plugins.refresh(ACTOR);
     const root = join(projectsDir, 'central');
     await mkdir(root);
-    await runtime.core.projects.add(root, { id: PROJECT.id, name: PROJECT.name, trust: true }, ACTOR);
+    await runtime.projects.add(root, { id: PROJECT.id, name: PROJECT.name, trust: true }, ACTOR);
     ui = await openSignedIn(installation);
     ({ base, page } = ui);
     token = (await readFile(join(dataDir, 'api-token'), 'utf8')).trim();
@@ -119,10 +119,10 @@ describe('strings a package or a project supplies, and the network before trust'
     expect(human.stdout).toMatch(/network: none — what trusting it applies: no network/);
 
     // Trusting applies what was shown.
-    const { fingerprint } = await installation!.runtime.core.plugins.show(HOSTILE.id);
+    const { fingerprint } = await installation!.runtime.plugins.show(HOSTILE.id);
     expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    await installation!.runtime.core.plugins.trust(HOSTILE.id, fingerprint!, ACTOR);
-    const trusted = await installation!.runtime.core.plugins.show(HOSTILE.id);
+    await installation!.runtime.plugins.trust(HOSTILE.id, fingerprint!, ACTOR);
+    const trusted = await installation!.runtime.plugins.show(HOSTILE.id);
     expect(trusted.policy.network).toBe('none');
   });
 

@@ -93,10 +93,10 @@ describe('the Webhooks page in Chromium', () => {
     }
     adminToken = (await readFile(join(made.dataDir, 'api-token'), 'utf8')).trim();
     runtime = await createRuntime({ dataDir: made.dataDir, redisUrl: redis.url, prefix });
-    await runtime.notifier.publish('batch.finished', { batch: { batchId: 'b-ui' } }, { key: 'b-ui' });
+    await runtime.webhooks.publish('batch.finished', { batch: { batchId: 'b-ui' } }, { key: 'b-ui' });
     await waitFor(
       'the delivery',
-      async () => (await runtime!.notifier.store.deliveries())[0]?.state === 'delivered',
+      async () => (await runtime!.webhooks.deliveries())[0]?.state === 'delivered',
     );
     browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -7,13 +7,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  batchProgressMessage,
-  keysFor,
-  operationActivityMessage,
-  operationCancelMessage,
-  type Keys,
-} from '../../src/core/redis/index.js';
+import { keysFor, type Keys } from '../../src/core/redis/index.js';
+import { batchProgressMessage } from '../../src/core/work/batches/index.js';
+import { operationActivityMessage, operationCancelMessage } from '../../src/core/work/operations/index.js';
 import {
   OperationStore,
   TERMINAL_STATES,

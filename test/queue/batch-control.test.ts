@@ -90,7 +90,7 @@ describe('batch control on 200 projects', () => {
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ batchId: batch.batchId, state: 'cancelled' });
     const audits = (
-      await queryAudit(runtime.core.redis, runtime.core.keys, {
+      await queryAudit(runtime.redis, runtime.keys, {
         action: 'batch.cancel',
         target: batch.batchId,
       })

@@ -22,7 +22,7 @@ const suite = useQueueSuite('3-cancel');
 const { report } = suite;
 
 async function cancelAudits(inst: Installation, id: string) {
-  return (await readAudit(inst.runtime.core.redis, inst.runtime.core.keys, 200))
+  return (await readAudit(inst.runtime.redis, inst.runtime.keys, 200))
     .filter((entry) => entry.target === id && entry.action === 'operation.cancel')
     .reverse();
 }

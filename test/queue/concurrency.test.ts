@@ -85,7 +85,7 @@ describe('one project, many workers', () => {
     const operateCalls = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
       line.startsWith('project.operate '),
     );
-    const requests = (await readAudit(runtime.core.redis, runtime.core.keys, 200)).filter(
+    const requests = (await readAudit(runtime.redis, runtime.keys, 200)).filter(
       (entry) => entry.action === 'operation.request',
     );
     const ids = new Set([...together, again, afterFinish].map((result) => result.operation.id));

@@ -27,7 +27,7 @@ describe('fleet facts', () => {
       await mkdir(root);
       await writeFile(join(root, 'facts.json'), JSON.stringify({ 'go.version': versionOf(index) }));
     }
-    const scan = await runtime.core.projects.scan(projectsDir, { trust: true, labels: ['go'] }, ACTOR);
+    const scan = await runtime.projects.scan(projectsDir, { trust: true, labels: ['go'] }, ACTOR);
     expect(scan.registered).toHaveLength(FLEET);
     await startWorker(installation, { concurrency: 4 });
 

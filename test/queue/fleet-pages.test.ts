@@ -58,7 +58,7 @@ describe('fleet pages', () => {
     requireBuiltCli();
     const installation = await suite.install('fleet-pages');
     const { runtime, projectsDir } = installation;
-    const { redis, keys } = runtime.core;
+    const { redis, keys } = runtime;
     const names = Array.from({ length: FLEET }, (_, index) => idOf(index));
     expect(new Set(names).size).toBe(FLEET);
     // Set-up: the registry written straight (scan audits each of 10,000 adds); every 3rd has label "go".
@@ -82,7 +82,7 @@ describe('fleet pages', () => {
     );
     // A project forgotten after its inspection: its facts stay in the hash, out of every answer.
     const forgotten = names[5]!;
-    await runtime.core.projects.remove(forgotten, ACTOR);
+    await runtime.projects.remove(forgotten, ACTOR);
 
     const { batches } = runtime;
     const full = await batches.fleet(PLUGIN_ID);

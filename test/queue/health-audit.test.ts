@@ -23,7 +23,7 @@ describe('health checks in the audit', () => {
         line.startsWith('plugin.health '),
       ).length;
     const changes = async () =>
-      (await readAudit(runtime.core.redis, runtime.core.keys, 1_000))
+      (await readAudit(runtime.redis, runtime.keys, 1_000))
         .filter((entry) => entry.action === 'plugin.health')
         .reverse()
         .map((entry) => `${String(entry.detail.from)}→${String(entry.detail.to)}`);
@@ -43,7 +43,7 @@ describe('health checks in the audit', () => {
     );
     await sleep(EVERY_MS * 3);
 
-    const audit = await readAudit(runtime.core.redis, runtime.core.keys, 1_000);
+    const audit = await readAudit(runtime.redis, runtime.keys, 1_000);
     expect(audit.filter((entry) => entry.action.startsWith('scheduler.'))).toEqual([]);
     const seen = await changes();
     // unknown→healthy comes first unless the enable's own check already stored healthy.

@@ -186,7 +186,7 @@ describe('job faults', () => {
       ACTOR,
     );
     const batch = await runtime.batches.create(PLUGIN_ID, ['revoked'], ACTOR);
-    await runtime.core.projects.setTrusted('revoked', false, ACTOR);
+    await runtime.projects.setTrusted('revoked', false, ACTOR);
     await startWorker(installation);
     const final = await runtime.operations.wait(operation.id, { signal: AbortSignal.timeout(20_000) });
     const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });

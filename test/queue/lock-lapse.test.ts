@@ -49,8 +49,8 @@ describe('a worker that cannot renew its locks', () => {
     // Let a renewal or two happen, then read how long each lock still holds and cut Redis off.
     await new Promise((resolve) => setTimeout(resolve, LOCK_MS));
     const [jobTtl, projectTtl] = await Promise.all([
-      runtime.core.redis.pttl(`${prefix}:bull:operate:${id}:lock`),
-      runtime.core.redis.pttl(`${prefix}:project-lock:${await projectLockName(root)}`),
+      runtime.redis.pttl(`${prefix}:bull:operate:${id}:lock`),
+      runtime.redis.pttl(`${prefix}:project-lock:${await projectLockName(root)}`),
     ]);
     expect(jobTtl).toBeGreaterThan(0);
     expect(projectTtl).toBeGreaterThan(0);

@@ -26,7 +26,7 @@ async function addProjects(installation: Installation, firstSleepMs: number): Pr
   const dir = join(installation.projectsDir, 'fleet');
   for (const id of ids) await mkdir(join(dir, id), { recursive: true });
   if (firstSleepMs > 0) await writeFile(join(dir, 'p00', 'inspect-sleep-ms'), String(firstSleepMs));
-  const { registered } = await installation.runtime.core.projects.scan(dir, { trust: true }, ACTOR);
+  const { registered } = await installation.runtime.projects.scan(dir, { trust: true }, ACTOR);
   expect(registered.map((project) => project.id)).toEqual(ids);
 }
 
@@ -79,7 +79,7 @@ describe('a change made while a batch job runs is seen by its next call', () => 
       what: 'the plugin untrusted (its stored record)',
       code: 'TRUST_REQUIRED',
       change: async ({ runtime }) => {
-        const store = new PluginStore(runtime.core.redis, runtime.core.keys, ACTOR);
+        const store = new PluginStore(runtime.redis, runtime.keys, ACTOR);
         try {
           await store.mutate(PLUGIN_ID, (current) => ({
             next: {
@@ -100,25 +100,25 @@ describe('a change made while a batch job runs is seen by its next call', () => 
       kind: 'disable-plugin',
       what: 'plugin disable',
       code: 'PLUGIN_DISABLED',
-      change: ({ runtime }) => runtime.core.plugins.disable(PLUGIN_ID, ACTOR),
+      change: ({ runtime }) => runtime.plugins.disable(PLUGIN_ID, ACTOR),
     },
     {
       kind: 'change-grants',
       what: 'plugin enable with project.files.read only (project.metadata.read no longer granted)',
       code: 'PERMISSION_DENIED',
-      change: ({ runtime }) => runtime.core.plugins.enable(PLUGIN_ID, ['project.files.read'], ACTOR),
+      change: ({ runtime }) => runtime.plugins.enable(PLUGIN_ID, ['project.files.read'], ACTOR),
     },
     {
       kind: 'untrust-project',
       what: 'project untrust p01',
       code: 'PROJECT_UNTRUSTED',
-      change: ({ runtime }) => runtime.core.projects.setTrusted('p01', false, ACTOR),
+      change: ({ runtime }) => runtime.projects.setTrusted('p01', false, ACTOR),
     },
     {
       kind: 'remove-project',
       what: 'project remove p01',
       code: 'PROJECT_NOT_FOUND',
-      change: ({ runtime }) => runtime.core.projects.remove('p01', ACTOR),
+      change: ({ runtime }) => runtime.projects.remove('p01', ACTOR),
     },
     {
       kind: 'fingerprint',
@@ -140,7 +140,7 @@ describe('a change made while a batch job runs is seen by its next call', () => 
       expect(second).toMatchObject({ status: 'failed', error: { code } });
       expect(p01Called).toBe(false);
       if (kind === 'fingerprint') {
-        const plugin = await installation.runtime.core.plugins.show(PLUGIN_ID);
+        const plugin = await installation.runtime.plugins.show(PLUGIN_ID);
         expect(plugin).toMatchObject({ trust: 'changed', enabled: false });
       }
     });
@@ -151,7 +151,7 @@ describe('a change made while a batch job runs is seen by its next call', () => 
     const { runtime } = installation;
     await addProjects(installation, 0);
     await startWorker(installation, { concurrency: 2 });
-    const redis = runtime.core.redis;
+    const redis = runtime.redis;
     await redis.config('RESETSTAT');
     const batch = await runtime.batches.create(PLUGIN_ID, ids, ACTOR);
     const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 60_000, results: false });

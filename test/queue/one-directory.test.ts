@@ -40,22 +40,22 @@ describe.skipIf(!isRoot)('one directory under two paths (a bind mount)', () => {
   it('registering the bind mount under another id is refused, naming the project', async () => {
     const { runtime } = await suite.install('bind-add');
     const { real, alias } = await boundPair();
-    await runtime.core.projects.add(real, { trust: true }, ACTOR);
-    await expect(runtime.core.projects.add(alias, { trust: true }, ACTOR)).rejects.toMatchObject({
+    await runtime.projects.add(real, { trust: true }, ACTOR);
+    await expect(runtime.projects.add(alias, { trust: true }, ACTOR)).rejects.toMatchObject({
       code: 'CONFLICT',
       message: expect.stringContaining(`is already project shop (the same directory as ${real})`),
     });
-    expect((await runtime.core.projects.list()).map((project) => project.id)).toEqual(['shop']);
+    expect((await runtime.projects.list()).map((project) => project.id)).toEqual(['shop']);
   });
 
   it('two ids registered over it before (older data): their operations on two workers never overlap', async () => {
     const installation = await suite.install('bind-lock');
     const { runtime } = installation;
     const { real, alias } = await boundPair();
-    await runtime.core.projects.add(real, { trust: true }, ACTOR);
+    await runtime.projects.add(real, { trust: true }, ACTOR);
     // As a registry written before aliases were refused holds it.
     const twin = { id: 'shop-alias', displayName: 'shop-alias', root: alias, trusted: true, labels: [] };
-    await runtime.core.redis.hset(runtime.core.keys.projects, twin.id, JSON.stringify(twin));
+    await runtime.redis.hset(runtime.keys.projects, twin.id, JSON.stringify(twin));
     // Concurrency 1 each: each worker takes one of the two jobs, only the project lock can serialize them.
     await Promise.all([
       startWorker(installation, { concurrency: 1 }),

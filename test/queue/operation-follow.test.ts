@@ -116,6 +116,6 @@ describe('followOperation', () => {
 });
 
 async function clients(inst: Installation): Promise<number> {
-  const list = (await inst.runtime.core.redis.client('LIST')) as string;
+  const list = (await inst.runtime.redis.client('LIST')) as string;
   return list.trim().split('\n').length;
 }

@@ -25,7 +25,7 @@ describe('application error (-32000)', () => {
     const root = await installation.addProject('refusing');
     await writeFile(join(root, 'inspect-app-error'), '');
     await startWorker(installation);
-    const before = (await runtime.core.plugins.show(PLUGIN_ID)).health;
+    const before = (await runtime.plugins.show(PLUGIN_ID)).health;
 
     const batch = await runtime.batches.create(PLUGIN_ID, ['refusing'], ACTOR);
     const finished = await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 20_000 });
@@ -33,7 +33,7 @@ describe('application error (-32000)', () => {
     const attempts = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
       line.startsWith('project.inspect refusing '),
     );
-    const after = await runtime.core.plugins.show(PLUGIN_ID);
+    const after = await runtime.plugins.show(PLUGIN_ID);
     report.add(
       'an inspection the plugin answers with -32000 (application error)',
       'tried once; failed PLUGIN_ERROR with the message redacted; health left as it was',
@@ -54,7 +54,7 @@ describe('application error (-32000)', () => {
     const { runtime, packageDir } = installation;
     await installation.addProject('refused');
     await startWorker(installation);
-    const before = (await runtime.core.plugins.show(PLUGIN_ID)).health;
+    const before = (await runtime.plugins.show(PLUGIN_ID)).health;
 
     const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'refused', action: 'append', input: { appError: true } },
@@ -68,7 +68,7 @@ describe('application error (-32000)', () => {
     const calls = (await readLines(join(packageDir, 'calls.log'))).filter((line) =>
       line.startsWith('project.operate refused '),
     );
-    const after = await runtime.core.plugins.show(PLUGIN_ID);
+    const after = await runtime.plugins.show(PLUGIN_ID);
     report.add(
       'an operation the plugin answers with -32000 (application error)',
       'tried once; failed PLUGIN_ERROR; health left as it was',

@@ -25,7 +25,7 @@ describe('Redis killed with -9 and restarted during a batch', () => {
     const { runtime, packageDir, projectsDir } = installation;
     const ids = Array.from({ length: 100 }, (_, index) => `r${String(index).padStart(3, '0')}`);
     await Promise.all(ids.map((id) => mkdir(join(projectsDir, id))));
-    await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
+    await runtime.projects.scan(projectsDir, { trust: true }, ACTOR);
     const opProjects = ['op-a', 'op-b', 'op-c', 'op-d', 'op-e'];
     const roots = await Promise.all(opProjects.map((project) => installation.addProject(project)));
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '80\n');

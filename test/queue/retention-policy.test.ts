@@ -55,7 +55,7 @@ describe('retention policy', () => {
     expect(count.code, count.stderr).toBe(0);
     expect(await runRetention(runtime, HOST)).toMatchObject({ batches: 1, byPlugin: { [PLUGIN_ID]: 1 } });
     expect(await kept()).toEqual([false, true, true, true]);
-    const audit = await readAudit(runtime.core.redis, runtime.core.keys, 20);
+    const audit = await readAudit(runtime.redis, runtime.keys, 20);
     expect(audit.find((entry) => entry.action === 'retention.deleted')?.detail).toMatchObject({
       batches: 1,
       byPlugin: { [PLUGIN_ID]: 1 },

@@ -9,9 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addWebhook, type DeliveryView } from '../../src/core/work/notify/index.js';
+import type { DeliveryView } from '../../src/core/work/notify/index.js';
 import { BatchStore } from '../../src/core/work/batches/index.js';
-import { addSchedule } from '../../src/core/work/upkeep/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
@@ -72,7 +71,7 @@ const verify = (entry: Received) =>
   expect(entry.signature).toBe(`sha256=${createHmac('sha256', SECRET).update(entry.raw).digest('hex')}`);
 
 async function deliveriesOf(installation: Installation, webhookId: string): Promise<DeliveryView[]> {
-  return installation.runtime.notifier.store.deliveries(webhookId);
+  return installation.runtime.webhooks.deliveries(webhookId);
 }
 
 describe('webhooks', () => {
@@ -83,8 +82,7 @@ describe('webhooks', () => {
     for (const name of ['alpha', 'beta', 'gamma', 'delta'])
       roots.set(name, await installation.addProject(name));
     const receiver = await startReceiver();
-    const hook = await addWebhook(
-      runtime.notifier,
+    const hook = await runtime.webhooks.add(
       {
         url: receiver.url,
         events: ['batch.finished', 'facts.changed', 'batch.new-failures'],
@@ -144,8 +142,7 @@ describe('webhooks', () => {
     for (const name of ['alpha', 'beta', 'gamma', 'delta'])
       roots.set(name, await installation.addProject(name));
     const receiver = await startReceiver();
-    await addWebhook(
-      runtime.notifier,
+    await runtime.webhooks.add(
       {
         url: receiver.url,
         events: ['batch.finished', 'facts.changed', 'batch.new-failures'],
@@ -192,23 +189,22 @@ describe('webhooks', () => {
   it('an event is produced once, however many processes see it', async () => {
     const installation = await suite.install('webhooks-once');
     const receiver = await startReceiver();
-    await addWebhook(
-      installation.runtime.notifier,
+    await installation.runtime.webhooks.add(
       { url: receiver.url, events: ['batch.finished'], secret: SECRET },
       ACTOR,
     );
     const publish = () =>
-      installation.runtime.notifier.publish('batch.finished', { batch: { batchId: 'b1' } }, { key: 'b1' });
+      installation.runtime.webhooks.publish('batch.finished', { batch: { batchId: 'b1' } }, { key: 'b1' });
     expect(await Promise.all([publish(), publish(), publish()])).toEqual(expect.arrayContaining([1, 0, 0]));
     // The body passes through the API's redaction: a token in a fact's value never leaves.
     const leaked = `sy_${'a1b2c3'.repeat(2)}_${'Zx9'.repeat(14)}q`;
-    await installation.runtime.notifier.publish(
+    await installation.runtime.webhooks.publish(
       'batch.finished',
       { batch: { batchId: 'b3' }, note: `token ${leaked} in a plugin's output` },
       { key: 'b3' },
     );
-    const [newest] = await installation.runtime.notifier.store.deliveries();
-    const record = await installation.runtime.notifier.store.delivery(newest!.deliveryId);
+    const [newest] = await installation.runtime.webhooks.deliveries();
+    const record = await installation.runtime.webhooks.delivery(newest!.deliveryId);
     expect(record!.body).not.toContain(leaked);
     expect(record!.body).toContain('[REDACTED]');
   });
@@ -218,13 +214,12 @@ describe('webhooks', () => {
     const receiver = await startReceiver((_entry, index, response) =>
       response.writeHead(index === 0 ? 500 : 204).end(),
     );
-    const hook = await addWebhook(
-      installation.runtime.notifier,
+    const hook = await installation.runtime.webhooks.add(
       { url: receiver.url, events: ['batch.finished'], secret: SECRET },
       ACTOR,
     );
     await startWorker(installation);
-    await installation.runtime.notifier.publish(
+    await installation.runtime.webhooks.publish(
       'batch.finished',
       { batch: { batchId: 'b2' } },
       { key: 'b2' },
@@ -253,13 +248,12 @@ describe('webhooks', () => {
       if (index === 0) held = response;
       else response.writeHead(200).end();
     });
-    const hook = await addWebhook(
-      installation.runtime.notifier,
+    const hook = await installation.runtime.webhooks.add(
       { url: receiver.url, events: ['operation.finished'], secret: SECRET },
       ACTOR,
     );
     const victim = await startWorker(installation);
-    await installation.runtime.notifier.publish(
+    await installation.runtime.webhooks.publish(
       'operation.finished',
       { operation: { id: 'op-1' } },
       { key: 'op-1' },
@@ -293,8 +287,7 @@ describe('webhooks', () => {
     await installation.addProject('shop');
     const receiver = await startReceiver();
     const other = await startReceiver();
-    await addWebhook(
-      runtime.notifier,
+    await runtime.webhooks.add(
       {
         url: receiver.url,
         events: ['operation.finished', 'schedule.failed'],
@@ -303,8 +296,7 @@ describe('webhooks', () => {
       },
       ACTOR,
     );
-    await addWebhook(
-      runtime.notifier,
+    await runtime.webhooks.add(
       {
         url: other.url,
         events: ['operation.finished', 'schedule.failed'],
@@ -323,12 +315,11 @@ describe('webhooks', () => {
     expect(receiver.received[0]!.body.data.operation).toMatchObject({ id: operation.id, state: 'succeeded' });
 
     // A schedule whose plugin is disabled afterwards: its next run cannot start a batch.
-    const schedule = await addSchedule(
-      runtime,
+    const schedule = await runtime.schedules.add(
       { pluginId: PLUGIN_ID, projects: 'all', everyMs: 3_600_000 },
       ACTOR,
     );
-    await runtime.core.plugins.disable(PLUGIN_ID, ACTOR);
+    await runtime.plugins.disable(PLUGIN_ID, ACTOR);
     await runtime.queues.maintenance.add('recurring', {
       task: 'recurring-inspection',
       scheduleId: schedule.id,
@@ -352,11 +343,7 @@ describe('webhooks', () => {
     const { runtime } = installation;
     await installation.addProject('shop');
     const receiver = await startReceiver();
-    await addWebhook(
-      runtime.notifier,
-      { url: receiver.url, events: ['operation.finished'], secret: SECRET },
-      ACTOR,
-    );
+    await runtime.webhooks.add({ url: receiver.url, events: ['operation.finished'], secret: SECRET }, ACTOR);
     // No worker yet: the operation stays queued until cancelled.
     const { operation } = await runtime.operations.create(
       { pluginId: PLUGIN_ID, projectId: 'shop', action: 'append', input: { append: 'never' } },
@@ -375,15 +362,14 @@ describe('webhooks', () => {
     await installation.addProject('one');
     await installation.addProject('two');
     const receiver = await startReceiver();
-    const hook = await addWebhook(
-      runtime.notifier,
+    const hook = await runtime.webhooks.add(
       { url: receiver.url, events: ['batch.finished'], secret: SECRET },
       ACTOR,
     );
     const batch = await runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
     await runtime.queues.inspect.obliterate({ force: true });
     // What a worker killed right after recording the last outcome leaves: the end, no event.
-    const bare = new BatchStore(runtime.core.redis, runtime.core.keys);
+    const bare = new BatchStore(runtime.redis, runtime.keys);
     for (const projectId of ['one', 'two'])
       await bare.record(batch.batchId, PLUGIN_ID, {
         projectId,

@@ -36,7 +36,7 @@ describe('a worker killed with SIGKILL', () => {
     const { runtime, packageDir, projectsDir } = installation;
     const ids = Array.from({ length: 200 }, (_, index) => `p${String(index).padStart(3, '0')}`);
     await Promise.all(ids.map((id) => mkdir(join(projectsDir, id))));
-    await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
+    await runtime.projects.scan(projectsDir, { trust: true }, ACTOR);
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '60\n');
     const workers = await Promise.all([startWorker(installation), startWorker(installation)]);
     const [victim, survivor] = workers as [Spawned, Spawned];

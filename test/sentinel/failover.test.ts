@@ -55,7 +55,7 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
     const { runtime, packageDir, projectsDir } = installation;
     const ids = Array.from({ length: PROJECTS }, (_, index) => `s${String(index).padStart(3, '0')}`);
     await Promise.all(ids.map((id) => mkdir(join(projectsDir, id))));
-    await runtime.core.projects.scan(projectsDir, { trust: true }, ACTOR);
+    await runtime.projects.scan(projectsDir, { trust: true }, ACTOR);
     const opProjects = Array.from({ length: OPERATIONS }, (_, index) => `op-${index}`);
     const roots = await Promise.all(opProjects.map((project) => installation!.addProject(project)));
     await writeFile(join(packageDir, 'inspect-sleep-ms'), '25\n');
@@ -81,9 +81,9 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
       );
       waitedMs.push(performance.now() - started);
       const writeStarted = performance.now();
-      await runtime.core.redis.set(`wait-cost:${index}`, 'x');
+      await runtime.redis.set(`wait-cost:${index}`, 'x');
       plainMs.push(performance.now() - writeStarted);
-      const ack = await acknowledger.confirm(runtime.core.redis);
+      const ack = await acknowledger.confirm(runtime.redis);
       expect(ack.replicas).toBe(1);
       waitOnlyMs.push(ack.waitedMs);
     }
@@ -102,7 +102,7 @@ describe('Sentinel: the primary killed with -9 mid-batch', () => {
         { pluginId: PLUGIN_ID, projectId: project, action: 'append', input: { append: 'once' } },
         ACTOR,
       );
-      await acknowledger.confirm(runtime.core.redis);
+      await acknowledger.confirm(runtime.redis);
       acknowledged.push(operation.id);
     }
     const atKill = await recorded();

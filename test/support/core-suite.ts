@@ -59,7 +59,7 @@ export function useDataDir(): DataDirSuite {
 
 /** Where most plugin tests start: `id` discovered, trusted at its current fingerprint, enabled with `scopes`. */
 export async function trustAndEnable(
-  core: Core,
+  core: Pick<Core, 'plugins'>,
   id: string,
   scopes: string[],
   actor = 'user:test',
@@ -78,7 +78,7 @@ export async function trustAndEnable(
  * package directory, which a confined call may otherwise only read.
  */
 export async function setConfinement(
-  core: Core,
+  core: Pick<Core, 'plugins'>,
   id: string,
   settings: ConfinementSettings | 'package-writable',
 ): Promise<void> {

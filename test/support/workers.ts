@@ -68,10 +68,10 @@ export async function createInstallation(redisUrl: string, name: string): Promis
     runtime.queues.notify,
   ])
     queue.on('error', () => {});
-  await trustAndEnable(runtime.core, PLUGIN_ID, ALL_SCOPES, ACTOR);
+  await trustAndEnable(runtime, PLUGIN_ID, ALL_SCOPES, ACTOR);
   // The fixture finds the worker that started it (its HOST_PID) through /proc,
   // which a confined call may not read otherwise; the tests match pids with it.
-  await setConfinement(runtime.core, PLUGIN_ID, { allowRead: ['/proc'] });
+  await setConfinement(runtime, PLUGIN_ID, { allowRead: ['/proc'] });
   return {
     dataDir,
     redisUrl,
@@ -82,7 +82,7 @@ export async function createInstallation(redisUrl: string, name: string): Promis
     async addProject(project, options = {}) {
       const root = join(projectsDir, project);
       await mkdir(root, { recursive: true });
-      await runtime.core.projects.add(root, { trust: options.trust ?? true }, ACTOR);
+      await runtime.projects.add(root, { trust: options.trust ?? true }, ACTOR);
       return root;
     },
     async close() {

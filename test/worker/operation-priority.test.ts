@@ -4,7 +4,7 @@
 // cross-process behaviour is in test/queue/priority.test.ts).
 import { describe, expect, it } from 'vitest';
 import { OperationPriority } from '../../src/worker/operation-priority.js';
-import { operationActivityMessage, type OperationActivity } from '../../src/core/redis/index.js';
+import { operationActivityMessage, type OperationActivity } from '../../src/core/work/operations/index.js';
 import { sleep } from '../support/wait.js';
 
 /** What the worker hears on the activity channel, through its codec. */

@@ -1,12 +1,12 @@
 // /api/v1/webhooks (admin): add, list, remove, and the deliveries with their attempts.
 import { routes } from '../../core/contract/index.js';
-import { addWebhook, listWebhooks, removeWebhook, webhookDeliveries } from '../../core/work/notify/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
 export function registerWebhookRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
-  route(routes.listWebhooks, () => listWebhooks(runtime.notifier));
-  route(routes.addWebhook, ({ body, actor }) => addWebhook(runtime.notifier, withoutUndefined(body), actor));
-  route(routes.removeWebhook, ({ params, actor }) => removeWebhook(runtime.notifier, params.id, actor));
-  route(routes.listDeliveries, () => webhookDeliveries(runtime.notifier));
-  route(routes.webhookDeliveries, ({ params }) => webhookDeliveries(runtime.notifier, params.id));
+  const { webhooks } = runtime;
+  route(routes.listWebhooks, () => webhooks.list());
+  route(routes.addWebhook, ({ body, actor }) => webhooks.add(withoutUndefined(body), actor));
+  route(routes.removeWebhook, ({ params, actor }) => webhooks.remove(params.id, actor));
+  route(routes.listDeliveries, () => webhooks.deliveries());
+  route(routes.webhookDeliveries, ({ params }) => webhooks.deliveries(params.id));
 }

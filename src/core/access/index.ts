@@ -1,3 +1,6 @@
 // The access room's door: other rooms and the shells import only from here.
-export * from './audit.js';
-export * from './tokens.js';
+export { appendAudit, auditInto, readAudit } from './audit.js';
+export type { AuditEntry, AuditInput, AuditQuery } from './audit.js';
+export { AuditService } from './audit-service.js';
+export { MAX_EXPIRY_MS, roleAllows, ROLES, TokenStore } from './tokens.js';
+export type { Role, TokenView } from './tokens.js';

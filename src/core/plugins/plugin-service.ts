@@ -42,6 +42,7 @@ import { redactHealth, redactInspection, redactOperation, type Redacted } from '
 import type { Project, ProjectService } from '../projects/index.js';
 import type { SupervisorLimits } from '../supervision/index.js';
 import { containment } from '../supervision/index.js';
+import { redactDeep } from '../safety/index.js';
 import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 import { checkConfinementSettings, type ConfinementSettings } from './confinement-settings.js';
@@ -418,7 +419,9 @@ export class PluginService {
 
   async logs(id: string, limit = 100): Promise<LogEntry[]> {
     await this.#require(id);
-    return this.#store.logs(id, limit);
+    // Redacted again as they are read: entries stored before a pattern existed, and
+    // tokens this process knows (the api registers them as it verifies them), never reach a reader.
+    return redactDeep(await this.#store.logs(id, limit));
   }
 
   /** The stderr of an operation's call (and how it ended), oldest first. */

@@ -2,7 +2,7 @@
 // under one configurable prefix so several installations can share a Redis.
 // No other module builds a key or a channel name, and a Lua script gets every
 // key it touches as KEYS (never a prefix to build one from). What travels on
-// each channel is in channel-messages.ts.
+// each channel is in its room's codec (batch-messages.ts, operation-messages.ts).
 export const DEFAULT_PREFIX = 'switchyard';
 
 export function keysFor(prefix: string = DEFAULT_PREFIX) {

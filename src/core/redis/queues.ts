@@ -1,5 +1,8 @@
-// Queues and job payloads. Payloads are validated with zod when enqueued and
-// again when a worker takes them: a malformed job fails at once, finally.
+// The BullMQ queues: their names, creation and retention defaults. Each job
+// kind's payload schema and retry policy belong to the room that owns the job
+// (work/operations, work/notify, work/upkeep; the inspect job's are here still);
+// payloads are validated with zod when enqueued and again when a worker takes
+// them: a malformed job fails at once, finally.
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { readEnv, type EnvironmentName } from '../platform/index.js';
@@ -20,27 +23,6 @@ export const inspectJobSchema = z.strictObject({
   projectIds: z.array(z.string().min(1)).min(1).max(100),
 });
 export type InspectJob = z.infer<typeof inspectJobSchema>;
-
-export const operateJobSchema = z.strictObject({ operationId: z.string().min(1) });
-export type OperateJob = z.infer<typeof operateJobSchema>;
-
-export const healthJobSchema = z.strictObject({ pluginId: z.string().min(1).optional() });
-export type HealthJob = z.infer<typeof healthJobSchema>;
-
-export const maintenanceJobSchema = z.discriminatedUnion('task', [
-  z.strictObject({ task: z.literal('rediscover') }),
-  z.strictObject({ task: z.literal('retention') }),
-  z.strictObject({ task: z.literal('health-checks') }),
-  z.strictObject({ task: z.literal('recurring-inspection'), scheduleId: z.string().min(1) }),
-]);
-export type MaintenanceJob = z.infer<typeof maintenanceJobSchema>;
-
-/** One webhook delivery (its record holds the body; the job id is the delivery id). */
-export const notifyJobSchema = z.strictObject({ deliveryId: z.string().min(1) });
-export type NotifyJob = z.infer<typeof notifyJobSchema>;
-/** Webhook deliveries: 8 attempts, exponential backoff from 1 s (about 2 minutes in all). */
-export const NOTIFY_ATTEMPTS = 8;
-export const NOTIFY_BACKOFF_MS = 1_000;
 
 export interface RetentionConfig {
   /** Finished batches and operations are deleted after this many seconds (the newest two finished batches of each plugin stay, for `batch diff`). */
@@ -99,18 +81,13 @@ export function inspectJobIds(total: number): number {
   const earlier = Math.max(1, Math.min(50, Math.ceil(total / 64)));
   return Math.max(Math.ceil(total / projectsPerJob(total)), Math.ceil(total / earlier));
 }
-export const OPERATE_ATTEMPTS = 3;
 
 /**
- * The job ids: an inspect job is `<batchId>.<slice index>` (so `batch cancel`
- * can remove a batch's queued jobs by id); an operate job is the operation's
- * id (so a second enqueue of the same operation is a no-op).
+ * An inspect job's id is `<batchId>.<slice index>` (so `batch cancel` can
+ * remove a batch's queued jobs by id).
  */
 export function inspectJobId(batchId: string, sliceIndex: number): string {
   return `${batchId}.${sliceIndex}`;
-}
-export function operateJobId(operationId: string): string {
-  return operationId;
 }
 
 export function jobDefaults(retention: RetentionConfig = DEFAULT_RETENTION): JobsOptions {

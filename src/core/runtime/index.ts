@@ -1,4 +1,5 @@
 // The runtime room's door: other rooms and the shells import only from here.
-export * from './core-services.js';
-export * from './process-runtime.js';
-export * from './runtime.js';
+export { localUser } from './core-services.js';
+export { runProcess, runtimeFor } from './process-runtime.js';
+export { createRuntime } from './runtime.js';
+export type { Runtime } from './runtime.js';

@@ -276,3 +276,21 @@ export function boundedMessage(text: string, maxChars = 1_024): string {
   const clean = redact(text);
   return clean.length <= maxChars ? clean : `${clean.slice(0, maxChars - 1)}…`;
 }
+
+/**
+ * A webhook URL as a non-admin reads it (the audit log): every query value,
+ * any user:pass@ and the fragment become [REDACTED]; the scheme, host, path
+ * and query names stay, so the reader still sees where it goes.
+ */
+export function webhookUrlForViewer(url: string): string {
+  const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(url);
+  if (!parts) return REDACTED;
+  const [, scheme = '', authority = '', path = '', query, fragment] = parts;
+  const at = authority.lastIndexOf('@');
+  const host = at >= 0 ? `${REDACTED}@${authority.slice(at + 1)}` : authority;
+  const names = query
+    ?.slice(1)
+    .split('&')
+    .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${REDACTED}` : REDACTED));
+  return `${scheme}${host}${path}${names ? `?${names.join('&')}` : ''}${fragment ? `#${REDACTED}` : ''}`;
+}

@@ -1,9 +1,9 @@
 // The supervision room's door: other rooms and the shells import only from here.
-export * from './call-policy.js';
-export * from './containment.js';
-export * from './exchange-errors.js';
-export * from './live-stderr.js';
-export * from './spawner.js';
-export * from './stderr-budget.js';
-export * from './stderr-tail.js';
-export * from './supervisor.js';
+export type { CallPolicy, ResourceLimits } from './call-policy.js';
+export { containment } from './containment.js';
+export type { Containment } from './containment.js';
+export { LiveStderr } from './live-stderr.js';
+export { HELPER_PATH, Spawner } from './spawner.js';
+export { StderrBudget } from './stderr-budget.js';
+export { superviseCall } from './supervisor.js';
+export type { CallOutcome, SupervisorLimits } from './supervisor.js';

@@ -2,7 +2,10 @@
 // (heard over pub/sub on keys.batchCancel) can kill exactly those: each call
 // gets a signal that aborts on the worker's own shutdown or on its batch's
 // cancellation; the supervisor then kills the process group and descendants.
-import { ABORT_REASONS, abortReasonOf } from '../../redis/index.js';
+import { abortReasonOf } from '../../platform/index.js';
+
+/** Why a call's signal was aborted by `batch cancel` (beside the shell's ABORT_REASONS). */
+export const BATCH_CANCELLED = 'batch-cancelled';
 
 export class RunningInspections {
   readonly #byBatch = new Map<string, Set<AbortController>>();
@@ -29,11 +32,11 @@ export class RunningInspections {
   /** Aborts every call of the batch running here; how many. */
   cancel(batchId: string): number {
     const set = this.#byBatch.get(batchId);
-    for (const controller of set ?? []) controller.abort(ABORT_REASONS.batchCancelled);
+    for (const controller of set ?? []) controller.abort(BATCH_CANCELLED);
     return set?.size ?? 0;
   }
 }
 
 export function isBatchCancellation(signal: AbortSignal | undefined): boolean {
-  return abortReasonOf(signal) === ABORT_REASONS.batchCancelled;
+  return abortReasonOf(signal) === BATCH_CANCELLED;
 }

@@ -23,7 +23,6 @@ import { checkLabels, type ProjectService } from '../../projects/index.js';
 import {
   INSPECT_ATTEMPTS,
   INSPECT_BACKOFF_MS,
-  batchCancelMessage,
   inspectJobId,
   inspectJobSchema,
   projectsPerJob,
@@ -34,13 +33,25 @@ import {
   type Keys,
   type Queues,
 } from '../../redis/index.js';
+import { redactDeep } from '../../safety/index.js';
 import type { Notices } from '../notify/index.js';
 import { announceBatchEnd } from './batch-notices.js';
+import { batchCancelMessage } from './batch-messages.js';
+import { InspectionRunner, type InspectionGate } from './inspection-runner.js';
+import {
+  FLEET_DEFAULT_PAGE,
+  afterProjectOf,
+  byProjectAnswer,
+  sortedPage,
+  type FleetFactsPage,
+  type FleetFactsQuery,
+} from './fleet-pages.js';
 import { diffBatches, type BatchDiff, type DiffSide } from './batch-diff.js';
 import { exportBatch, type ExportFormat, type ExportRow } from './batch-export.js';
 import { followBatch, type BatchFollowOptions } from './batch-follow.js';
 import {
   byCountNoneFirst,
+  countFactValues,
   factIdsOf,
   filterFleet,
   parseWhere,
@@ -134,6 +145,11 @@ export class BatchService {
     this.store = new BatchStore(deps.redis, deps.keys);
     const { notices } = deps;
     if (notices) this.store.onBatchEnd = (batchId) => announceBatchEnd(this.store, notices, batchId);
+  }
+
+  /** The inspect-job lifecycle a worker hands its inspect jobs to (inspection-runner.ts). */
+  runner(gate?: InspectionGate): InspectionRunner {
+    return new InspectionRunner(this.deps.plugins, this.store, gate);
   }
 
   /** Validates now, records the batch, enqueues one job per slice of projects in chunks; returns at once. */
@@ -435,13 +451,47 @@ export class BatchService {
   }
 
   /**
+   * One page of the fleet as every front shows it (GET /plugins/:id/facts, `facts`):
+   * by project id unsorted (a page costs the page), or sorted by `sort`'s value
+   * (the whole filtered fleet is read); stored redacted as recorded, redacted
+   * again as read (patterns added since).
+   */
+  async factsPage(pluginId: string, query: FleetFactsQuery): Promise<FleetFactsPage> {
+    const { sort, order, cursor, limit, ...filters } = query;
+    const page =
+      sort === undefined
+        ? await this.fleetPage(pluginId, {
+            ...filters,
+            after: afterProjectOf(cursor),
+            limit: limit ?? FLEET_DEFAULT_PAGE,
+          }).then(({ items, more }) => byProjectAnswer(items, more))
+        : sortedPage(
+            await this.fleet(pluginId, { ...filters, facts: [...(filters.facts ?? []), sort] }),
+            sort,
+            { ...(order ? { order } : {}), ...(cursor ? { cursor } : {}), ...(limit ? { limit } : {}) },
+          );
+    return { ...page, items: redactDeep(page.items) };
+  }
+
+  /** How many projects of the (filtered) fleet have each value of `fact`, redacted as read. */
+  async factCounts(
+    pluginId: string,
+    fact: string,
+    query: FleetQuery,
+  ): Promise<{ fact: string; total: number; counts: ReturnType<typeof countFactValues> }> {
+    const rows = await this.fleet(pluginId, { ...query, facts: [fact] });
+    return { fact, total: rows.length, counts: redactDeep(countFactValues(rows, fact)) };
+  }
+
+  /**
    * `project history`: the project's result in each of the plugin's kept batches, newest first,
    * at most `limit` batches (default HISTORY_LIMIT).
    */
   async history(projectId: string, pluginId: string, limit = HISTORY_LIMIT): Promise<HistoryEntry[]> {
     await this.deps.plugins.show(pluginId); // an unknown plugin: PLUGIN_NOT_FOUND, not an empty history
     if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
-    return this.store.history(pluginId, projectId, limit);
+    // Stored redacted as recorded, redacted again as read (patterns added since).
+    return redactDeep(await this.store.history(pluginId, projectId, limit));
   }
 
   /**
@@ -453,12 +503,12 @@ export class BatchService {
     await this.deps.plugins.show(pluginId);
     if (!(await this.deps.projects.get(projectId))) throw new ProjectNotFoundError(projectId);
     const latest = await this.store.latest(pluginId, projectId);
-    return {
+    return redactDeep({
       pluginId,
       projectId,
       ...(latest ? { batchId: latest.batchId, inspectedAt: latest.at } : {}),
       actions: latest?.actions ?? [],
-    };
+    });
   }
 
   /**
@@ -507,7 +557,7 @@ export class BatchService {
               }),
         });
     }
-    return points;
+    return redactDeep(points);
   }
 
   /** The newest batch of the same plugin created before this one (undefined: none is kept). */

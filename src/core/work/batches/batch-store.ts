@@ -8,14 +8,9 @@ import { fleetIdKey, projectIdOfKey, type FleetRow } from './fleet-facts.js';
 import type { InspectResult } from '@switchyard/plugin-sdk/protocol';
 import type { Redacted } from '../../plugins/index.js';
 import { auditInto, type AuditInput } from '../../access/index.js';
-import type { BatchProgressMessage, Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
-import {
-  batchProgressMessage,
-  markCallStateChanged,
-  scriptsOn,
-  encodeCursor,
-  sortedSetPage,
-} from '../../redis/index.js';
+import type { Keys, Scripts, Page, PageRequest } from '../../redis/index.js';
+import { batchProgressMessage, type BatchProgressMessage } from './batch-messages.js';
+import { markCallStateChanged, scriptsOn, encodeCursor, sortedSetPage } from '../../redis/index.js';
 
 export interface ProjectOutcome {
   projectId: string;
@@ -63,7 +58,7 @@ export function withoutResults({ results: _results, ...batch }: BatchView): Omit
   return batch;
 }
 
-/** One recorded outcome's message (channel-messages.ts), with the batch it belongs to. */
+/** One recorded outcome's message (batch-messages.ts), with the batch it belongs to. */
 export interface BatchProgress extends BatchProgressMessage {
   batchId: string;
 }

@@ -1,11 +1,13 @@
 // The work/batches room's door: other rooms and the shells import only from here.
-export * from './batch-cancellation.js';
-export * from './batch-diff.js';
-export * from './batch-export.js';
-export * from './batch-follow.js';
-export * from './batch-notices.js';
-export * from './batch-results.js';
-export * from './batch-service.js';
-export * from './batch-store.js';
-export * from './fleet-facts.js';
-export * from './inspection-runner.js';
+export { hasDifferences } from './batch-diff.js';
+export type { BatchDiff } from './batch-diff.js';
+export { EXPORT_FORMATS, fleetCsv, isExportFormat } from './batch-export.js';
+export type { ExportFormat } from './batch-export.js';
+export { batchCancelMessage, batchProgressMessage } from './batch-messages.js';
+export { RESULT_STATUSES } from './batch-results.js';
+export { BatchService } from './batch-service.js';
+export type { FleetQuery, ProjectSelection } from './batch-service.js';
+export { BATCH_STATES, BatchStore, isBatchOver, KEEP_PER_PLUGIN, withoutResults } from './batch-store.js';
+export type { BatchQuery, BatchState, BatchView, HistoryEntry, ProjectOutcome } from './batch-store.js';
+export { countFactValues } from './fleet-facts.js';
+export type { FleetRow } from './fleet-facts.js';

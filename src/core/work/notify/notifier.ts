@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Queue } from 'bullmq';
 import { redactDeep } from '../../safety/index.js';
-import { NOTIFY_ATTEMPTS, NOTIFY_BACKOFF_MS, type Keys } from '../../redis/index.js';
+import type { Keys } from '../../redis/index.js';
+import { NOTIFY_ATTEMPTS, NOTIFY_BACKOFF_MS } from './notify-job.js';
 import { WebhookStore, type WebhookEvent } from './webhook-store.js';
 
 export interface NoticeOptions {

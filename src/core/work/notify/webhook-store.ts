@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { InvalidInputError, NotFoundError } from '../../platform/index.js';
 import type { Keys } from '../../redis/index.js';
-import { REDACTED } from '../../safety/index.js';
 
 export const WEBHOOK_EVENTS = [
   'batch.finished',
@@ -98,24 +97,6 @@ export function checkWebhookUrl(url: string): string {
       '--url carries credentials (user:pass@); remove them: the receiver checks the X-Switchyard-Signature-256 of each delivery instead',
     );
   return parsed.href;
-}
-
-/**
- * A webhook URL as a non-admin reads it (the audit log): every query value,
- * any user:pass@ and the fragment become [REDACTED]; the scheme, host, path
- * and query names stay, so the reader still sees where it goes.
- */
-export function webhookUrlForViewer(url: string): string {
-  const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(url);
-  if (!parts) return REDACTED;
-  const [, scheme = '', authority = '', path = '', query, fragment] = parts;
-  const at = authority.lastIndexOf('@');
-  const host = at >= 0 ? `${REDACTED}@${authority.slice(at + 1)}` : authority;
-  const names = query
-    ?.slice(1)
-    .split('&')
-    .map((pair) => (pair.includes('=') ? `${pair.slice(0, pair.indexOf('='))}=${REDACTED}` : REDACTED));
-  return `${scheme}${host}${path}${names ? `?${names.join('&')}` : ''}${fragment ? `#${REDACTED}` : ''}`;
 }
 
 /** The secret as read from its file: one line, its line end dropped; never empty. */

@@ -6,12 +6,23 @@
 // The queue shell only hands jobs in and maps the answer to its own terms.
 import type { Redis } from 'ioredis';
 import { appendAudit } from '../../access/index.js';
-import { ERROR_CODES, SwitchyardError, errorCode, FinalJobError, messageOf } from '../../platform/index.js';
-import { ABORT_REASONS, abortReasonOf, type DispatchOutcome, type Keys } from '../../redis/index.js';
+import {
+  ABORT_REASONS,
+  ERROR_CODES,
+  SwitchyardError,
+  abortReasonOf,
+  errorCode,
+  FinalJobError,
+  messageOf,
+} from '../../platform/index.js';
+import type { DispatchOutcome, Keys } from '../../redis/index.js';
 import { isTerminal, type OperationRecord, type OperationStore } from './operation-store.js';
 import type { PluginService } from '../../plugins/index.js';
 import { ProjectLock, type ProjectService } from '../../projects/index.js';
 import { boundedMessage } from '../../safety/index.js';
+
+/** Why a running operation's call was aborted when its cancel was heard (beside the shell's ABORT_REASONS). */
+export const OPERATION_CANCELLED = 'cancelled';
 
 export interface OperationRunnerOptions {
   /** Who runs the operations (`worker:<host>:<pid>`), in records and audit. */
@@ -61,7 +72,7 @@ export class OperationRunner {
 
   /** A cancel heard from any process: the call of this operation, if it runs here, is killed. */
   cancel(operationId: string): void {
-    this.#running.get(operationId)?.abort(ABORT_REASONS.cancelled);
+    this.#running.get(operationId)?.abort(OPERATION_CANCELLED);
   }
 
   /** Stops every running call (shutdown past its deadline). */
@@ -158,7 +169,7 @@ export class OperationRunner {
       return this.#endCancelled(operation.id, 'cancelled before it started');
     if (started.outcome !== 'ok') return { state: started.previous };
     // A cancel published before we registered is visible in the record.
-    if ((await this.operations.get(operation.id))?.cancelRequested) controller.abort(ABORT_REASONS.cancelled);
+    if ((await this.operations.get(operation.id))?.cancelRequested) controller.abort(OPERATION_CANCELLED);
 
     try {
       const result = await this.plugins.operate(
@@ -197,7 +208,7 @@ export class OperationRunner {
   ): Promise<{ state: string }> {
     const reason = abortReasonOf(controller.signal);
     if (
-      reason === ABORT_REASONS.cancelled ||
+      reason === OPERATION_CANCELLED ||
       (error instanceof DispatchRefused && error.reason === 'cancel-requested')
     ) {
       return this.#endCancelled(operation.id, 'cancelled while running; the plugin process group was killed');

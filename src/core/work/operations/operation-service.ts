@@ -12,10 +12,7 @@ import {
   type PluginService,
 } from '../../plugins/index.js';
 import {
-  OPERATE_ATTEMPTS,
   ReplicaAcknowledger,
-  operateJobId,
-  operateJobSchema,
   nthNewest,
   resolveIdRef,
   type EventHub,
@@ -23,8 +20,12 @@ import {
   type Page,
   type Queues,
 } from '../../redis/index.js';
+import { OPERATE_ATTEMPTS, operateJobId, operateJobSchema } from './operate-job.js';
 import { followOperation, type OperationFollowOptions } from './operation-follow.js';
 import { announceOperationEnd } from './operation-notices.js';
+import { operationActivityMessage, type OperationActivity } from './operation-messages.js';
+import { OperationRunner } from './operation-runner.js';
+import type { ProjectService } from '../../projects/index.js';
 import type { Notices } from '../notify/index.js';
 import {
   OperationStore,
@@ -49,6 +50,7 @@ export interface OperationServiceDeps {
   redis: Redis;
   keys: Keys;
   plugins: PluginService;
+  projects: ProjectService;
   queues: Queues;
   /** The process's shared pub/sub subscriber (the live followers'). */
   events: EventHub;
@@ -196,6 +198,36 @@ export class OperationService {
     if (outcome === 'cancelled' && this.deps.notices)
       await announceOperationEnd(this.store, this.deps.notices, id);
     return this.get(id);
+  }
+
+  /**
+   * The lifecycle runner a worker hands its operate jobs to (operation-runner.ts):
+   * each call's start and end is published (operation priority, on every
+   * worker), and each operation it ends is announced (webhooks). `onError`
+   * hears a publication that failed (the run goes on).
+   */
+  runner(options: {
+    identity: string;
+    projectLockMs: number;
+    onError: (event: 'publish-failed' | 'notify-failed', error: Error) => void;
+  }): OperationRunner {
+    const { redis, keys, plugins, projects, notices } = this.deps;
+    const announce = (activity: OperationActivity) =>
+      void redis
+        .publish(keys.operationActivityChannel, operationActivityMessage.encode(activity))
+        .catch((error: Error) => options.onError('publish-failed', error));
+    return new OperationRunner(redis, keys, plugins, projects, this.store, {
+      identity: options.identity,
+      projectLockMs: options.projectLockMs,
+      onStarted: (operationId) => announce({ kind: 'started', operationId }),
+      onEnded: (operationId) => announce({ kind: 'ended', operationId }),
+      onFinished: (operationId) => {
+        if (notices)
+          void announceOperationEnd(this.store, notices, operationId).catch((error: Error) =>
+            options.onError('notify-failed', error),
+          );
+      },
+    });
   }
 
   /**

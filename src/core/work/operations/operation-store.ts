@@ -19,12 +19,8 @@ import type {
   PageRequest,
   TransitionOutcome,
 } from '../../redis/index.js';
-import {
-  operationCancelMessage,
-  operationStateMessage,
-  scriptsOn,
-  sortedSetPage,
-} from '../../redis/index.js';
+import { scriptsOn, sortedSetPage } from '../../redis/index.js';
+import { operationCancelMessage, operationStateMessage } from './operation-messages.js';
 import { ERROR_CODES } from '../../platform/index.js';
 import { redactDeep } from '../../safety/index.js';
 

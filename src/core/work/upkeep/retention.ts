@@ -22,7 +22,9 @@ export type RetentionReport = {
 
 export async function runRetention(
   stores: {
-    core: { redis: Redis; keys: Keys; plugins: Pick<PluginService, 'retentionPolicies'> };
+    redis: Redis;
+    keys: Keys;
+    plugins: Pick<PluginService, 'retentionPolicies'>;
     batches: { store: BatchStore };
     operations: { store: OperationStore };
     identity?: string;
@@ -31,7 +33,7 @@ export async function runRetention(
 ): Promise<RetentionReport> {
   const now = Date.now();
   const cutoff = now - retention.recordsSeconds * 1_000;
-  const policies = await stores.core.plugins.retentionPolicies();
+  const policies = await stores.plugins.retentionPolicies();
   const deleted = await stores.batches.store.deleteUnkept((pluginId) => {
     const policy = policies.get(pluginId);
     return {
@@ -43,7 +45,7 @@ export async function runRetention(
   const byPlugin = Object.fromEntries(deleted);
   const batches = [...deleted.values()].reduce((sum, count) => sum + count, 0);
   if (batches + operations > 0) {
-    await appendAudit(stores.core.redis, stores.core.keys, {
+    await appendAudit(stores.redis, stores.keys, {
       actor: stores.identity ?? 'retention',
       action: 'retention.deleted',
       target: '*',

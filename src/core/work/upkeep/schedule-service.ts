@@ -14,27 +14,33 @@ import { scriptsOn, type Keys, type Queues } from '../../redis/index.js';
 import type { BatchService, BatchView } from '../batches/index.js';
 import type { Notices } from '../notify/index.js';
 import {
+  recurringId,
   scheduleMinIntervalMs,
+  upsertRecurring,
   type Schedule,
   type ScheduleChanges,
   type ScheduleInput,
   type ScheduleProjects,
-  type ScheduleStore,
+  ScheduleStore,
   type ScheduleView,
 } from './schedule-store.js';
 
-/** What the schedule functions work with (a process's Runtime has all of it). */
-type Stores = {
-  core: { redis: Redis; keys: Keys; plugins: PluginService; projects: ProjectService };
+/** What the schedule service works with. */
+export interface ScheduleServiceDeps {
+  redis: Redis;
+  keys: Keys;
+  plugins: PluginService;
+  projects: ProjectService;
   queues: Queues;
-  schedules: ScheduleStore;
   batches: BatchService;
   /** Webhook events (`schedule.failed`); none: not announced. */
-  notifier?: Notices;
-};
+  notices?: Notices;
+}
+
+type Stores = ScheduleServiceDeps & { store: ScheduleStore };
 
 async function audit(runtime: Stores, actor: string, action: string, target: string, detail: object) {
-  await appendAudit(runtime.core.redis, runtime.core.keys, {
+  await appendAudit(runtime.redis, runtime.keys, {
     actor,
     action,
     target,
@@ -51,7 +57,7 @@ async function checkProjects(runtime: Stores, projects: ScheduleProjects): Promi
   if (projects === 'all') return;
   if (!Array.isArray(projects)) return void checkLabels([projects.label]);
   const unique = [...new Set(projects)];
-  const found = await runtime.core.projects.getMany(unique);
+  const found = await runtime.projects.getMany(unique);
   const unknown = unique.filter((_id, index) => found[index] === undefined);
   if (unknown.length > 0)
     throw new NotFoundError(
@@ -60,15 +66,15 @@ async function checkProjects(runtime: Stores, projects: ScheduleProjects): Promi
 }
 
 const authorize = (runtime: Stores, pluginId: string) =>
-  runtime.core.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
+  runtime.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read');
 
 const timingOf = (schedule: Schedule) =>
   schedule.cron ? { cron: schedule.cron } : { everyMs: schedule.everyMs };
 
-export async function addSchedule(runtime: Stores, input: ScheduleInput, actor: string): Promise<Schedule> {
+async function addSchedule(runtime: Stores, input: ScheduleInput, actor: string): Promise<Schedule> {
   await authorize(runtime, input.pluginId);
   await checkProjects(runtime, input.projects);
-  const created = await runtime.schedules.add(input, actor, runtime.queues, scheduleMinIntervalMs());
+  const created = await runtime.store.add(input, actor, runtime.queues, scheduleMinIntervalMs());
   await audit(runtime, actor, 'schedule.add', created.id, {
     name: created.name,
     pluginId: created.pluginId,
@@ -78,16 +84,16 @@ export async function addSchedule(runtime: Stores, input: ScheduleInput, actor: 
   return created;
 }
 
-export async function editSchedule(
+async function editSchedule(
   runtime: Stores,
   idOrName: string,
   changes: ScheduleChanges,
   actor: string,
 ): Promise<Schedule> {
-  const schedule = await runtime.schedules.resolve(idOrName);
+  const schedule = await runtime.store.resolve(idOrName);
   await authorize(runtime, schedule.pluginId);
   if (changes.projects !== undefined) await checkProjects(runtime, changes.projects);
-  const edited = await runtime.schedules.update(
+  const edited = await runtime.store.update(
     schedule,
     changes,
     actor,
@@ -99,39 +105,39 @@ export async function editSchedule(
 }
 
 /** Pauses (no job scheduler, no run) or resumes a schedule; asking again changes nothing (still audited). */
-export async function setSchedulePaused(
+async function setSchedulePaused(
   runtime: Stores,
   idOrName: string,
   paused: boolean,
   actor: string,
 ): Promise<Schedule> {
-  const schedule = await runtime.schedules.resolve(idOrName);
+  const schedule = await runtime.store.resolve(idOrName);
   const action = paused ? 'schedule.pause' : 'schedule.resume';
   if ((schedule.pausedAt !== undefined) === paused) {
     await audit(runtime, actor, action, schedule.id, { name: schedule.name, outcome: 'unchanged' });
     return schedule;
   }
   if (!paused) await authorize(runtime, schedule.pluginId);
-  const next = await runtime.schedules.setPaused(schedule, paused, actor, runtime.queues);
+  const next = await runtime.store.setPaused(schedule, paused, actor, runtime.queues);
   await audit(runtime, actor, action, schedule.id, { name: schedule.name });
   return next;
 }
 
-export async function removeSchedule(
+async function removeSchedule(
   runtime: Stores,
   idOrName: string,
   actor: string,
 ): Promise<{ id: string; removed: true }> {
   // An unknown id is an error, as for every other kind of id (CLI exit 2, HTTP 404).
-  const schedule = await runtime.schedules.resolve(idOrName);
-  await runtime.schedules.remove(schedule, runtime.queues);
+  const schedule = await runtime.store.resolve(idOrName);
+  await runtime.store.remove(schedule, runtime.queues);
   await audit(runtime, actor, 'schedule.remove', schedule.id, { name: schedule.name });
   return { id: schedule.id, removed: true };
 }
 
 /** Every schedule, oldest first, with its next run and its last run (and that batch as it is now). */
-export async function listSchedules(runtime: Stores): Promise<ScheduleView[]> {
-  const { schedules, queues, batches } = runtime;
+async function listSchedules(runtime: Stores): Promise<ScheduleView[]> {
+  const { store: schedules, queues, batches } = runtime;
   const known = await schedules.list();
   const lastRuns = await schedules.lastRuns(known.map((schedule) => schedule.id));
   return Promise.all(
@@ -168,12 +174,12 @@ function countsOf(batch: BatchView) {
  * the batch it started last still runs (audited `schedule.skipped`), else a new
  * batch; a run that cannot start one is recorded and audited `schedule.failed`.
  */
-export async function runSchedule(
+async function runSchedule(
   runtime: Stores,
   scheduleId: string,
   actor: string,
 ): Promise<Record<string, unknown>> {
-  const { redis, keys } = runtime.core;
+  const { redis, keys } = runtime;
   // The check of the previous batch and the start of the next are one step: a second run at the same
   // time (a manual run beside the timer, a scheduler restarted) sees the guard and skips.
   const guard = keys.scheduleRunGuard(scheduleId);
@@ -196,7 +202,7 @@ async function runScheduleGuarded(
   scheduleId: string,
   actor: string,
 ): Promise<Record<string, unknown>> {
-  const { schedules, batches } = runtime;
+  const { store: schedules, batches } = runtime;
   const schedule = await schedules.get(scheduleId);
   if (!schedule) return { skipped: 'schedule removed' };
   if (schedule.pausedAt) return { skipped: 'schedule paused' };
@@ -222,7 +228,7 @@ async function runScheduleGuarded(
     const failure = { code: errorCode(error), message: (error as Error).message };
     await schedules.recordRun(schedule.id, { at, outcome: 'failed', error: failure });
     await audit(runtime, actor, 'schedule.failed', schedule.id, { name: schedule.name, error: failure });
-    await runtime.notifier
+    await runtime.notices
       ?.publish(
         'schedule.failed',
         {
@@ -242,12 +248,12 @@ async function runScheduleGuarded(
  * (of the schedule, by id or name, when one is named); each cancel is audited
  * as `batch cancel` audits it, and the request once as `batch.cancel-many`.
  */
-export async function cancelBatches(
+async function cancelBatches(
   runtime: Stores,
   filter: { schedule?: string },
   actor: string,
 ): Promise<{ cancelled: BatchView[] }> {
-  const scheduleId = filter.schedule ? (await runtime.schedules.resolve(filter.schedule)).id : undefined;
+  const scheduleId = filter.schedule ? (await runtime.store.resolve(filter.schedule)).id : undefined;
   const cancelled = await runtime.batches.cancelRunning(scheduleId ? { scheduleId } : {}, actor);
   await audit(runtime, actor, 'batch.cancel-many', scheduleId ?? '*', {
     state: 'running',
@@ -255,4 +261,65 @@ export async function cancelBatches(
     batchIds: cancelled.map((batch) => batch.batchId),
   });
   return { cancelled };
+}
+
+/**
+ * Recurring inspections, one object for every front (CLI, api), the worker
+ * that runs them and the scheduler that keeps their job schedulers: each
+ * `idOrName` is a schedule's id or its name.
+ */
+export class ScheduleService {
+  readonly store: ScheduleStore;
+  readonly #stores: Stores;
+
+  constructor(deps: ScheduleServiceDeps) {
+    this.store = new ScheduleStore(deps.redis, deps.keys);
+    this.#stores = { ...deps, store: this.store };
+  }
+
+  add(input: ScheduleInput, actor: string): Promise<Schedule> {
+    return addSchedule(this.#stores, input, actor);
+  }
+
+  edit(idOrName: string, changes: ScheduleChanges, actor: string): Promise<Schedule> {
+    return editSchedule(this.#stores, idOrName, changes, actor);
+  }
+
+  setPaused(idOrName: string, paused: boolean, actor: string): Promise<Schedule> {
+    return setSchedulePaused(this.#stores, idOrName, paused, actor);
+  }
+
+  remove(idOrName: string, actor: string): Promise<{ id: string; removed: true }> {
+    return removeSchedule(this.#stores, idOrName, actor);
+  }
+
+  list(): Promise<ScheduleView[]> {
+    return listSchedules(this.#stores);
+  }
+
+  /** One run (the worker's recurring-inspection job). */
+  run(scheduleId: string, actor: string): Promise<Record<string, unknown>> {
+    return runSchedule(this.#stores, scheduleId, actor);
+  }
+
+  cancelBatches(filter: { schedule?: string }, actor: string): Promise<{ cancelled: BatchView[] }> {
+    return cancelBatches(this.#stores, filter, actor);
+  }
+
+  /**
+   * The scheduler's sync: a job scheduler for each running schedule, and none
+   * for one removed or paused elsewhere; how many run.
+   */
+  async syncJobSchedulers(): Promise<number> {
+    const { queues } = this.#stores;
+    // A paused schedule has no job scheduler: only the running ones are kept.
+    const known = (await this.store.list()).filter((schedule) => !schedule.pausedAt);
+    for (const schedule of known) await upsertRecurring(queues, schedule);
+    const ids = new Set(known.map((schedule) => recurringId(schedule.id)));
+    for (const scheduler of await queues.maintenance.getJobSchedulers(0, -1)) {
+      const key = scheduler.key ?? scheduler.id;
+      if (key?.startsWith('recurring:') && !ids.has(key)) await queues.maintenance.removeJobScheduler(key);
+    }
+    return known.length;
+  }
 }
