@@ -1,9 +1,9 @@
-// One implementation of each command's output, two transports underneath:
-// the commands call this interface only. The local backend is the core
-// services over Redis (the local OS user is the actor); the remote backend
-// (remote-backend.ts) is the HTTP API (the token is the actor). Both return
-// the same view objects and raise errors with the same codes and exit status.
-import { queryAudit, type AuditEntry, type AuditQuery, type TokenView } from '../core/access/index.js';
+// What the commands call: one interface, one implementation (api-backend.ts)
+// over the api's routes, two transports underneath (transport.ts): in this
+// process locally (the local OS user is the actor), HTTP remotely (the token
+// is the actor). Both return the same view objects and raise errors with the
+// same codes and exit status.
+import type { AuditEntry, AuditQuery, TokenView } from '../core/access/index.js';
 import type {
   BatchDiff,
   FleetQuery,
@@ -18,31 +18,14 @@ import type { OperationQuery, OperationView, OperationRequest } from '../core/wo
 import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
-import type { Runtime } from '../core/runtime/index.js';
-import {
-  addSchedule,
-  cancelBatches,
-  editSchedule,
-  listSchedules,
-  removeSchedule,
-  setSchedulePaused,
-} from '../core/work/upkeep/index.js';
 import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
-import {
-  addWebhook,
-  listWebhooks,
-  removeWebhook,
-  webhookDeliveries,
-  type DeliveryView,
-  type WebhookInput,
-  type WebhookView,
-} from '../core/work/notify/index.js';
-import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
+import type { DeliveryView, WebhookInput, WebhookView } from '../core/work/notify/index.js';
+import type { QueueName } from './transport.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
 export type LogLine = Awaited<ReturnType<PluginService['logs']>>[number];
 export type CreatedToken = TokenView & { token: string };
-export type QueueName = 'inspect' | 'operate';
+export type { QueueName } from './transport.js';
 
 export interface Backend {
   readonly mode: 'local' | 'remote';
@@ -139,78 +122,4 @@ export interface Backend {
     create(name: string, role: string, options: { expiresInMs?: number }): Promise<CreatedToken>;
     revoke(idOrName: string): Promise<TokenView>;
   };
-}
-
-/** The core services over Redis, acting as `actor` (the local OS user). */
-export function localBackend(runtime: Runtime, actor: string): Backend {
-  const { core, batches, operations, tokens } = runtime;
-  const backend: Backend = {
-    mode: 'local',
-    plugins: {
-      refresh: () => core.plugins.refresh(actor),
-      list: () => core.plugins.list(),
-      show: (id) => core.plugins.show(id),
-      trust: (id, fingerprint) => core.plugins.trust(id, fingerprint, actor),
-      enable: (id, scopes) => core.plugins.enable(id, scopes, actor),
-      disable: (id) => core.plugins.disable(id, actor),
-      health: (id) => core.plugins.health(id),
-      logs: (id, limit) => core.plugins.logs(id, limit),
-      followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
-      setPolicy: (id, settings) => core.plugins.setPolicy(id, settings, actor),
-    },
-    projects: {
-      list: () => core.projects.listing(),
-      add: (path, options) => core.projects.add(path, options, actor),
-      scan: (dir, options) => core.projects.scan(dir, options, actor),
-      setTrusted: (id, trusted) => core.projects.setTrusted(id, trusted, actor),
-      addLabels: (id, labels) => core.projects.addLabels(id, labels, actor),
-      removeLabel: (id, label) => core.projects.removeLabels(id, [label], actor),
-      remove: (id) => core.projects.remove(id, actor),
-    },
-    work: {
-      createBatch: (pluginId, selection) => batches.create(pluginId, selection, actor),
-      resolveBatch: (ref, scope) => batches.resolve(ref, scope),
-      getBatch: (batchId) => batches.get(batchId),
-      listBatches: (query) => batches.list(query),
-      followBatch: (batchId, onProgress, options) => batches.follow(batchId, onProgress, options),
-      cancelBatch: (batchId) => batches.cancel(batchId, actor),
-      cancelBatches: (filter) => cancelBatches(runtime, filter, actor),
-      retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
-      diffBatches: (fromId, toId) => batches.diff(fromId, toId),
-      previousBatch: async (batchId) => (await batches.previous(batchId))?.batchId,
-      projectHistory: (projectId, pluginId, limit) => batches.history(projectId, pluginId, limit),
-      fleet: (pluginId, query) => batches.fleet(pluginId, query),
-      exportBatch: (batchId, format) => batches.export(batchId, format),
-      createOperation: (request) => operations.create(request, actor),
-      resolveOperation: (ref, scope) => operations.resolve(ref, scope),
-      getOperation: (id) => operations.get(id),
-      operationLogs: (id) => operations.logs(id),
-      followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
-      listOperations: (query) => operations.list(query),
-      cancelOperation: (id) => operations.cancel(id, actor),
-      waitOperation: (id, options) => operations.wait(id, options),
-      workersConsuming: (queue) =>
-        queue === 'inspect' ? batches.workersConsuming() : operations.workersConsuming(),
-    },
-    audit: (query) => queryAudit(core.redis, core.keys, query),
-    schedules: {
-      list: () => listSchedules(runtime),
-      add: (input) => addSchedule(runtime, input, actor),
-      edit: (idOrName, changes) => editSchedule(runtime, idOrName, changes, actor),
-      setPaused: (idOrName, paused) => setSchedulePaused(runtime, idOrName, paused, actor),
-      remove: (idOrName) => removeSchedule(runtime, idOrName, actor),
-    },
-    webhooks: {
-      list: () => listWebhooks(runtime.notifier),
-      add: (input) => addWebhook(runtime.notifier, input, actor),
-      remove: (id) => removeWebhook(runtime.notifier, id, actor),
-      deliveries: (id) => webhookDeliveries(runtime.notifier, id),
-    },
-    tokens: {
-      list: () => tokens.list(),
-      create: (name, role, options) => tokens.create(name, role, actor, options),
-      revoke: (idOrName) => tokens.revoke(idOrName, actor),
-    },
-  };
-  return backend;
 }
