@@ -1,16 +1,10 @@
 // Every /api/v1 route needs a bearer token whose role allows the route's role;
 // the token found is kept on the request (its name is the audit actor).
 import type { FastifyRequest } from 'fastify';
-import { roleAllows, type Role, type TokenStore, type TokenView } from '../core/access/index.js';
+import { roleAllows, type Role, type TokenStore } from '../core/access/index.js';
 import { ERROR_CODES } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
 import type { Authenticate } from './route-kit.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    token?: TokenView;
-  }
-}
 
 // Problem details pass through the redactor (problems.ts), which takes
 // `token: …`, `Authorization: …`, `Bearer x` and `<token>…` for secrets; these

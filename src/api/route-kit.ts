@@ -7,12 +7,19 @@
 // event streams aside: their handler lasts as long as the stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Runtime } from '../core/runtime/index.js';
-import type { Role, TokenStore } from '../core/access/index.js';
+import type { Role, TokenStore, TokenView } from '../core/access/index.js';
 import type { BodyOut, HttpRoute, PathParams, QueryOut } from '../core/contract/index.js';
 import type { RouteDoc } from './openapi.js';
 import { parseOrProblem } from './problems.js';
 import { withinBudget } from './request-budget.js';
 import type { StreamSlots } from './stream-limits.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request is (authentication.ts; in-process.ts): its role decides what a route shows. */
+    token?: TokenView;
+  }
+}
 
 /** What the route modules work on: the core services, the token store, the event stream slots. */
 export interface ApiDeps {
