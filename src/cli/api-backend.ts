@@ -5,6 +5,8 @@
 // with its route's schema, so the commands get the core services' view
 // objects either way, or a clear error naming the route.
 import { resolve } from 'node:path';
+import { SCOPES } from '@switchyard/plugin-sdk/protocol';
+import { InvalidInputError } from '../core/platform/index.js';
 import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
@@ -42,8 +44,15 @@ export function apiBackend(api: Transport): Backend {
         return detail;
       },
       trust: (pluginId, fingerprint) => call(routes.trustPlugin, { ...id(pluginId), body: { fingerprint } }),
-      enable: (pluginId, scopes) =>
-        call(routes.enablePlugin, { ...id(pluginId), body: { scopes: scopes as never } }),
+      enable: async (pluginId, scopes) => {
+        // The route's schema would refuse an unknown scope in general terms: named as the core names it.
+        const unknown = scopes.find((scope) => !(SCOPES as readonly string[]).includes(scope));
+        if (unknown !== undefined)
+          throw new InvalidInputError(
+            `unknown scope ${JSON.stringify(unknown)}; scopes are ${SCOPES.join(', ')}`,
+          );
+        return call(routes.enablePlugin, { ...id(pluginId), body: { scopes: scopes as never } });
+      },
       disable: (pluginId) => call(routes.disablePlugin, { ...id(pluginId), body: {} }),
       health: (pluginId) => call(routes.checkPluginHealth, { ...id(pluginId), body: {} }),
       logs: (pluginId, limit) => call(routes.pluginLogs, { ...id(pluginId), query: { limit } }),
