@@ -102,8 +102,10 @@ const zones = [
     message: "a shell imports a core room through its door only: 'core/<room>/index.js'.",
   },
   ...SHELLS.map((shell) => ({
-    // The one exception: two CLI commands start the other processes through their entry points.
-    target: shell === 'cli' ? 'src/cli/**/!(up-command|processes).ts' : `src/${shell}/**`,
+    // The exceptions: two CLI commands start the other processes through their entry points,
+    // and local mode builds the api's routes in its own process (in-process-transport.ts).
+    target:
+      shell === 'cli' ? 'src/cli/**/!(up-command|processes|in-process-transport).ts' : `src/${shell}/**`,
     from: SHELLS.filter((other) => other !== shell).map((other) => `src/${other}/**`),
     message: 'the shells (cli, api, worker, scheduler) do not import each other: share through a core room.',
   })),
@@ -116,6 +118,12 @@ const zones = [
       '**/src/scheduler/scheduler-process.ts',
     ],
     message: 'the CLI starts api, worker and scheduler through their *-process.ts entry points only.',
+  },
+  {
+    target: 'src/cli/in-process-transport.ts',
+    from: ['src/api/**', 'src/worker/**', 'src/scheduler/**'],
+    except: ['**/src/api/in-process.ts'],
+    message: "local mode reaches the api's routes through api/in-process.ts only.",
   },
   {
     target: 'sdk/**',

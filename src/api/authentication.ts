@@ -1,15 +1,10 @@
 // Every /api/v1 route needs a bearer token whose role allows the route's role;
 // the token found is kept on the request (its name is the audit actor).
 import type { FastifyRequest } from 'fastify';
-import { roleAllows, type Role, type TokenStore, type TokenView } from '../core/access/index.js';
+import { roleAllows, type Role, type TokenStore } from '../core/access/index.js';
 import { ERROR_CODES } from '../core/platform/index.js';
 import { ProblemError } from './problems.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    token?: TokenView;
-  }
-}
+import type { Authenticate } from './route-kit.js';
 
 // Problem details pass through the redactor (problems.ts), which takes
 // `token: …`, `Authorization: …`, `Bearer x` and `<token>…` for secrets; these
@@ -25,9 +20,12 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
 }
 
-/** Checks the request's bearer token against `needed`: a 401 or 403 problem otherwise. */
-export function authenticator(tokens: TokenStore) {
-  return async (request: FastifyRequest, needed: Role): Promise<void> => {
+/**
+ * Checks the request's bearer token against `needed`: a 401 or 403 problem
+ * otherwise; answers the audit actor, `token:<name>`.
+ */
+export function authenticator(tokens: TokenStore): Authenticate {
+  return async (request: FastifyRequest, needed: Role): Promise<string> => {
     const presented = bearerToken(request);
     if (presented === undefined) throw ProblemError.of(ERROR_CODES.UNAUTHENTICATED, NO_TOKEN_DETAIL);
     const check = await tokens.check(presented);
@@ -46,6 +44,7 @@ export function authenticator(tokens: TokenStore) {
       );
     }
     request.token = token;
+    return `token:${token.name}`;
   };
 }
 

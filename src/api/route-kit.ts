@@ -7,12 +7,19 @@
 // event streams aside: their handler lasts as long as the stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Runtime } from '../core/runtime/index.js';
-import type { Role, TokenStore } from '../core/access/index.js';
+import type { Role, TokenStore, TokenView } from '../core/access/index.js';
 import type { BodyOut, HttpRoute, PathParams, QueryOut } from '../core/contract/index.js';
 import type { RouteDoc } from './openapi.js';
 import { parseOrProblem } from './problems.js';
 import { withinBudget } from './request-budget.js';
 import type { StreamSlots } from './stream-limits.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request is (authentication.ts; in-process.ts): its role decides what a route shows. */
+    token?: TokenView;
+  }
+}
 
 /** What the route modules work on: the core services, the token store, the event stream slots. */
 export interface ApiDeps {
@@ -26,9 +33,9 @@ export interface RouteInput<R extends HttpRoute> {
   body: BodyOut<R>;
   query: QueryOut<R>;
   params: Record<PathParams<R['path']>, string>;
-  /** The audit actor of the authenticated request: `token:<name>`. */
+  /** The audit actor of the authenticated request: `token:<name>` (in-process: the local OS user). */
   actor: string;
-  /** Aborts when the request's time budget is spent (never, for an event stream). */
+  /** Aborts when the request's time budget is spent (never, for an event stream or in-process). */
   signal: AbortSignal;
 }
 
@@ -56,10 +63,18 @@ export interface RouteKit {
   readonly docs: readonly RouteDoc[];
 }
 
+/**
+ * Who may call a route: throws the 401/403 problem, or answers the request's
+ * audit actor. The api's is the bearer token (authentication.ts); the CLI's
+ * in-process api's is the local OS user (in-process.ts).
+ */
+export type Authenticate = (request: FastifyRequest, needed: Role) => Promise<string>;
+
+/** `budgetMs` undefined: no time budget (the in-process api: local work takes as long as it takes). */
 export function createRouteKit(
   app: FastifyInstance,
-  authenticate: (request: FastifyRequest, needed: Role) => Promise<void>,
-  budgetMs: number,
+  authenticate: Authenticate,
+  budgetMs: number | undefined,
 ): RouteKit {
   const docs: RouteDoc[] = [];
   return {
@@ -70,22 +85,22 @@ export function createRouteKit(
         method: contract.method,
         url: `/api/v1${contract.path}`,
         handler: async (request, reply) => {
-          const streams = contract.events !== undefined;
-          const signal = streams ? new AbortController().signal : AbortSignal.timeout(budgetMs);
+          const unbounded = contract.events !== undefined || budgetMs === undefined;
+          const signal = unbounded ? new AbortController().signal : AbortSignal.timeout(budgetMs);
           const answer = async () => {
-            await authenticate(request, contract.role);
+            const actor = await authenticate(request, contract.role);
             const input = {
               body: contract.body ? parseOrProblem(contract.body, request.body ?? {}, 'body') : undefined,
               query: contract.query
                 ? parseOrProblem(contract.query, request.query ?? {}, 'query')
                 : undefined,
               params: request.params,
-              actor: `token:${request.token?.name ?? 'unknown'}`,
+              actor,
               signal,
             } as RouteInput<typeof contract>;
             return handler(input, request, reply);
           };
-          const result = streams ? await answer() : await withinBudget(answer(), signal, budgetMs);
+          const result = unbounded ? await answer() : await withinBudget(answer(), signal, budgetMs);
           if (options.raw) return reply;
           return reply.code(contract.status ?? 200).send(result);
         },

@@ -11,22 +11,13 @@ import type { Runtime } from '../core/runtime/index.js';
 import { authenticator, tokenStillValid } from './authentication.js';
 import { renderMetrics } from './metrics.js';
 import { ProblemError, sendProblem, toProblem } from './problems.js';
-import { BODY_LIMIT, MAX_JSON_DEPTH, jsonDepthExceeds } from './request-limits.js';
+import { BODY_LIMIT } from './request-limits.js';
 import { limitRequestRates, requestBudgetFromEnv, type RequestBudget } from './request-budget.js';
 import { routes } from '../core/contract/index.js';
-import { createRouteKit, type ApiDeps } from './route-kit.js';
-import { registerAuditRoutes } from './routes/audit-routes.js';
-import { registerBatchRoutes } from './routes/batch-routes.js';
-import { registerOperationRoutes } from './routes/operation-routes.js';
-import { registerPluginRoutes } from './routes/plugin-routes.js';
-import { registerProjectRoutes } from './routes/project-routes.js';
-import { registerScheduleRoutes } from './routes/schedule-routes.js';
-import { registerWebhookRoutes } from './routes/webhook-routes.js';
-import { registerTokenRoutes } from './routes/token-routes.js';
+import { answerJsonWithProblems, registerApiRoutes } from './api-routes.js';
 import { openApiDocument } from './openapi.js';
 import { BEFORE_HOOKS_HEADERS, CACHE_HEADERS, HELMET_OPTIONS } from './security-headers.js';
-import { serveEventStreams } from './sse.js';
-import { StreamSlots, keepAliveMsFromEnv, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
+import { keepAliveMsFromEnv, streamLimitsFromEnv, type StreamLimits } from './stream-limits.js';
 import { sendUiFile } from './ui-files.js';
 import { hostAllowed, hostnameOf } from './host-allowlist.js';
 
@@ -76,34 +67,7 @@ export async function buildApi(
     for (const [name, value] of Object.entries(CACHE_HEADERS)) reply.raw.setHeader(name, value);
   });
 
-  // JSON bodies only (Fastify's own text/plain parser would hand a route a string: a 400
-  // instead of the 415 any other media type gets); an empty body counts as {} so routes
-  // that take nothing accept a bare POST.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, {});
-    if (jsonDepthExceeds(text, MAX_JSON_DEPTH))
-      return done(
-        ProblemError.of(
-          ERROR_CODES.JSON_TOO_DEEP,
-          `the request body nests deeper than ${MAX_JSON_DEPTH} levels`,
-        ),
-      );
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(ProblemError.of(ERROR_CODES.INVALID_INPUT, 'the request body is not valid JSON'), undefined);
-    }
-  });
-
-  app.setErrorHandler((error, request, reply) => sendProblem(reply, toProblem(error, request, logger)));
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      reply,
-      ProblemError.of(ERROR_CODES.ROUTE_NOT_FOUND, `no route ${request.method} ${request.url.split('?')[0]}`),
-    ),
-  );
+  answerJsonWithProblems(app, logger);
 
   /** Same-origin only: a browser request from another origin is refused. */
   app.addHook('onRequest', async (request) => {
@@ -122,23 +86,16 @@ export async function buildApi(
   // ---- /api/v1: registration order is route order in the OpenAPI document ----
   const budget = { ...requestBudgetFromEnv(), ...options.requestBudget };
   await limitRequestRates(app, budget);
-  const kit = createRouteKit(app, authenticator(tokens), budget.requestMs);
-  const streams = new StreamSlots({ ...streamLimitsFromEnv(), ...options.streamLimits });
-  // Open event streams end when the app closes, so stopping the api never waits for one.
   // Each keep-alive also asks again whether the stream's token is valid (a revoked one loses its streams).
-  serveEventStreams(app, {
+  const kit = registerApiRoutes(app, {
+    runtime,
+    tokens,
+    authenticate: authenticator(tokens),
+    budgetMs: budget.requestMs,
+    streamLimits: { ...streamLimitsFromEnv(), ...options.streamLimits },
     keepAliveMs: options.streamKeepAliveMs ?? keepAliveMsFromEnv(),
     stillAllowed: tokenStillValid(tokens),
   });
-  const deps: ApiDeps = { runtime, tokens, streams };
-  registerPluginRoutes(kit, deps);
-  registerProjectRoutes(kit, deps);
-  registerBatchRoutes(kit, deps);
-  registerOperationRoutes(kit, deps);
-  registerScheduleRoutes(kit, deps);
-  registerWebhookRoutes(kit, deps);
-  registerAuditRoutes(kit, deps);
-  registerTokenRoutes(kit, deps);
   kit.route(routes.openApi, () => openApiDocument(kit.docs));
 
   // ---- unauthenticated: only for a Host that names this api (DNS rebinding) ----

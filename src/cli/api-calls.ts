@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Answer, BodyIn, HttpRoute, PathParams, QueryIn } from '../core/contract/index.js';
 import { escapeControl } from '../core/safety/index.js';
 import { MalformedAnswerError } from './cli-errors.js';
-import type { ApiClient } from './http.js';
+import type { Transport } from './transport.js';
 
 export interface CallInput<R extends HttpRoute> {
   params?: Record<PathParams<R['path']>, string>;
@@ -32,7 +32,7 @@ export function pathOf<R extends HttpRoute>(route: R, input: CallInput<R> = {}):
 
 /** One call; its status and its answer as the route's response schema parses it. */
 export async function callRoute<R extends HttpRoute>(
-  api: ApiClient,
+  api: Transport,
   route: R,
   input: CallInput<R> = {},
 ): Promise<{ status: number; body: Answer<R> }> {
@@ -49,7 +49,7 @@ export async function callRoute<R extends HttpRoute>(
 
 /** The data of one event of a route's stream, parsed with the route's schema for that event. */
 export function eventData<R extends HttpRoute>(
-  api: ApiClient,
+  api: Transport,
   route: R,
   path: string,
   name: string,

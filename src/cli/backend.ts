@@ -1,8 +1,8 @@
-// One implementation of each command's output, two transports underneath:
-// the commands call this interface only. The local backend is the core
-// services over Redis (the local OS user is the actor); the remote backend
-// (remote-backend.ts) is the HTTP API (the token is the actor). Both return
-// the same view objects and raise errors with the same codes and exit status.
+// What the commands call: one interface, one implementation (api-backend.ts)
+// over the api's routes, two transports underneath (transport.ts): in this
+// process locally (the local OS user is the actor), HTTP remotely (the token
+// is the actor). Both return the same view objects and raise errors with the
+// same codes and exit status.
 import type { AuditEntry, AuditQuery, TokenView } from '../core/access/index.js';
 import type {
   BatchDiff,
@@ -15,18 +15,17 @@ import type {
   ProjectSelection,
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
-import { MAX_PAGE_LIMIT, type Page } from '../core/redis/index.js';
+import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
-import type { Runtime } from '../core/runtime/index.js';
 import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
 import type { DeliveryView, WebhookInput, WebhookView } from '../core/work/notify/index.js';
-import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
+import type { QueueName } from './transport.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
 export type LogLine = Awaited<ReturnType<PluginService['logs']>>[number];
 export type CreatedToken = TokenView & { token: string };
-export type QueueName = 'inspect' | 'operate';
+export type { QueueName } from './transport.js';
 
 export interface Backend {
   readonly mode: 'local' | 'remote';
@@ -123,93 +122,4 @@ export interface Backend {
     create(name: string, role: string, options: { expiresInMs?: number }): Promise<CreatedToken>;
     revoke(idOrName: string): Promise<TokenView>;
   };
-}
-
-/** The core services over Redis, acting as `actor` (the local OS user). */
-export function localBackend(runtime: Runtime, actor: string): Backend {
-  const { plugins, projects, batches, operations, schedules, webhooks, tokens } = runtime;
-  const backend: Backend = {
-    mode: 'local',
-    plugins: {
-      refresh: () => plugins.refresh(actor),
-      list: () => plugins.list(),
-      show: (id) => plugins.show(id),
-      trust: (id, fingerprint) => plugins.trust(id, fingerprint, actor),
-      enable: (id, scopes) => plugins.enable(id, scopes, actor),
-      disable: (id) => plugins.disable(id, actor),
-      health: (id) => plugins.health(id),
-      logs: (id, limit) => plugins.logs(id, limit),
-      followLogs: (id, print, options) => followPluginLogs(backend.plugins.logs, id, print, options),
-      setPolicy: (id, settings) => plugins.setPolicy(id, settings, actor),
-    },
-    projects: {
-      list: () => projects.listing(),
-      add: (path, options) => projects.add(path, options, actor),
-      scan: (dir, options) => projects.scan(dir, options, actor),
-      setTrusted: (id, trusted) => projects.setTrusted(id, trusted, actor),
-      addLabels: (id, labels) => projects.addLabels(id, labels, actor),
-      removeLabel: (id, label) => projects.removeLabels(id, [label], actor),
-      remove: (id) => projects.remove(id, actor),
-    },
-    work: {
-      createBatch: (pluginId, selection) => batches.create(pluginId, selection, actor),
-      resolveBatch: (ref, scope) => batches.resolve(ref, scope),
-      getBatch: (batchId) => batches.get(batchId),
-      listBatches: (query) => batches.list(query),
-      followBatch: (batchId, onProgress, options) => batches.follow(batchId, onProgress, options),
-      cancelBatch: (batchId) => batches.cancel(batchId, actor),
-      cancelBatches: (filter) => schedules.cancelBatches(filter, actor),
-      retryBatch: (batchId, options) => batches.retry(batchId, options, actor),
-      diffBatches: (fromId, toId) => batches.diff(fromId, toId),
-      previousBatch: async (batchId) => (await batches.previous(batchId))?.batchId,
-      projectHistory: (projectId, pluginId, limit) => batches.history(projectId, pluginId, limit),
-      // Page by page, as the api answers it (the service sorts, pages and redacts).
-      fleet: async (pluginId, query) => {
-        const rows: FleetRow[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await batches.factsPage(pluginId, {
-            ...query,
-            limit: MAX_PAGE_LIMIT,
-            ...(cursor ? { cursor } : {}),
-          });
-          rows.push(...page.items);
-          cursor = page.nextCursor;
-        } while (cursor);
-        return rows;
-      },
-      exportBatch: (batchId, format) => batches.export(batchId, format),
-      createOperation: (request) => operations.create(request, actor),
-      resolveOperation: (ref, scope) => operations.resolve(ref, scope),
-      getOperation: (id) => operations.get(id),
-      operationLogs: (id) => operations.logs(id),
-      followOperationLogs: (id, print, options) => followOperationLogs(backend.work, id, print, options),
-      listOperations: (query) => operations.list(query),
-      cancelOperation: (id) => operations.cancel(id, actor),
-      waitOperation: (id, options) => operations.wait(id, options),
-      workersConsuming: (queue) =>
-        queue === 'inspect' ? batches.workersConsuming() : operations.workersConsuming(),
-    },
-    // The local user is an administrator (docs/CLI.md): audit details as an admin reads them.
-    audit: (query) => runtime.audit.query(query, { role: 'admin' }),
-    schedules: {
-      list: () => schedules.list(),
-      add: (input) => schedules.add(input, actor),
-      edit: (idOrName, changes) => schedules.edit(idOrName, changes, actor),
-      setPaused: (idOrName, paused) => schedules.setPaused(idOrName, paused, actor),
-      remove: (idOrName) => schedules.remove(idOrName, actor),
-    },
-    webhooks: {
-      list: () => webhooks.list(),
-      add: (input) => webhooks.add(input, actor),
-      remove: (id) => webhooks.remove(id, actor),
-      deliveries: (id) => webhooks.deliveries(id),
-    },
-    tokens: {
-      list: () => tokens.list(),
-      create: (name, role, options) => tokens.create(name, role, actor, options),
-      revoke: (idOrName) => tokens.revoke(idOrName, actor),
-    },
-  };
-  return backend;
 }

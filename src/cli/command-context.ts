@@ -1,6 +1,7 @@
-// How a command gets what it works with: global options resolved, then
-// either the core over Redis (local mode: Redis reached fail-fast with a
-// message naming the URL, closed afterwards) or the HTTP API (remote mode).
+// How a command gets what it works with: global options resolved, then the
+// one Backend over either the api's routes in this process around the core
+// over Redis (local mode: Redis reached fail-fast with a message naming the
+// URL, closed afterwards) or the HTTP API (remote mode).
 import type { Command } from 'commander';
 import { routes } from '../core/contract/index.js';
 import { ERROR_CODES } from '../core/platform/index.js';
@@ -8,10 +9,11 @@ import { callRoute } from './api-calls.js';
 import { NotAllowedError } from './cli-errors.js';
 import { localUser, runtimeFor } from '../core/runtime/index.js';
 import type { Runtime } from '../core/runtime/index.js';
-import { localBackend, type Backend } from './backend.js';
+import { apiBackend } from './api-backend.js';
+import type { Backend } from './backend.js';
 import { resolveConfig, type GlobalOptions, type ResolvedConfig } from './config.js';
 import { ApiClient } from './http.js';
-import { remoteBackend } from './remote-backend.js';
+import { InProcessTransport } from './in-process-transport.js';
 import { resolveTarget, type RemoteOptions, type Target } from './target.js';
 
 export interface CommandContext {
@@ -56,10 +58,15 @@ export async function withBackend<T>(
   const config = globalsOf(command);
   const target = await targetOf(command);
   if (target.mode === 'remote')
-    return body({ config, target, backend: remoteBackend(new ApiClient(target.url, target.token)) });
-  return withRuntime(command, ({ runtime, actor }) =>
-    body({ config, target, backend: localBackend(runtime, actor) }),
-  );
+    return body({ config, target, backend: apiBackend(new ApiClient(target.url, target.token)) });
+  return withRuntime(command, async ({ runtime, actor }) => {
+    const transport = new InProcessTransport(runtime, actor);
+    try {
+      return await body({ config, target, backend: apiBackend(transport) });
+    } finally {
+      await transport.close();
+    }
+  });
 }
 
 /**

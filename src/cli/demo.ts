@@ -12,7 +12,8 @@ import { packPlugin } from '@switchyard/plugin-sdk/pack';
 import { localUser, runtimeFor } from '../core/runtime/index.js';
 import { createLogger } from '../core/platform/index.js';
 import { watchAncestors } from './ancestors.js';
-import { localBackend } from './backend.js';
+import { apiBackend } from './api-backend.js';
+import { InProcessTransport } from './in-process-transport.js';
 import { printBatchResults, followWithProgress } from './commands/work-output.js';
 import { printPluginTable } from './commands/plugin-commands.js';
 import { resolveConfig } from './config.js';
@@ -137,7 +138,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     say('\n6. One batch inspection over every project, each call a fresh supervised process');
     const batch = await runtime.batches.create('fixture-inspector', 'all', actor);
     const started = Date.now();
-    const final = await followWithProgress(localBackend(runtime, actor).work, batch, false);
+    const transport = new InProcessTransport(runtime, actor);
+    const final = await followWithProgress(apiBackend(transport).work, batch, false).finally(() =>
+      transport.close(),
+    );
     say('');
     printBatchResults(final);
     say(`   finished in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -14,7 +14,7 @@ import {
   MalformedAnswerError,
   RemoteProblemError,
 } from './cli-errors.js';
-import type { ApiClient } from './http.js';
+import type { Transport } from './transport.js';
 
 export { MAX_EVENT_CHARS, type ServerEvent } from '../core/contract/index.js';
 
@@ -40,7 +40,7 @@ function giveUpAfterMs(): number {
  * undefined), used while streams are refused.
  */
 export async function untilDone<T>(
-  api: ApiClient,
+  api: Transport,
   path: string,
   onEvent: (event: ServerEvent) => void,
   options: { signal?: AbortSignal; read: () => Promise<T | undefined>; done: (data: string) => T },

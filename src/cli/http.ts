@@ -1,4 +1,4 @@
-// The HTTP client of remote mode: JSON over fetch with the bearer token, and
+// The HTTP transport of remote mode: JSON over fetch with the bearer token, and
 // problem documents turned back into the errors (and exit codes) the same
 // failure has in local mode.
 import {
@@ -16,6 +16,7 @@ import {
   isErrorCode,
 } from '../core/platform/index.js';
 import { redact } from '../core/safety/index.js';
+import type { Transport } from './transport.js';
 
 export interface Problem {
   status: number;
@@ -32,7 +33,9 @@ const TIMEOUT_MS = 60_000;
  */
 export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
-export class ApiClient {
+export class ApiClient implements Transport {
+  readonly mode = 'remote';
+
   constructor(
     readonly url: string,
     readonly token: string | undefined,
@@ -48,6 +51,14 @@ export class ApiClient {
       return undefined;
     }
   }
+
+  /** /healthz's count of workers (every queue's together): the api has no route per queue. */
+  async workersConsuming(): Promise<number | undefined> {
+    return (await this.health())?.workers;
+  }
+
+  /** Nothing held open between requests. */
+  async close(): Promise<void> {}
 
   /** GET/POST/DELETE under /api/v1; the parsed answer, or the mapped error. */
   async request<T>(

@@ -1,9 +1,12 @@
-// The remote backend: every Backend call as an HTTP API request with the
-// bearer token, by the contract's route table (core/contract). It needs no
-// Redis and no data dir; each answer is parsed with its route's schema, so
-// what the commands get is the same view objects the core services return
-// locally, or a clear error naming the route.
+// The one Backend: every call as a request of the api's route by the
+// contract's route table (core/contract), over a Transport: HTTP with the
+// bearer token (remote mode; no Redis, no data dir) or the api's routes built
+// in this process (local mode, in-process-transport.ts). Each answer is parsed
+// with its route's schema, so the commands get the core services' view
+// objects either way, or a clear error naming the route.
 import { resolve } from 'node:path';
+import { SCOPES } from '@switchyard/plugin-sdk/protocol';
+import { InvalidInputError } from '../core/platform/index.js';
 import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
@@ -13,21 +16,21 @@ import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
 import { MalformedAnswerError } from './cli-errors.js';
 import { untilDone } from './event-stream.js';
-import type { ApiClient } from './http.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
+import type { Transport } from './transport.js';
 
 /** Leaves out the fields not given (the query and body types are exact about optional ones). */
 function given<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as never;
 }
 
-export function remoteBackend(api: ApiClient): Backend {
+export function apiBackend(api: Transport): Backend {
   const call = async <R extends (typeof routes)[keyof typeof routes]>(route: R, input?: CallInput<R>) =>
     (await callRoute(api, route, input)).body;
   const id = (value: string) => ({ params: { id: value } });
 
   const backend: Backend = {
-    mode: 'remote',
+    mode: api.mode,
     plugins: {
       refresh: () => call(routes.refreshPlugins, { body: {} }),
       list: () => call(routes.listPlugins),
@@ -41,8 +44,15 @@ export function remoteBackend(api: ApiClient): Backend {
         return detail;
       },
       trust: (pluginId, fingerprint) => call(routes.trustPlugin, { ...id(pluginId), body: { fingerprint } }),
-      enable: (pluginId, scopes) =>
-        call(routes.enablePlugin, { ...id(pluginId), body: { scopes: scopes as never } }),
+      enable: async (pluginId, scopes) => {
+        // The route's schema would refuse an unknown scope in general terms: named as the core names it.
+        const unknown = scopes.find((scope) => !(SCOPES as readonly string[]).includes(scope));
+        if (unknown !== undefined)
+          throw new InvalidInputError(
+            `unknown scope ${JSON.stringify(unknown)}; scopes are ${SCOPES.join(', ')}`,
+          );
+        return call(routes.enablePlugin, { ...id(pluginId), body: { scopes: scopes as never } });
+      },
       disable: (pluginId) => call(routes.disablePlugin, { ...id(pluginId), body: {} }),
       health: (pluginId) => call(routes.checkPluginHealth, { ...id(pluginId), body: {} }),
       logs: (pluginId, limit) => call(routes.pluginLogs, { ...id(pluginId), query: { limit } }),
@@ -180,7 +190,7 @@ export function remoteBackend(api: ApiClient): Backend {
         // Aborted: the operation as it is now, as the local wait answers.
         return done ?? backend.work.getOperation(operationId);
       },
-      workersConsuming: async () => (await api.health())?.workers,
+      workersConsuming: (queue) => api.workersConsuming(queue),
     },
     audit: (filters) => call(routes.audit, { query: given(filters) }),
     schedules: {
