@@ -7,7 +7,12 @@ import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 
 import type { Redis } from 'ioredis';
 import { InspectionRunner } from '../core/work/batches/index.js';
 import { MaintenanceService } from '../core/work/upkeep/index.js';
-import { REPORT_EVERY_MS, reportConfinement, withdrawConfinement } from '../core/plugins/index.js';
+import {
+  REPORT_EVERY_MS,
+  WorkerSlots,
+  reportConfinement,
+  withdrawConfinement,
+} from '../core/plugins/index.js';
 import { ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
 import { containment } from '../core/supervision/index.js';
 import {
@@ -95,6 +100,12 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const reporting = setInterval(() => void report(), REPORT_EVERY_MS);
   reporting.unref();
   const busyDelayMs = options.projectBusyDelayMs ?? 500;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  // A call's slot of its plugin's caps outlives a kill -9 of this worker by about as long as its job's lock.
+  core.plugins.calls.caps.leaseMs = lockDuration;
+  // What each slot runs, for `switchyard queue`.
+  const slots = new WorkerSlots(core.redis, keys, identity);
+  core.plugins.calls.slots = slots;
 
   const priority = new OperationPriority(options.operationPriorityMs ?? DEFAULT_OPERATION_PRIORITY_MS);
   const announce = (activity: OperationActivity) =>
@@ -141,7 +152,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     connection,
     prefix: keys.bullPrefix,
     name: identity,
-    lockDuration: options.lockDurationMs ?? 30_000,
+    lockDuration,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
   };
 
@@ -259,6 +270,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
         await closing;
       }
       await Promise.all(stallEvents.map((events) => events.close()));
+      await slots.close();
       subscriber.disconnect();
     },
   };

@@ -130,6 +130,12 @@ const pluginDetailShape = {
         .describe("finished batches younger than this are kept (unset: the host's)"),
     })
     .describe('plugin set --retention-batches/--retention-days'),
+  caps: z
+    .object({
+      maxConcurrency: z.number().int().nullable().describe('most calls at once across the installation'),
+      rate: z.string().nullable().describe('most calls started per second or minute: 20/s, 600/m'),
+    })
+    .describe('plugin set --max-concurrency/--rate; null: no cap'),
   containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),
@@ -283,6 +289,12 @@ export const operationView: z.ZodType<OperationView> = z.object({
   cancelledBy: z.string().optional().describe('who asked first to cancel it'),
   worker: z.string().optional().describe('the worker that ran it: worker:<host>:<pid>'),
   durationMs: z.number().int().optional().describe('from started to finished'),
+  waiting: z
+    .string()
+    .optional()
+    .describe(
+      "while running: its call waits for the plugin's caps (plugin set --max-concurrency/--rate), and why",
+    ),
 });
 
 export const auditEntry: z.ZodType<AuditEntry> = z.object({

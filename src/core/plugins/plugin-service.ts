@@ -46,6 +46,7 @@ import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 import { checkConfinementSettings, type ConfinementSettings } from './confinement-settings.js';
 import { checkRetentionSettings, retentionOf } from './retention-policy.js';
+import { applyCapSettings, hasCaps, rateText, type CallCaps, type CapSettings } from './plugin-caps.js';
 
 export type { CallOptions } from './plugin-calls.js';
 export type { PluginDetail, PluginView } from './plugin-rules.js';
@@ -160,7 +161,11 @@ export class PluginService {
    * extra read/write paths, resource limits (unset ones keep their value).
    */
   async setPolicy(id: string, settings: PluginSettings, actor: string): Promise<PluginDetail> {
-    const { inspectMs, operateMs, retentionBatches, retentionDays, ...confinement } = settings;
+    const { inspectMs, operateMs, retentionBatches, retentionDays, maxConcurrency, rate, ...confinement } =
+      settings;
+    const capSettings = definedOnly({ maxConcurrency, rate });
+    // Checked before anything is written (the record's own caps are applied inside the change).
+    applyCapSettings(undefined, capSettings);
     const timeSettings = definedOnly({ inspectMs, operateMs });
     checkSettings(timeSettings);
     const retention = definedOnly(checkRetentionSettings({ batches: retentionBatches, days: retentionDays }));
@@ -168,7 +173,8 @@ export class PluginService {
     if (
       Object.keys(timeSettings).length +
         Object.keys(confinementSettings).length +
-        Object.keys(retention).length ===
+        Object.keys(retention).length +
+        Object.keys(capSettings).length ===
       0
     )
       throw new InvalidInputError(`nothing to set for plugin ${id}`);
@@ -178,6 +184,11 @@ export class PluginService {
       const timeLimits = { ...current.timeLimits, ...timeSettings };
       const next: PluginRecord = { ...current, timeLimits };
       if (Object.keys(retention).length > 0) next.retention = { ...current.retention, ...retention };
+      if (Object.keys(capSettings).length > 0) {
+        const caps = applyCapSettings(current.caps, capSettings);
+        if (hasCaps(caps)) next.caps = caps;
+        else delete next.caps;
+      }
       if (Object.keys(confinementSettings).length > 0) {
         next.confinement = {
           ...current.confinement,
@@ -196,6 +207,7 @@ export class PluginService {
               ...timeLimits,
               ...(next.confinement ? { confinement: { ...next.confinement } } : {}),
               ...(next.retention ? { retention: { ...next.retention } } : {}),
+              ...(Object.keys(capSettings).length > 0 ? { caps: capsDetail(next.caps) } : {}),
             },
           },
         ],
@@ -450,8 +462,17 @@ function definedOnly<T extends object>(settings: T): T {
   return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
 }
 
-/** What `plugin set` may change: time limits and kernel confinement. */
+/** The caps as the audit records them (`none` when cleared). */
+function capsDetail(caps: CallCaps | undefined): { maxConcurrency: number | 'none'; rate: string } {
+  return {
+    maxConcurrency: caps?.maxConcurrency ?? 'none',
+    rate: caps?.rate ? rateText(caps.rate) : 'none',
+  };
+}
+
+/** What `plugin set` may change: time limits, kernel confinement, retention, caps. */
 export type PluginSettings = TimeLimitSettings &
+  CapSettings &
   Omit<ConfinementSettings, 'networkSetBy'> & {
     /** retention-policy.ts: keep at least this many finished batches… */
     retentionBatches?: number;
