@@ -24,10 +24,17 @@ import {
   cancelBatches,
   editSchedule,
   listSchedules,
+  queueOf,
   removeSchedule,
   setSchedulePaused,
 } from '../core/work/upkeep/index.js';
-import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
+import type {
+  QueueView,
+  Schedule,
+  ScheduleChanges,
+  ScheduleInput,
+  ScheduleView,
+} from '../core/work/upkeep/index.js';
 import {
   addWebhook,
   listWebhooks,
@@ -119,6 +126,8 @@ export interface Backend {
     workersConsuming(queue: QueueName): Promise<number | undefined>;
   };
   audit(query: AuditQuery): Promise<Page<AuditEntry>>;
+  /** What waits and runs, per requester, batch or operation, and worker slot (`switchyard queue`). */
+  queue(): Promise<QueueView>;
   /** Each `idOrName` is a schedule's id or its name. */
   schedules: {
     list(): Promise<ScheduleView[]>;
@@ -193,6 +202,7 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
         queue === 'inspect' ? batches.workersConsuming() : operations.workersConsuming(),
     },
     audit: (query) => queryAudit(core.redis, core.keys, query),
+    queue: () => queueOf(runtime),
     schedules: {
       list: () => listSchedules(runtime),
       add: (input) => addSchedule(runtime, input, actor),

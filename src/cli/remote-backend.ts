@@ -183,6 +183,7 @@ export function remoteBackend(api: ApiClient): Backend {
       workersConsuming: async () => (await api.health())?.workers,
     },
     audit: (filters) => call(routes.audit, { query: given(filters) }),
+    queue: () => call(routes.queue, {}),
     schedules: {
       list: () => call(routes.listSchedules),
       add: (input) => call(routes.addSchedule, { body: given(input) }),

@@ -270,7 +270,10 @@ describe('installation-wide caps of one plugin', () => {
       '--rate',
       'none',
     ]);
-    expect(JSON.parse(cleared.stdout).caps).toEqual({ maxConcurrency: null, rate: null });
+    expect(JSON.parse(cleared.stdout).caps, cleared.stdout + cleared.stderr).toEqual({
+      maxConcurrency: null,
+      rate: null,
+    });
     const audit = await runCli(installation, ['audit', '--action', 'plugin.set']);
     const entries = JSON.parse(audit.stdout) as
       { items?: { detail: { caps?: unknown } }[] } | { detail: { caps?: unknown } }[];

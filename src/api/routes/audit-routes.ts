@@ -1,12 +1,15 @@
-// /api/v1/audit: the audit log, filtered and paginated, details redacted.
+// /api/v1/audit: the audit log, filtered and paginated, details redacted; /api/v1/queue: what waits and runs.
 import { roleAllows, queryAudit, type AuditEntry } from '../../core/access/index.js';
 import { routes } from '../../core/contract/index.js';
 import { redactDeep } from '../../core/safety/index.js';
 import { webhookUrlForViewer } from '../../core/work/notify/index.js';
+import { queueOf } from '../../core/work/upkeep/index.js';
 import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
 
 export function registerAuditRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { core } = runtime;
+  // What waits and runs (queue-view.ts); a wait's reason redacted like every text shown to a viewer.
+  route(routes.queue, async () => redactDeep(await queueOf(runtime)));
   route(routes.audit, async ({ query }, request) => {
     const page = await queryAudit(core.redis, core.keys, withoutUndefined(query));
     const admin = request.token !== undefined && roleAllows(request.token.role, 'admin');

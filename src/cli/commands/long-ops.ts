@@ -223,17 +223,18 @@ interface PolicyOptions {
   disk?: number;
   retentionBatches?: number;
   retentionDays?: number;
-  maxConcurrency?: number | null;
-  rate?: string | null;
+  maxConcurrency?: number | 'none';
+  rate?: string;
 }
 
-function capFrom(value: string): number | null {
-  if (value === 'none') return null;
+// `none` stays a string here: commander turns a parser's null into ''.
+function capFrom(value: string): number | 'none' {
+  if (value === 'none') return 'none';
   return integerFrom('--max-concurrency', 1, MAX_CONCURRENCY_CAP)(value);
 }
 
-function rateFrom(value: string): string | null {
-  if (value === 'none') return null;
+function rateFrom(value: string): string {
+  if (value === 'none') return 'none';
   try {
     return rateText(parseRate(value));
   } catch (error) {
@@ -259,8 +260,8 @@ function policySettings(options: PolicyOptions): PluginSettings {
     diskBytes: options.disk,
     retentionBatches: options.retentionBatches,
     retentionDays: options.retentionDays,
-    maxConcurrency: options.maxConcurrency,
-    rate: options.rate,
+    maxConcurrency: options.maxConcurrency === 'none' ? null : options.maxConcurrency,
+    rate: options.rate === 'none' ? null : options.rate,
   };
   return Object.fromEntries(
     Object.entries(settings).filter(([, value]) => value !== undefined),

@@ -4,3 +4,4 @@ export * from './maintenance.js';
 export * from './retention.js';
 export * from './schedule-service.js';
 export * from './schedule-store.js';
+export * from './queue-view.js';
