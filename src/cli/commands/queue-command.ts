@@ -68,7 +68,7 @@ function printQueue(view: QueueView): void {
         : worker.slots.map((slot) => [
             worker.worker,
             String(slot.slot),
-            slot.state === 'waiting' ? `waiting: ${slot.reason ?? ''}` : slot.state,
+            slot.state === 'waiting' ? (slot.reason ?? 'waiting') : slot.state,
             slot.pluginId ?? '',
             slot.kind ?? '',
             slot.projectId ?? '',
