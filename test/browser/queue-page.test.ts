@@ -62,5 +62,5 @@ describe('the Queue page in Chromium', () => {
         await ui.close();
       }
     }
-  });
+  }, 240_000);
 });

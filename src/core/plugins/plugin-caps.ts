@@ -138,6 +138,6 @@ export class PluginCaps {
 
 function waitReason(pluginId: string, caps: CallCaps, answer: 'concurrency' | 'rate'): string {
   if (answer === 'concurrency')
-    return `waiting: plugin ${pluginId} already runs ${caps.maxConcurrency} calls at once across the installation (its --max-concurrency)`;
+    return `waiting: plugin ${pluginId} already runs ${caps.maxConcurrency} call${caps.maxConcurrency === 1 ? '' : 's'} at once across the installation (its --max-concurrency)`;
   return `waiting: plugin ${pluginId} reached its rate of ${rateText(caps.rate!)} across the installation (its --rate)`;
 }
