@@ -38,7 +38,8 @@ try {
   ]);
   const [projectId] = await addProjects(install, 1);
   const worker = await startWorker(install, redis.url, 1);
-  const { core, batches } = install.runtime;
+  const { batches } = install.runtime;
+  const core = install.runtime; // its plugins, redis and keys
   await sleep(2_100); // let the package copy age past the fingerprint cache's racy window
 
   /** @typedef {{ at: number, message: string }} Arrival */

@@ -69,7 +69,8 @@ try {
   console.error(
     `set-up: ${jobs} project records written in ${((performance.now() - setupStart) / 1000).toFixed(1)} s`,
   );
-  const { batches, core } = install.runtime;
+  const { batches } = install.runtime;
+  const core = install.runtime; // its redis and keys
 
   const memBefore = await usedMemory(client);
   const started = performance.now();

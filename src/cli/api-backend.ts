@@ -193,6 +193,7 @@ export function apiBackend(api: Transport): Backend {
       workersConsuming: (queue) => api.workersConsuming(queue),
     },
     audit: (filters) => call(routes.audit, { query: given(filters) }),
+    queue: () => call(routes.queue, {}),
     schedules: {
       list: () => call(routes.listSchedules),
       add: (input) => call(routes.addSchedule, { body: given(input) }),

@@ -18,7 +18,13 @@ import type { OperationQuery, OperationView, OperationRequest } from '../core/wo
 import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
-import type { Schedule, ScheduleChanges, ScheduleInput, ScheduleView } from '../core/work/upkeep/index.js';
+import type {
+  QueueView,
+  Schedule,
+  ScheduleChanges,
+  ScheduleInput,
+  ScheduleView,
+} from '../core/work/upkeep/index.js';
 import type { DeliveryView, WebhookInput, WebhookView } from '../core/work/notify/index.js';
 import type { QueueName } from './transport.js';
 
@@ -102,6 +108,8 @@ export interface Backend {
     workersConsuming(queue: QueueName): Promise<number | undefined>;
   };
   audit(query: AuditQuery): Promise<Page<AuditEntry>>;
+  /** What waits and runs, per requester, batch or operation, and worker slot (`switchyard queue`). */
+  queue(): Promise<QueueView>;
   /** Each `idOrName` is a schedule's id or its name. */
   schedules: {
     list(): Promise<ScheduleView[]>;

@@ -7,7 +7,12 @@ import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 
 import type { Redis } from 'ioredis';
 import { batchCancelMessage } from '../core/work/batches/index.js';
 import { healthJobSchema, maintenanceJobSchema } from '../core/work/upkeep/index.js';
-import { REPORT_EVERY_MS, reportConfinement, withdrawConfinement } from '../core/plugins/index.js';
+import {
+  REPORT_EVERY_MS,
+  WorkerSlots,
+  reportConfinement,
+  withdrawConfinement,
+} from '../core/plugins/index.js';
 import { ABORT_REASONS, ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
 import { containment } from '../core/supervision/index.js';
 import { QUEUE_NAMES, inspectJobSchema, duplicateRedis } from '../core/redis/index.js';
@@ -76,6 +81,11 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const reporting = setInterval(() => void report(), REPORT_EVERY_MS);
   reporting.unref();
   const busyDelayMs = options.projectBusyDelayMs ?? 500;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  // What each slot runs, for `switchyard queue`; a call's slot of its plugin's caps outlives a
+  // kill -9 of this worker by about as long as its job's lock.
+  const slots = new WorkerSlots(redis, keys, identity);
+  runtime.plugins.serveAsWorker({ capLeaseMs: lockDuration, slots });
 
   const priority = new OperationPriority(options.operationPriorityMs ?? DEFAULT_OPERATION_PRIORITY_MS);
   const inspections = batches.runner(priority);
@@ -105,7 +115,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     connection,
     prefix: keys.bullPrefix,
     name: identity,
-    lockDuration: options.lockDurationMs ?? 30_000,
+    lockDuration,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
   };
 
@@ -223,6 +233,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
         await closing;
       }
       await Promise.all(stallEvents.map((events) => events.close()));
+      await slots.close();
       subscriber.disconnect();
     },
   };

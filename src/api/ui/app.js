@@ -2,6 +2,7 @@
 // Switchyard review UI: sign-in, hash routing, and the shell around each view.
 import { get, getToken, setToken, setUnauthorizedHandler } from './api.js';
 import { auditView } from './audit.js';
+import { queueView } from './queue.js';
 import { batchView, batchesView } from './batches.js';
 import { byId, errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
@@ -31,6 +32,7 @@ const ROUTES = [
   [/^\/operations$/, operationsView],
   [/^\/operations\/([^/]+)$/, operationView],
   [/^\/audit$/, auditView],
+  [/^\/queue$/, queueView],
   [/^\/schedules$/, schedulesView],
   [/^\/tokens$/, tokensView],
   [/^\/webhooks$/, webhooksView],

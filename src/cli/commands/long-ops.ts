@@ -13,6 +13,9 @@ import {
   MAX_RETENTION_BATCHES,
   MAX_RETENTION_DAYS,
   MIN_RETENTION_BATCHES,
+  MAX_CONCURRENCY_CAP,
+  parseRate,
+  rateText,
 } from '../../core/plugins/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
@@ -102,6 +105,16 @@ export function registerLongOpCommands(program: Command): void {
       'and keep every finished batch younger than <d> days (default: SWITCHYARD_RETENTION_DAYS, 7)',
       integerFrom('--retention-days', 0, MAX_RETENTION_DAYS),
     )
+    .option(
+      '--max-concurrency <n>',
+      `most calls of this plugin at once across the installation, every worker on every machine (1 to ${MAX_CONCURRENCY_CAP}; \`none\` clears)`,
+      capFrom,
+    )
+    .option(
+      '--rate <calls/unit>',
+      'most calls started per second or minute across the installation: 20/s, 600/m (`none` clears)',
+      rateFrom,
+    )
     .addHelpText(
       'after',
       `\nDurations: 500ms, 30s, 15m, 2h (a bare number is milliseconds), at most ${MAX_LIMIT_MS} ms. ` +
@@ -112,7 +125,9 @@ export function registerLongOpCommands(program: Command): void {
         '\n\nExamples:\n  switchyard plugin set deployer --operate-timeout 2h\n' +
         '  switchyard plugin set fetcher --network allow --memory 512MiB --cpu 60s --processes 64\n' +
         '  switchyard plugin set py-lint --allow-read /opt/shared-rules\n' +
-        '  switchyard plugin set go-inspector --retention-batches 12 --retention-days 90',
+        '  switchyard plugin set go-inspector --retention-batches 12 --retention-days 90\n' +
+        '  switchyard plugin set github-inspector --max-concurrency 4 --rate 10/s\n' +
+        '  switchyard plugin set github-inspector --max-concurrency none --rate none',
     )
     .action(async (id: string, options: PolicyOptions, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
@@ -208,6 +223,23 @@ interface PolicyOptions {
   disk?: number;
   retentionBatches?: number;
   retentionDays?: number;
+  maxConcurrency?: number | 'none';
+  rate?: string;
+}
+
+// `none` stays a string here: commander turns a parser's null into ''.
+function capFrom(value: string): number | 'none' {
+  if (value === 'none') return 'none';
+  return integerFrom('--max-concurrency', 1, MAX_CONCURRENCY_CAP)(value);
+}
+
+function rateFrom(value: string): string {
+  if (value === 'none') return 'none';
+  try {
+    return rateText(parseRate(value));
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 /** The options given, by the core's names; paths made absolute here (the api host resolves none). */
@@ -228,6 +260,8 @@ function policySettings(options: PolicyOptions): PluginSettings {
     diskBytes: options.disk,
     retentionBatches: options.retentionBatches,
     retentionDays: options.retentionDays,
+    maxConcurrency: options.maxConcurrency === 'none' ? null : options.maxConcurrency,
+    rate: options.rate === 'none' ? null : options.rate,
   };
   return Object.fromEntries(
     Object.entries(settings).filter(([, value]) => value !== undefined),
@@ -244,6 +278,7 @@ export function policyText(detail: PluginDetail): string[] {
     `limits per call: memory ${formatSize(limits.memoryBytes)}, cpu ${formatLimit(limits.cpuMs)}, ` +
       `file size ${formatSize(limits.fileSizeBytes)}, open files ${limits.openFiles}, processes ${limits.processes}, ` +
       `disk ${formatSize(limits.diskBytes)}`,
+    `caps across the installation: ${capsText(detail)}`,
     ...(detail.retention
       ? [
           `retention: the newest ${detail.retention.batches} finished batches, and those younger than ${
@@ -254,6 +289,16 @@ export function policyText(detail: PluginDetail): string[] {
         ]
       : []),
   ];
+}
+
+/** `plugin show`'s caps: at once and per second or minute, or none. */
+export function capsText(detail: PluginDetail): string {
+  const { maxConcurrency, rate } = detail.caps;
+  if (maxConcurrency === null && rate === null) return 'none';
+  return [
+    maxConcurrency === null ? 'no cap at once' : `at most ${maxConcurrency} at once`,
+    rate === null ? 'no rate cap' : `at most ${rate}`,
+  ].join(', ');
 }
 
 function formatSize(bytes: number): string {

@@ -3,6 +3,7 @@
 import { registerFactsCommand } from './facts-command.js';
 import type { Command } from 'commander';
 import { registerAuditCommand } from './audit-commands.js';
+import { registerQueueCommand } from './queue-command.js';
 import { registerInspectCommands } from './inspect-batches.js';
 import { registerOperationCommands } from './operation-commands.js';
 
@@ -10,5 +11,6 @@ export function registerWorkCommands(program: Command): void {
   registerInspectCommands(program);
   registerOperationCommands(program);
   registerAuditCommand(program);
+  registerQueueCommand(program);
   registerFactsCommand(program);
 }

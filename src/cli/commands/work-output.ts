@@ -283,7 +283,9 @@ export function printOperation(operation: OperationView): void {
       'state',
       operationOutcome(operation) === 'outcome unknown'
         ? 'failed — OUTCOME UNKNOWN: the plugin may have acted; check the project before running it again'
-        : operation.state,
+        : operation.waiting
+          ? `${operation.state} — ${operation.waiting}`
+          : operation.state,
     ],
     ['error', operation.errorCode ? errorText(operation.errorCode, operation.errorMessage) : undefined],
     ['summary', operation.result?.summary],

@@ -488,6 +488,14 @@ export const routes = {
   }),
 
   // ---- audit ----
+  queue: define({
+    method: 'GET',
+    path: '/queue',
+    role: 'viewer',
+    summary:
+      'what waits and runs: per requester and batch or operation (waiting, running, share), per worker slot (plugin, project, since, last took work)',
+    response: responses.queueView,
+  }),
   audit: define({
     method: 'GET',
     path: '/audit',

@@ -17,6 +17,7 @@ import {
   MAX_RETENTION_BATCHES,
   MAX_RETENTION_DAYS,
   MIN_RETENTION_BATCHES,
+  MAX_CONCURRENCY_CAP,
   type ResourceLimits,
 } from '../plugins/index.js';
 
@@ -74,6 +75,14 @@ export const bodies = {
     ...limitFields(),
     retentionBatches: z.number().int().min(MIN_RETENTION_BATCHES).max(MAX_RETENTION_BATCHES).optional(),
     retentionDays: z.number().int().min(0).max(MAX_RETENTION_DAYS).optional(),
+    /** null clears the cap (plugin-caps.ts). */
+    maxConcurrency: z.number().int().min(1).max(MAX_CONCURRENCY_CAP).nullable().optional(),
+    rate: z
+      .string()
+      .max(32)
+      .regex(/^\d+\/(s|m)$/, 'a rate is calls per second or minute: 20/s, 600/m')
+      .nullable()
+      .optional(),
   }),
   retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
   createToken: z.strictObject({

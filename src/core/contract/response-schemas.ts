@@ -18,7 +18,7 @@ import { BATCH_STATES } from '../work/batches/index.js';
 import { OPERATION_STATES, type OperationView } from '../work/operations/index.js';
 import type { PluginDetail, PluginView } from '../plugins/index.js';
 import type { Project, ProjectListing, ScanReport } from '../projects/index.js';
-import type { Schedule, ScheduleView } from '../work/upkeep/index.js';
+import type { QueueView, Schedule, ScheduleView } from '../work/upkeep/index.js';
 import {
   DELIVERY_STATES,
   WEBHOOK_EVENTS,
@@ -130,6 +130,12 @@ const pluginDetailShape = {
         .describe("finished batches younger than this are kept (unset: the host's)"),
     })
     .describe('plugin set --retention-batches/--retention-days'),
+  caps: z
+    .object({
+      maxConcurrency: z.number().int().nullable().describe('most calls at once across the installation'),
+      rate: z.string().nullable().describe('most calls started per second or minute: 20/s, 600/m'),
+    })
+    .describe('plugin set --max-concurrency/--rate; null: no cap'),
   containment: z.object({
     mechanism: z.enum(['subreaper', 'process-group']),
     detail: z.string(),
@@ -283,6 +289,61 @@ export const operationView: z.ZodType<OperationView> = z.object({
   cancelledBy: z.string().optional().describe('who asked first to cancel it'),
   worker: z.string().optional().describe('the worker that ran it: worker:<host>:<pid>'),
   durationMs: z.number().int().optional().describe('from started to finished'),
+  waiting: z
+    .string()
+    .optional()
+    .describe(
+      "while running: its call waits for the plugin's caps (plugin set --max-concurrency/--rate), and why",
+    ),
+});
+
+const slotView = z.object({
+  slot: z.number().int(),
+  state: z.enum(['idle', 'waiting', 'running']),
+  pluginId: z.string().optional(),
+  kind: z.string().optional().describe('inspect, operate or health'),
+  projectId: z.string().optional(),
+  batchId: z.string().optional(),
+  operationId: z.string().optional(),
+  since: time.describe('when its call (or its idle spell) began'),
+  reason: z.string().optional().describe("why a waiting call waits (its plugin's caps)"),
+  lastTookAt: time.optional().describe('when this slot last took a call'),
+});
+const queueWork = z.object({
+  kind: z.enum(['batch', 'operation']),
+  id: z.string(),
+  pluginId: z.string(),
+  requester: z.string(),
+  waiting: z
+    .number()
+    .int()
+    .describe('calls not started (a batch: projects without an outcome, less those running)'),
+  running: z.number().int(),
+  waitingForCaps: z.number().int().describe("calls on a worker held back by the plugin's caps"),
+  share: z.number().describe('its running calls over every running call'),
+  reason: z.string().optional(),
+  since: time,
+});
+export const queueView: z.ZodType<QueueView> = z.object({
+  at: time,
+  running: z.number().int().describe('calls running on every worker now'),
+  requesters: z.array(
+    z.object({
+      requester: z.string(),
+      waiting: z.number().int(),
+      running: z.number().int(),
+      share: z.number(),
+      work: z.array(queueWork),
+    }),
+  ),
+  workers: z.array(
+    z.object({
+      worker: z.string(),
+      host: z.string(),
+      slots: z.array(slotView),
+      lastTookAt: time.optional(),
+    }),
+  ),
 });
 
 export const auditEntry: z.ZodType<AuditEntry> = z.object({

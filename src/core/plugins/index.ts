@@ -28,3 +28,7 @@ export {
   MAX_RETENTION_DAYS,
   MIN_RETENTION_BATCHES,
 } from './retention-policy.js';
+export { MAX_CONCURRENCY_CAP, parseRate, rateText } from './plugin-caps.js';
+export type { CallCaps } from './plugin-caps.js';
+export { WorkerSlots, readWorkerBoards } from './worker-slots.js';
+export type { SlotView, WorkerBoard } from './worker-slots.js';

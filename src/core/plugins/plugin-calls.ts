@@ -12,6 +12,7 @@ import type { MethodName, MethodParams } from '@switchyard/plugin-sdk/host';
 import { recordCall } from './call-metrics.js';
 import {
   inOrder,
+  CallCancelledError,
   FingerprintChangedError,
   PackageInvalidError,
   PluginCallError,
@@ -29,6 +30,8 @@ import { boundedMessage } from '../safety/index.js';
 import { superviseCall, LiveStderr, StderrBudget } from '../supervision/index.js';
 import { DEFAULT_CALL_CAP_MS, limitFor, timeLimitsOf } from './time-limits.js';
 import { confinementPolicyOf } from './confinement-settings.js';
+import { PluginCaps, hasCaps, type CapHold } from './plugin-caps.js';
+import type { SlotCall, WorkerSlots } from './worker-slots.js';
 import type { CallPolicy, CallOutcome, SupervisorLimits } from '../supervision/index.js';
 
 export interface CallOptions {
@@ -39,6 +42,12 @@ export interface CallOptions {
   operationId?: string;
   beforeSend?: () => Promise<void>;
   onSpawn?: (pid: number) => void;
+  /** Told once when the call waits for the plugin's caps (plugin-caps.ts), with why. */
+  onWaiting?: (reason: string) => void;
+  /** Told when a call that waited for the caps starts. */
+  onAdmitted?: () => void;
+  /** The batch this call inspects for (what a worker's slot shows). */
+  batchId?: string;
 }
 
 export interface PluginCallsOptions {
@@ -55,12 +64,19 @@ export interface PluginCallsOptions {
 type CallMethod = Exclude<MethodName, 'initialize'>;
 
 export class PluginCalls {
+  /** Installation-wide caps; a worker sets their lease to its job lock's duration. */
+  readonly caps: PluginCaps;
+  /** A worker's slot board (worker-slots.ts): what each of its calls runs, for `switchyard queue`. */
+  slots: WorkerSlots | undefined;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
     private readonly store: PluginStore,
     private readonly options: PluginCallsOptions,
-  ) {}
+  ) {
+    this.caps = new PluginCaps(redis, keys);
+  }
 
   /** Verifies the package on disk, then runs one supervised call with the record's grants and records its outcome. */
   async call<M extends CallMethod>(
@@ -161,6 +177,60 @@ export class PluginCalls {
 
   /** The call, started by path from the verified copy `copy` of the package. */
   async #callFrom<M extends CallMethod>(
+    copy: string,
+    record: PluginRecord,
+    grants: Scope[],
+    method: M,
+    params: MethodParams<M>,
+    options: CallOptions,
+  ): Promise<CallOutcome<M>> {
+    const slot = this.slots?.start({
+      pluginId: record.id,
+      method,
+      projectId: (params as { project?: { id?: string } }).project?.id,
+      batchId: options.batchId,
+      operationId: options.operationId,
+    });
+    try {
+      const hold = await this.#admit(record, options, slot);
+      try {
+        return await this.#supervised(copy, record, grants, method, params, options);
+      } finally {
+        await hold?.release();
+      }
+    } finally {
+      slot?.end();
+    }
+  }
+
+  /**
+   * Waits for the plugin's caps, if it has any (told through onWaiting and
+   * the slot); a signal aborted while waiting ends the call before anything
+   * started, as cancelled.
+   */
+  async #admit(record: PluginRecord, options: CallOptions, slot?: SlotCall): Promise<CapHold | undefined> {
+    if (!hasCaps(record.caps)) return undefined;
+    let waited = false;
+    const hold = await this.caps.admit(record.id, record.caps, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      onWaiting: (reason) => {
+        waited = true;
+        slot?.waiting(reason);
+        options.onWaiting?.(reason);
+      },
+    });
+    if (!hold)
+      throw new CallCancelledError(
+        `the call of plugin ${record.id} was stopped while it waited for its caps; nothing was started`,
+      );
+    if (waited) {
+      slot?.running();
+      options.onAdmitted?.();
+    }
+    return hold;
+  }
+
+  async #supervised<M extends CallMethod>(
     copy: string,
     record: PluginRecord,
     grants: Scope[],

@@ -25,6 +25,7 @@ import type { Containment } from '../supervision/index.js';
 import { timeLimitsOf, type TimeLimits } from './time-limits.js';
 import { confinementPolicyOf, type ConfinementPolicy } from './confinement-settings.js';
 import { retentionOf } from './retention-policy.js';
+import { rateText } from './plugin-caps.js';
 import {
   MAX_PACKAGE_BYTES,
   MAX_PACKAGE_ENTRIES,
@@ -74,6 +75,8 @@ export interface PluginDetail extends PluginView {
   policy: ConfinementPolicy;
   /** How long its finished batches are kept (`plugin set --retention-*`; `days` unset: the host's). */
   retention: { batches: number; days?: number };
+  /** Installation-wide caps on its calls (`plugin set --max-concurrency/--rate`); null: none. */
+  caps: { maxConcurrency: number | null; rate: string | null };
   /** How this plugin's call processes are contained, as the process that rendered this sees it. */
   /** As this process sees it (`seenBy`), and as each running worker reported it for its own host. */
   containment: Containment & { seenBy: string; workers: WorkerConfinement[] };
@@ -198,6 +201,7 @@ export function reconcile(
     discoveredAt: now,
     ...(current?.timeLimits ? { timeLimits: current.timeLimits } : {}),
     ...(current?.retention ? { retention: current.retention } : {}),
+    ...(current?.caps ? { caps: current.caps } : {}),
     ...(confinement ? { confinement } : {}),
   };
   return { next, audit };
@@ -352,6 +356,10 @@ export function toDetail(
     timeLimits: timeLimitsOf(record.timeLimits),
     policy: confinementPolicyOf(record.confinement, record.trustedFingerprint !== undefined),
     retention: retentionOf(record.retention),
+    caps: {
+      maxConcurrency: record.caps?.maxConcurrency ?? null,
+      rate: record.caps?.rate ? rateText(record.caps.rate) : null,
+    },
     containment,
   };
 }

@@ -25,6 +25,7 @@ import {
 } from '../platform/index.js';
 import type { Keys } from '../redis/index.js';
 import { PluginCalls, type CallOptions } from './plugin-calls.js';
+import type { WorkerSlots } from './worker-slots.js';
 import {
   assertCallAllowed,
   assertTrusted,
@@ -47,6 +48,7 @@ import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
 import { checkConfinementSettings, type ConfinementSettings } from './confinement-settings.js';
 import { checkRetentionSettings, retentionOf } from './retention-policy.js';
+import { applyCapSettings, hasCaps, rateText, type CallCaps, type CapSettings } from './plugin-caps.js';
 
 export type { CallOptions } from './plugin-calls.js';
 export type { PluginDetail, PluginView } from './plugin-rules.js';
@@ -68,6 +70,15 @@ export class PluginService {
   /** The verify-then-call pipeline (benchmarks measure its steps on their own). */
   readonly calls: PluginCalls;
   readonly #pluginsDir: string;
+
+  /**
+   * A worker's calls: their caps' leases last as long as its job locks (a kill -9 frees a slot
+   * after about that long), and each call is shown on its slot board (`switchyard queue`).
+   */
+  serveAsWorker(options: { capLeaseMs: number; slots: WorkerSlots }): void {
+    this.calls.caps.leaseMs = options.capLeaseMs;
+    this.calls.slots = options.slots;
+  }
 
   constructor(
     redis: Redis,
@@ -161,7 +172,11 @@ export class PluginService {
    * extra read/write paths, resource limits (unset ones keep their value).
    */
   async setPolicy(id: string, settings: PluginSettings, actor: string): Promise<PluginDetail> {
-    const { inspectMs, operateMs, retentionBatches, retentionDays, ...confinement } = settings;
+    const { inspectMs, operateMs, retentionBatches, retentionDays, maxConcurrency, rate, ...confinement } =
+      settings;
+    const capSettings = definedOnly({ maxConcurrency, rate });
+    // Checked before anything is written (the record's own caps are applied inside the change).
+    applyCapSettings(undefined, capSettings);
     const timeSettings = definedOnly({ inspectMs, operateMs });
     checkSettings(timeSettings);
     const retention = definedOnly(checkRetentionSettings({ batches: retentionBatches, days: retentionDays }));
@@ -169,7 +184,8 @@ export class PluginService {
     if (
       Object.keys(timeSettings).length +
         Object.keys(confinementSettings).length +
-        Object.keys(retention).length ===
+        Object.keys(retention).length +
+        Object.keys(capSettings).length ===
       0
     )
       throw new InvalidInputError(`nothing to set for plugin ${id}`);
@@ -179,6 +195,11 @@ export class PluginService {
       const timeLimits = { ...current.timeLimits, ...timeSettings };
       const next: PluginRecord = { ...current, timeLimits };
       if (Object.keys(retention).length > 0) next.retention = { ...current.retention, ...retention };
+      if (Object.keys(capSettings).length > 0) {
+        const caps = applyCapSettings(current.caps, capSettings);
+        if (hasCaps(caps)) next.caps = caps;
+        else delete next.caps;
+      }
       if (Object.keys(confinementSettings).length > 0) {
         next.confinement = {
           ...current.confinement,
@@ -197,6 +218,7 @@ export class PluginService {
               ...timeLimits,
               ...(next.confinement ? { confinement: { ...next.confinement } } : {}),
               ...(next.retention ? { retention: { ...next.retention } } : {}),
+              ...(Object.keys(capSettings).length > 0 ? { caps: capsDetail(next.caps) } : {}),
             },
           },
         ],
@@ -453,8 +475,17 @@ function definedOnly<T extends object>(settings: T): T {
   return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
 }
 
-/** What `plugin set` may change: time limits and kernel confinement. */
+/** The caps as the audit records them (`none` when cleared). */
+function capsDetail(caps: CallCaps | undefined): { maxConcurrency: number | 'none'; rate: string } {
+  return {
+    maxConcurrency: caps?.maxConcurrency ?? 'none',
+    rate: caps?.rate ? rateText(caps.rate) : 'none',
+  };
+}
+
+/** What `plugin set` may change: time limits, kernel confinement, retention, caps. */
 export type PluginSettings = TimeLimitSettings &
+  CapSettings &
   Omit<ConfinementSettings, 'networkSetBy'> & {
     /** retention-policy.ts: keep at least this many finished batches… */
     retentionBatches?: number;

@@ -11,6 +11,7 @@ import { WatchedKey, markCallStateChanged } from '../redis/index.js';
 import type { TimeLimitSettings } from './time-limits.js';
 import type { ConfinementSettings } from './confinement-settings.js';
 import type { RetentionSettings } from './retention-policy.js';
+import type { CallCaps } from './plugin-caps.js';
 import type { PackageEntry } from './package-tree.js';
 
 export type TrustState = 'untrusted' | 'trusted' | 'changed';
@@ -61,6 +62,8 @@ export interface PluginRecord {
   confinement?: ConfinementSettings;
   /** How long its finished batches are kept (retention-policy.ts); unset: the defaults. */
   retention?: RetentionSettings;
+  /** Installation-wide caps on its calls: at once, per second or minute (plugin-caps.ts). */
+  caps?: CallCaps;
 }
 
 export interface HealthRecord {

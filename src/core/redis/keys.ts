@@ -15,6 +15,10 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     callMetrics: `${prefix}:metrics:calls`,
     /** Replaced with every change of what a call's checks read (call-state.ts). */
     callState: `${prefix}:call-state`,
+    /** Per plugin: the calls holding a slot of its concurrency cap, by lease expiry (plugin-caps.ts). */
+    capHolders: (id: string) => `${prefix}:cap-holders:${id}`,
+    /** Per plugin: its calls started within the rate cap's window, by start time (plugin-caps.ts). */
+    capCalls: (id: string) => `${prefix}:cap-calls:${id}`,
     // projects, audit, access
     projects: `${prefix}:projects`,
     audit: `${prefix}:audit`,
@@ -63,6 +67,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     schedulerHeartbeat: `${prefix}:scheduler-heartbeat`,
     /** Per worker process: the confinement its calls get (confinement-report.ts). */
     workerConfinement: `${prefix}:worker-confinement`,
+    /** Per worker process: what each of its call slots runs now and when it last took work (worker-slots.ts). */
+    workerSlots: (worker: string) => `${prefix}:worker-slots:${worker}`,
     // pub/sub channels
     batchEvents: (id: string) => `${prefix}:batch-events:${id}`,
     /** An operation's new state, each time one is written (operation-follow.ts listens). */

@@ -19,6 +19,8 @@ const SCRIPTS = {
   lockRelease: { file: 'lock-release.lua', keys: 1 },
   lockReleaseOf: { file: 'lock-release-of.lua', keys: 1 },
   batchRecord: { file: 'batch-record.lua', keys: 6 },
+  capAcquire: { file: 'cap-acquire.lua', keys: 2 },
+  capRenew: { file: 'cap-renew.lua', keys: 1 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -42,6 +44,9 @@ interface ScriptResults {
   lockReleaseOf: number;
   /** [how many were recorded, 1 when the batch has ended]. */
   batchRecord: [number, number];
+  /** ['ok', 0], or why the call waits and how long before asking again (ms). */
+  capAcquire: ['ok' | 'concurrency' | 'rate', number];
+  capRenew: number;
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -17,7 +17,7 @@ import {
   type Queues,
   type RetentionConfig,
 } from '../redis/index.js';
-import { MaintenanceService, ScheduleService } from '../work/upkeep/index.js';
+import { MaintenanceService, QueueService, ScheduleService } from '../work/upkeep/index.js';
 import { AuditService, TokenStore } from '../access/index.js';
 import { BatchService } from '../work/batches/index.js';
 import { OperationService } from '../work/operations/index.js';
@@ -42,6 +42,8 @@ export interface Runtime {
   tokens: TokenStore;
   /** The audit log as a viewer reads it. */
   audit: AuditService;
+  /** What waits and runs now: per requester, batch, operation and worker slot. */
+  queue: QueueService;
   /** Time-driven work: the maintenance and health jobs, the scheduler's job schedulers and beat. */
   maintenance: MaintenanceService;
   /** Who this process acts as when it decides on its own (`worker:<host>:<pid>`, …). */
@@ -86,6 +88,7 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
     webhooks: new WebhookService(notices),
     tokens: new TokenStore(redis, keys),
     audit: new AuditService(redis, keys),
+    queue: new QueueService({ redis, keys, batches: batches.store, operations: operations.store }),
     maintenance: new MaintenanceService({ ...deps, batches, operations, schedules, identity }, retention),
     identity,
     redis,

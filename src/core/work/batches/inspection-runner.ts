@@ -123,7 +123,10 @@ export class InspectionRunner {
         // Tracked first, then checked: a cancel can no longer fall between the two.
         const { cancelled, state } = await callState.current();
         if (cancelled) return 'batch-cancelled';
-        const result = await this.plugins.inspectWith(state, projectId, { signal: call.signal });
+        const result = await this.plugins.inspectWith(state, projectId, {
+          signal: call.signal,
+          batchId,
+        });
         return { projectId, status: 'succeeded', result };
       } catch (error) {
         if (isBatchCancellation(call.signal)) {

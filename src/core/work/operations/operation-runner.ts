@@ -181,6 +181,9 @@ export class OperationRunner {
           signal: controller.signal,
           operationId: operation.id,
           ...(operation.timeoutMs ? { timeoutMs: operation.timeoutMs } : {}),
+          // A call held back by the plugin's caps stays running, marked waiting with why.
+          onWaiting: (reason) => void this.operations.noteWaiting(operation.id, reason).catch(() => {}),
+          onAdmitted: () => void this.operations.noteWaiting(operation.id, undefined).catch(() => {}),
           beforeSend: async () => {
             const marked = await this.operations.markDispatched(operation.id, lockName, lock.token, identity);
             if (marked !== 'ok') throw new DispatchRefused(marked);

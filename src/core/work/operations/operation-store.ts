@@ -92,6 +92,8 @@ export interface OperationView {
   worker?: string;
   /** From started to finished, once both are known. */
   durationMs?: number;
+  /** While it runs: its call waits for the plugin's caps (plugin-caps.ts), and why. */
+  waiting?: string;
 }
 
 export interface OperationRecord extends Omit<OperationView, 'durationMs' | 'input' | 'requestedBy'> {
@@ -178,6 +180,15 @@ export class OperationStore {
     const operation = await this.get(resultId);
     if (!operation) throw new Error(`operation ${resultId} vanished right after it was created`);
     return { operation, created: created === 1 };
+  }
+
+  /**
+   * Its call waits for the plugin's caps (reason), or no longer does
+   * (undefined). Shown while it runs; the state stays `running`, never failed.
+   */
+  async noteWaiting(id: string, reason: string | undefined): Promise<void> {
+    if (reason === undefined) await this.redis.hdel(this.keys.operation(id), 'waiting');
+    else await this.redis.hset(this.keys.operation(id), 'waiting', reason);
   }
 
   async get(id: string): Promise<OperationRecord | undefined> {
@@ -337,6 +348,7 @@ export function toOperationView(record: OperationRecord): OperationView {
     requestedBy: record.requestedBy,
     ...(record.cancelledBy ? { cancelledBy: record.cancelledBy } : {}),
     ...(record.worker ? { worker: record.worker } : {}),
+    ...(record.waiting && record.state === 'running' ? { waiting: record.waiting } : {}),
     ...durationOf(record),
   };
 }
@@ -370,5 +382,6 @@ function fromHash(hash: Record<string, string>): OperationRecord {
     cancelRequested: hash.cancelRequested === '1',
     ...(hash.cancelledBy ? { cancelledBy: hash.cancelledBy } : {}),
     ...(hash.worker ? { worker: hash.worker } : {}),
+    ...(hash.waiting ? { waiting: hash.waiting } : {}),
   };
 }

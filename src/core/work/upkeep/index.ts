@@ -11,3 +11,5 @@ export type {
   ScheduleView,
 } from './schedule-store.js';
 export { healthJobSchema, maintenanceJobSchema } from './upkeep-jobs.js';
+export { QueueService } from './queue-view.js';
+export type { QueueView } from './queue-view.js';
