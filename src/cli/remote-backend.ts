@@ -9,17 +9,13 @@ import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
 import { MAX_PAGE_LIMIT, needsResolving } from '../core/redis/index.js';
 import { parseWebhookEvents } from '../core/work/notify/index.js';
+import { withoutUndefined } from '../core/platform/index.js';
 import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
 import { MalformedAnswerError } from './cli-errors.js';
 import { untilDone } from './event-stream.js';
 import type { ApiClient } from './http.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
-
-/** Leaves out the fields not given (the query and body types are exact about optional ones). */
-function given<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as never;
-}
 
 export function remoteBackend(api: ApiClient): Backend {
   const call = async <R extends (typeof routes)[keyof typeof routes]>(route: R, input?: CallInput<R>) =>
@@ -49,13 +45,15 @@ export function remoteBackend(api: ApiClient): Backend {
       followLogs: (pluginId, print, options) =>
         followPluginLogs(backend.plugins.logs, pluginId, print, options),
       setPolicy: (pluginId, settings) =>
-        call(routes.setPluginLimits, { ...id(pluginId), body: given(settings) }),
+        call(routes.setPluginLimits, { ...id(pluginId), body: withoutUndefined(settings) }),
     },
     projects: {
       list: () => call(routes.listProjects),
       // The API host resolves no relative path: send where it is from here.
-      add: (path, options) => call(routes.addProject, { body: { path: resolve(path), ...given(options) } }),
-      scan: (dir, options) => call(routes.scanProjects, { body: { dir: resolve(dir), ...given(options) } }),
+      add: (path, options) =>
+        call(routes.addProject, { body: { path: resolve(path), ...withoutUndefined(options) } }),
+      scan: (dir, options) =>
+        call(routes.scanProjects, { body: { dir: resolve(dir), ...withoutUndefined(options) } }),
       setTrusted: (projectId, trusted) =>
         call(trusted ? routes.trustProject : routes.untrustProject, { ...id(projectId), body: {} }),
       addLabels: (projectId, labels) => call(routes.labelProject, { ...id(projectId), body: { labels } }),
@@ -69,9 +67,9 @@ export function remoteBackend(api: ApiClient): Backend {
       resolveBatch: async (ref, scope = {}) =>
         !needsResolving(ref, 'batch_')
           ? ref
-          : (await call(routes.resolveBatch, { query: given({ ref, ...scope }) })).id,
+          : (await call(routes.resolveBatch, { query: withoutUndefined({ ref, ...scope }) })).id,
       getBatch: (batchId) => call(routes.getBatch, id(batchId)),
-      listBatches: (filters) => call(routes.listBatches, { query: given(filters) }),
+      listBatches: (filters) => call(routes.listBatches, { query: withoutUndefined(filters) }),
       // The api's event stream: `progress` with the counts whenever they change, `done` once it ended
       // (without the results: those are read once, from GET /batches/:id).
       followBatch: async (batchId, onProgress, options) => {
@@ -104,20 +102,24 @@ export function remoteBackend(api: ApiClient): Backend {
         return done?.results ? done : backend.work.getBatch(batchId);
       },
       cancelBatch: (batchId) => call(routes.cancelBatch, { ...id(batchId), body: {} }),
-      cancelBatches: (filter) => call(routes.cancelBatches, { body: { state: 'running', ...given(filter) } }),
+      cancelBatches: (filter) =>
+        call(routes.cancelBatches, { body: { state: 'running', ...withoutUndefined(filter) } }),
       retryBatch: (batchId, options) =>
         call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
       diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
       previousBatch: async (batchId) => (await call(routes.previousBatch, id(batchId))).previous?.batchId,
       projectHistory: (projectId, pluginId, limit) =>
-        call(routes.projectHistory, { ...id(projectId), query: given({ plugin: pluginId, limit }) }),
+        call(routes.projectHistory, {
+          ...id(projectId),
+          query: withoutUndefined({ plugin: pluginId, limit }),
+        }),
       fleet: async (pluginId, query) => {
         const rows = [];
         let cursor: string | undefined;
         do {
           const page = await call(routes.pluginFacts, {
             ...id(pluginId),
-            query: given({
+            query: withoutUndefined({
               where: query.where,
               label: query.labels,
               fact: query.facts,
@@ -155,12 +157,12 @@ export function remoteBackend(api: ApiClient): Backend {
       resolveOperation: async (ref, scope = {}) =>
         !needsResolving(ref, 'op_')
           ? ref
-          : (await call(routes.resolveOperation, { query: given({ ref, ...scope }) })).id,
+          : (await call(routes.resolveOperation, { query: withoutUndefined({ ref, ...scope }) })).id,
       getOperation: (operationId) => call(routes.getOperation, id(operationId)),
       operationLogs: (operationId) => call(routes.operationLogs, id(operationId)),
       followOperationLogs: (operationId, print, options) =>
         followOperationLogs(backend.work, operationId, print, options),
-      listOperations: (filters) => call(routes.listOperations, { query: given(filters) }),
+      listOperations: (filters) => call(routes.listOperations, { query: withoutUndefined(filters) }),
       cancelOperation: (operationId) => call(routes.cancelOperation, { ...id(operationId), body: {} }),
       // The api's event stream: `state` on each change, then `done` with the terminal view.
       waitOperation: async (operationId, options) => {
@@ -182,11 +184,12 @@ export function remoteBackend(api: ApiClient): Backend {
       },
       workersConsuming: async () => (await api.health())?.workers,
     },
-    audit: (filters) => call(routes.audit, { query: given(filters) }),
+    audit: (filters) => call(routes.audit, { query: withoutUndefined(filters) }),
     schedules: {
       list: () => call(routes.listSchedules),
-      add: (input) => call(routes.addSchedule, { body: given(input) }),
-      edit: (idOrName, changes) => call(routes.editSchedule, { ...id(idOrName), body: given(changes) }),
+      add: (input) => call(routes.addSchedule, { body: withoutUndefined(input) }),
+      edit: (idOrName, changes) =>
+        call(routes.editSchedule, { ...id(idOrName), body: withoutUndefined(changes) }),
       setPaused: (idOrName, paused) =>
         call(paused ? routes.pauseSchedule : routes.resumeSchedule, { ...id(idOrName), body: {} }),
       remove: (idOrName) => call(routes.removeSchedule, id(idOrName)),
@@ -194,7 +197,9 @@ export function remoteBackend(api: ApiClient): Backend {
     webhooks: {
       list: () => call(routes.listWebhooks),
       add: (input) =>
-        call(routes.addWebhook, { body: given({ ...input, events: parseWebhookEvents(input.events) }) }),
+        call(routes.addWebhook, {
+          body: withoutUndefined({ ...input, events: parseWebhookEvents(input.events) }),
+        }),
       remove: (webhookId) => call(routes.removeWebhook, id(webhookId)),
       deliveries: (webhookId) =>
         webhookId ? call(routes.webhookDeliveries, id(webhookId)) : call(routes.listDeliveries),
@@ -202,7 +207,7 @@ export function remoteBackend(api: ApiClient): Backend {
     tokens: {
       list: () => call(routes.listTokens),
       create: (name, role, options) =>
-        call(routes.createToken, { body: { name, role: role as never, ...given(options) } }),
+        call(routes.createToken, { body: { name, role: role as never, ...withoutUndefined(options) } }),
       // The api looks the token up by id or name, as the local store does, and answers its view.
       revoke: async (idOrName) => {
         const { revoked: _revoked, ...token } = await call(routes.revokeToken, id(idOrName));

@@ -3,7 +3,8 @@ import { roleAllows, queryAudit, type AuditEntry } from '../../core/access/index
 import { routes } from '../../core/contract/index.js';
 import { redactDeep } from '../../core/safety/index.js';
 import { webhookUrlForViewer } from '../../core/work/notify/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerAuditRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { core } = runtime;

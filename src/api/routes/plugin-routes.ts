@@ -10,7 +10,8 @@ import {
 } from '../../core/work/batches/index.js';
 import { decodeCursor } from '../../core/redis/index.js';
 import { redactDeep } from '../../core/safety/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { core } = runtime;
@@ -62,13 +63,15 @@ export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) 
   });
 }
 
-function fleetFilters(query: { where?: string[]; label?: string[]; fact?: string[] }, signal: AbortSignal) {
-  return {
-    ...(query.where ? { where: query.where } : {}),
-    ...(query.fact ? { facts: query.fact } : {}),
-    ...(query.label ? { labels: query.label } : {}),
-    signal,
-  };
+function fleetFilters(query: FleetFilterQuery, signal: AbortSignal) {
+  return { where: query.where, facts: query.fact, labels: query.label, signal };
+}
+
+/** The fleet filters of a validated query: those not given are `undefined`. */
+interface FleetFilterQuery {
+  where?: string[] | undefined;
+  label?: string[] | undefined;
+  fact?: string[] | undefined;
 }
 
 interface FleetPageQuery {
@@ -81,7 +84,7 @@ interface FleetPageQuery {
 async function byProjectPage(
   runtime: ApiDeps['runtime'],
   pluginId: string,
-  query: FleetPageQuery & { where?: string[]; label?: string[]; fact?: string[] },
+  query: FleetPageQuery & FleetFilterQuery,
   signal: AbortSignal,
 ) {
   const after = query.cursor ? Buffer.from(query.cursor, 'base64url').toString('utf8') : undefined;

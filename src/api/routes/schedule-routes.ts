@@ -9,7 +9,8 @@ import {
   removeSchedule,
   setSchedulePaused,
 } from '../../core/work/upkeep/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerScheduleRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   route(routes.listSchedules, () => listSchedules(runtime));

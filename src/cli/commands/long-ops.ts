@@ -14,7 +14,7 @@ import {
   MAX_RETENTION_DAYS,
   MIN_RETENTION_BATCHES,
 } from '../../core/plugins/index.js';
-import { InvalidInputError } from '../../core/platform/index.js';
+import { InvalidInputError, withoutUndefined } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
 import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-refs.js';
 import { ago, emit, escapeControl, outputWidth, printJson, say, wrapKeepingFingerprints } from '../output.js';
@@ -214,7 +214,7 @@ interface PolicyOptions {
 function policySettings(options: PolicyOptions): PluginSettings {
   const paths = (list: string[]) =>
     list.length === 0 ? undefined : list.includes('none') ? [] : list.map((path) => resolve(path));
-  const settings: PluginSettings = {
+  return withoutUndefined({
     inspectMs: options.inspectTimeout,
     operateMs: options.operateTimeout,
     network: options.network,
@@ -228,10 +228,7 @@ function policySettings(options: PolicyOptions): PluginSettings {
     diskBytes: options.disk,
     retentionBatches: options.retentionBatches,
     retentionDays: options.retentionDays,
-  };
-  return Object.fromEntries(
-    Object.entries(settings).filter(([, value]) => value !== undefined),
-  ) as PluginSettings;
+  });
 }
 
 /** The policy lines of `plugin show` and `plugin set`. */

@@ -8,3 +8,4 @@ export * from './list-limits.js';
 export * from './log.js';
 export * from './run-until-signalled.js';
 export * from './sleep.js';
+export * from './without-undefined.js';

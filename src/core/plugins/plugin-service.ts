@@ -22,6 +22,7 @@ import {
   ProjectUntrustedError,
   TrustRequiredError,
   inOrder,
+  withoutUndefined,
 } from '../platform/index.js';
 import type { Keys } from '../redis/index.js';
 import { PluginCalls, type CallOptions } from './plugin-calls.js';
@@ -161,10 +162,12 @@ export class PluginService {
    */
   async setPolicy(id: string, settings: PluginSettings, actor: string): Promise<PluginDetail> {
     const { inspectMs, operateMs, retentionBatches, retentionDays, ...confinement } = settings;
-    const timeSettings = definedOnly({ inspectMs, operateMs });
+    const timeSettings = withoutUndefined({ inspectMs, operateMs });
     checkSettings(timeSettings);
-    const retention = definedOnly(checkRetentionSettings({ batches: retentionBatches, days: retentionDays }));
-    const confinementSettings = definedOnly(checkConfinementSettings({ ...confinement }));
+    const retention = checkRetentionSettings(
+      withoutUndefined({ batches: retentionBatches, days: retentionDays }),
+    );
+    const confinementSettings = withoutUndefined(checkConfinementSettings({ ...confinement }));
     if (
       Object.keys(timeSettings).length +
         Object.keys(confinementSettings).length +
@@ -444,10 +447,6 @@ export interface InspectionState {
   pluginId: string;
   record: PluginRecord | undefined;
   projects: Map<string, Project | undefined>;
-}
-
-function definedOnly<T extends object>(settings: T): T {
-  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** What `plugin set` may change: time limits and kernel confinement. */
