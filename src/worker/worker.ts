@@ -49,8 +49,6 @@ export interface WorkerOptions {
    * up to this long (operation-priority.ts); 0 turns it off.
    */
   operationPriorityMs?: number;
-  /** Refuse to start unless every mechanism of kernel confinement is in force here (--require-confinement). */
-  requireConfinement?: boolean;
 }
 
 export const DEFAULT_OPERATION_PRIORITY_MS = 2_000;
@@ -77,7 +75,9 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const log = options.log ?? (() => {});
   // What this host gives plugin calls, checked before any job is taken, and reported for /healthz and plugin show.
   const confinement = containment();
-  if (options.requireConfinement && confinement.missing.length > 0) {
+  // --require-confinement: refuse to start unless every mechanism of kernel confinement is in force here.
+  const required = core.plugins.options.callPolicy.requireConfinement;
+  if (required && confinement.missing.length > 0) {
     throw new ConfinementUnavailableError(
       `--require-confinement: this worker cannot confine plugin calls fully and runs none; missing: ${confinement.missing.join('; ')}`,
     );
@@ -88,7 +88,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       mechanism: confinement.mechanism,
       enforced: confinement.enforced,
       missing: confinement.missing,
-      required: options.requireConfinement ?? false,
+      required,
       at: new Date().toISOString(),
     }).catch((error: Error) => log('confinement-report-failed', { error: error.message }));
   await report();

@@ -251,7 +251,10 @@ async function expectRefusedBeforeSpawn(
 
 // ---- set-up -------------------------------------------------------------------------
 
-const suite = useCoreSuite('faults', { processActor: 'test-worker', limits: LIMITS });
+const suite = useCoreSuite('faults', {
+  processActor: 'test-worker',
+  callPolicy: { limits: LIMITS, requireConfinement: false },
+});
 
 beforeAll(async () => {
   ({ core, dataDir } = suite);
@@ -667,7 +670,7 @@ describe('the package is re-checked on disk before every call', () => {
 describe('discovery refuses packages it cannot ever run', () => {
   const discoverySuite = useCoreSuite('faults-discovery', {
     processActor: 'test-worker',
-    limits: LIMITS,
+    callPolicy: { limits: LIMITS, requireConfinement: false },
     redis: () => suite.redis,
     prepare: (root) => installFault(root, 'good', { id: 'disc-good' }),
   });

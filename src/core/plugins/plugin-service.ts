@@ -25,7 +25,7 @@ import {
   withoutUndefined,
 } from '../platform/index.js';
 import type { Keys } from '../redis/index.js';
-import { PluginCalls, type CallOptions } from './plugin-calls.js';
+import { PluginCalls, type CallOptions, type HostCallPolicy } from './plugin-calls.js';
 import {
   assertCallAllowed,
   assertTrusted,
@@ -41,7 +41,6 @@ import {
 import { PluginStore, type LogEntry, type PluginRecord } from './plugin-store.js';
 import { redactHealth, redactInspection, redactOperation, type Redacted } from './result-redaction.js';
 import type { Project, ProjectService } from '../projects/index.js';
-import type { SupervisorLimits } from '../supervision/index.js';
 import { containment } from '../supervision/index.js';
 import { workerConfinement } from './confinement-report.js';
 import { checkSettings, type TimeLimitSettings } from './time-limits.js';
@@ -56,9 +55,7 @@ export interface PluginServiceOptions {
   dataDir: string;
   /** Who acts when the service itself decides (e.g. a worker that sees tampering). */
   processActor: string;
-  limits?: Partial<SupervisorLimits>;
-  /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
-  requireConfinement?: boolean;
+  callPolicy: HostCallPolicy;
 }
 
 export class PluginService {
@@ -81,8 +78,7 @@ export class PluginService {
     this.calls = new PluginCalls(redis, keys, this.#store, {
       processActor: options.processActor,
       copiesDir: join(options.dataDir, 'run', 'packages'),
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.requireConfinement ? { requireConfinement: true } : {}),
+      callPolicy: options.callPolicy,
     });
     this.#pluginsDir = join(options.dataDir, 'plugins');
   }
