@@ -156,7 +156,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
         inspections.runJob(parseOrFail(inspectJobSchema, job.data), {
           firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
           finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-          ...(signal ? { signal } : {}),
+          signal,
         }),
     ),
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
@@ -172,7 +172,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
         const outcome = await operations.run(operationId, {
           attemptsMade: job.attemptsMade,
           attempts: job.opts.attempts ?? 1,
-          ...(signal ? { signal } : {}),
+          signal,
         });
         if (outcome !== 'busy') return outcome;
         // Another operation holds this project: wait without spinning or using an attempt.
