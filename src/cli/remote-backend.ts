@@ -88,7 +88,7 @@ export function remoteBackend(api: ApiClient): Backend {
             }
           },
           {
-            ...(options.signal ? { signal: options.signal } : {}),
+            signal: options.signal,
             done: (data) => eventData(api, route, path, 'done', data) as BatchView,
             read: async () => {
               const batch = await backend.work.getBatch(batchId);
@@ -169,7 +169,7 @@ export function remoteBackend(api: ApiClient): Backend {
         const route = routes.operationEvents;
         const path = pathOf(route, id(operationId));
         const done = await untilDone(api, path, () => {}, {
-          ...(options?.signal ? { signal: options.signal } : {}),
+          signal: options?.signal,
           done: (data) =>
             eventData(api, route, path, 'done', data) as Awaited<
               ReturnType<typeof backend.work.getOperation>
