@@ -108,11 +108,3 @@ export function createRouteKit(
     },
   };
 }
-
-/**
- * Optional fields that were not given, left out: a parsed body or query holds them as
- * `key: undefined`, which a spread over defaults would copy and a store would keep as a key.
- */
-export function withoutUndefined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as never;
-}

@@ -6,7 +6,7 @@
 // objects either way, or a clear error naming the route.
 import { resolve } from 'node:path';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
-import { InvalidInputError } from '../core/platform/index.js';
+import { InvalidInputError, withoutUndefined } from '../core/platform/index.js';
 import { routes } from '../core/contract/index.js';
 import { isBatchOver, type BatchView } from '../core/work/batches/index.js';
 import { isTerminal } from '../core/work/operations/index.js';
@@ -59,13 +59,15 @@ export function apiBackend(api: Transport): Backend {
       followLogs: (pluginId, print, options) =>
         followPluginLogs(backend.plugins.logs, pluginId, print, options),
       setPolicy: (pluginId, settings) =>
-        call(routes.setPluginLimits, { ...id(pluginId), body: given(settings) }),
+        call(routes.setPluginLimits, { ...id(pluginId), body: withoutUndefined(settings) }),
     },
     projects: {
       list: () => call(routes.listProjects),
       // The API host resolves no relative path: send where it is from here.
-      add: (path, options) => call(routes.addProject, { body: { path: resolve(path), ...given(options) } }),
-      scan: (dir, options) => call(routes.scanProjects, { body: { dir: resolve(dir), ...given(options) } }),
+      add: (path, options) =>
+        call(routes.addProject, { body: { path: resolve(path), ...withoutUndefined(options) } }),
+      scan: (dir, options) =>
+        call(routes.scanProjects, { body: { dir: resolve(dir), ...withoutUndefined(options) } }),
       setTrusted: (projectId, trusted) =>
         call(trusted ? routes.trustProject : routes.untrustProject, { ...id(projectId), body: {} }),
       addLabels: (projectId, labels) => call(routes.labelProject, { ...id(projectId), body: { labels } }),
@@ -79,9 +81,9 @@ export function apiBackend(api: Transport): Backend {
       resolveBatch: async (ref, scope = {}) =>
         !needsResolving(ref, 'batch_')
           ? ref
-          : (await call(routes.resolveBatch, { query: given({ ref, ...scope }) })).id,
+          : (await call(routes.resolveBatch, { query: withoutUndefined({ ref, ...scope }) })).id,
       getBatch: (batchId) => call(routes.getBatch, id(batchId)),
-      listBatches: (filters) => call(routes.listBatches, { query: given(filters) }),
+      listBatches: (filters) => call(routes.listBatches, { query: withoutUndefined(filters) }),
       // The api's event stream: `progress` with the counts whenever they change, `done` once it ended
       // (without the results: those are read once, from GET /batches/:id).
       followBatch: async (batchId, onProgress, options) => {
@@ -100,7 +102,7 @@ export function apiBackend(api: Transport): Backend {
             }
           },
           {
-            ...(options.signal ? { signal: options.signal } : {}),
+            signal: options.signal,
             done: (data) => eventData(api, route, path, 'done', data) as BatchView,
             read: async () => {
               const batch = await backend.work.getBatch(batchId);
@@ -114,20 +116,24 @@ export function apiBackend(api: Transport): Backend {
         return done?.results ? done : backend.work.getBatch(batchId);
       },
       cancelBatch: (batchId) => call(routes.cancelBatch, { ...id(batchId), body: {} }),
-      cancelBatches: (filter) => call(routes.cancelBatches, { body: { state: 'running', ...given(filter) } }),
+      cancelBatches: (filter) =>
+        call(routes.cancelBatches, { body: { state: 'running', ...withoutUndefined(filter) } }),
       retryBatch: (batchId, options) =>
         call(routes.retryBatch, { ...id(batchId), body: options.failedOnly ? { failedOnly: true } : {} }),
       diffBatches: (fromId, toId) => call(routes.diffBatches, { ...id(toId), query: { from: fromId } }),
       previousBatch: async (batchId) => (await call(routes.previousBatch, id(batchId))).previous?.batchId,
       projectHistory: (projectId, pluginId, limit) =>
-        call(routes.projectHistory, { ...id(projectId), query: given({ plugin: pluginId, limit }) }),
+        call(routes.projectHistory, {
+          ...id(projectId),
+          query: withoutUndefined({ plugin: pluginId, limit }),
+        }),
       fleet: async (pluginId, query) => {
         const rows = [];
         let cursor: string | undefined;
         do {
           const page = await call(routes.pluginFacts, {
             ...id(pluginId),
-            query: given({
+            query: withoutUndefined({
               where: query.where,
               label: query.labels,
               fact: query.facts,
@@ -165,19 +171,19 @@ export function apiBackend(api: Transport): Backend {
       resolveOperation: async (ref, scope = {}) =>
         !needsResolving(ref, 'op_')
           ? ref
-          : (await call(routes.resolveOperation, { query: given({ ref, ...scope }) })).id,
+          : (await call(routes.resolveOperation, { query: withoutUndefined({ ref, ...scope }) })).id,
       getOperation: (operationId) => call(routes.getOperation, id(operationId)),
       operationLogs: (operationId) => call(routes.operationLogs, id(operationId)),
       followOperationLogs: (operationId, print, options) =>
         followOperationLogs(backend.work, operationId, print, options),
-      listOperations: (filters) => call(routes.listOperations, { query: given(filters) }),
+      listOperations: (filters) => call(routes.listOperations, { query: withoutUndefined(filters) }),
       cancelOperation: (operationId) => call(routes.cancelOperation, { ...id(operationId), body: {} }),
       // The api's event stream: `state` on each change, then `done` with the terminal view.
       waitOperation: async (operationId, options) => {
         const route = routes.operationEvents;
         const path = pathOf(route, id(operationId));
         const done = await untilDone(api, path, () => {}, {
-          ...(options?.signal ? { signal: options.signal } : {}),
+          signal: options?.signal,
           done: (data) =>
             eventData(api, route, path, 'done', data) as Awaited<
               ReturnType<typeof backend.work.getOperation>
@@ -196,8 +202,9 @@ export function apiBackend(api: Transport): Backend {
     queue: () => call(routes.queue, {}),
     schedules: {
       list: () => call(routes.listSchedules),
-      add: (input) => call(routes.addSchedule, { body: given(input) }),
-      edit: (idOrName, changes) => call(routes.editSchedule, { ...id(idOrName), body: given(changes) }),
+      add: (input) => call(routes.addSchedule, { body: withoutUndefined(input) }),
+      edit: (idOrName, changes) =>
+        call(routes.editSchedule, { ...id(idOrName), body: withoutUndefined(changes) }),
       setPaused: (idOrName, paused) =>
         call(paused ? routes.pauseSchedule : routes.resumeSchedule, { ...id(idOrName), body: {} }),
       remove: (idOrName) => call(routes.removeSchedule, id(idOrName)),
@@ -205,7 +212,9 @@ export function apiBackend(api: Transport): Backend {
     webhooks: {
       list: () => call(routes.listWebhooks),
       add: (input) =>
-        call(routes.addWebhook, { body: given({ ...input, events: parseWebhookEvents(input.events) }) }),
+        call(routes.addWebhook, {
+          body: withoutUndefined({ ...input, events: parseWebhookEvents(input.events) }),
+        }),
       remove: (webhookId) => call(routes.removeWebhook, id(webhookId)),
       deliveries: (webhookId) =>
         webhookId ? call(routes.webhookDeliveries, id(webhookId)) : call(routes.listDeliveries),
@@ -213,7 +222,7 @@ export function apiBackend(api: Transport): Backend {
     tokens: {
       list: () => call(routes.listTokens),
       create: (name, role, options) =>
-        call(routes.createToken, { body: { name, role: role as never, ...given(options) } }),
+        call(routes.createToken, { body: { name, role: role as never, ...withoutUndefined(options) } }),
       // The api looks the token up by id or name, as the local store does, and answers its view.
       revoke: async (idOrName) => {
         const { revoked: _revoked, ...token } = await call(routes.revokeToken, id(idOrName));

@@ -43,7 +43,11 @@ export async function untilDone<T>(
   api: Transport,
   path: string,
   onEvent: (event: ServerEvent) => void,
-  options: { signal?: AbortSignal; read: () => Promise<T | undefined>; done: (data: string) => T },
+  options: {
+    signal?: AbortSignal | undefined;
+    read: () => Promise<T | undefined>;
+    done: (data: string) => T;
+  },
 ): Promise<T | undefined> {
   let unreachableSince: number | undefined;
   let pause = RETRY_MS.first;
@@ -52,7 +56,7 @@ export async function untilDone<T>(
       const body = await api.stream(path, {
         accept: 'text/event-stream',
         contentType: /^text\/event-stream\b/i,
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal: options.signal,
       });
       for await (const event of serverEvents(body, { url: api.url })) {
         // Only a stream that carries events resets the backoff: a server that

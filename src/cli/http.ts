@@ -96,7 +96,7 @@ export class ApiClient implements Transport {
    */
   async stream(
     path: string,
-    options: { accept: string; contentType?: RegExp; signal?: AbortSignal },
+    options: { accept: string; contentType?: RegExp; signal?: AbortSignal | undefined },
   ): Promise<AsyncIterable<string>> {
     // A slow answer fails as `request` does; a long body may take as long as it takes.
     const answered = new AbortController();

@@ -54,7 +54,7 @@ export class InProcessTransport implements Transport {
 
   async stream(
     path: string,
-    options: { accept: string; contentType?: RegExp; signal?: AbortSignal },
+    options: { accept: string; contentType?: RegExp; signal?: AbortSignal | undefined },
   ): Promise<AsyncIterable<string>> {
     const { response, api } = await this.#inject('GET', path, { accept: options.accept });
     const body = response.stream();

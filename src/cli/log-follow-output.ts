@@ -31,7 +31,7 @@ export async function followPluginLogs(
     return [...newest].reverse();
   };
   await followEntries(read, print, {
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal: options.signal,
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   });
 }

@@ -8,7 +8,7 @@ import { currentProfile, readProfiles, type Profile } from './profiles.js';
 export interface RemoteOptions {
   url?: string;
   token?: string;
-  profile?: string;
+  profile?: string | undefined;
   redisUrl?: string;
   /** --remote: never fall back to local mode. */
   remote?: boolean;

@@ -23,7 +23,7 @@ export interface Transport {
    */
   stream(
     path: string,
-    options: { accept: string; contentType?: RegExp; signal?: AbortSignal },
+    options: { accept: string; contentType?: RegExp; signal?: AbortSignal | undefined },
   ): Promise<AsyncIterable<string>>;
   /**
    * How many workers consume a queue now; undefined when that cannot be known.

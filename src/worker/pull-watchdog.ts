@@ -48,7 +48,10 @@ export function watchPulling(
       let queue = queues.get(worker);
       if (!queue) {
         // The worker's own connection options: the same Redis (or sentinels) it pulls from.
-        queue = new Queue(worker.name, { connection: worker.opts.connection, prefix: worker.opts.prefix });
+        queue = new Queue(worker.name, {
+          connection: worker.opts.connection,
+          ...(worker.opts.prefix === undefined ? {} : { prefix: worker.opts.prefix }),
+        });
         queue.on('error', () => {});
         queues.set(worker, queue);
       }

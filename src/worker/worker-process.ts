@@ -2,6 +2,7 @@
 // let running calls finish up to the deadline, then cancel them (killing their
 // process groups), then exit. Also when the `up` that started it is gone.
 import { eventLogger } from '../core/platform/index.js';
+import type { HostCallPolicy } from '../core/plugins/index.js';
 import { runProcess } from '../core/runtime/index.js';
 import { startWorkers, type WorkerOptions } from './worker.js';
 
@@ -16,9 +17,8 @@ export interface WorkerProcessConfig {
   shutdownDeadlineMs: number;
   logLevel?: string;
   worker?: Partial<WorkerOptions>;
-  callTimeoutMs?: number;
-  /** Refuse to run plugins unless every mechanism of kernel confinement is in force here. */
-  requireConfinement?: boolean;
+  /** The call timeout cap and --require-confinement, as the command line gave them. */
+  callPolicy: HostCallPolicy;
 }
 
 export async function runWorkerProcess(config: WorkerProcessConfig): Promise<void> {
@@ -28,16 +28,12 @@ export async function runWorkerProcess(config: WorkerProcessConfig): Promise<voi
     {
       // Running calls get the shutdown deadline; closing the queues and Redis a little more.
       deadlineMs: config.shutdownDeadlineMs + 5_000,
-      runtime: {
-        ...(config.callTimeoutMs ? { limits: { callTimeoutMs: config.callTimeoutMs } } : {}),
-        ...(config.requireConfinement ? { requireConfinement: true } : {}),
-      },
+      runtime: { callPolicy: config.callPolicy },
     },
     async (runtime, logger) => {
       const workers = await startWorkers(runtime, {
         concurrency: config.concurrency,
         log: eventLogger(logger),
-        requireConfinement: config.requireConfinement ?? false,
         ...config.worker,
       });
       return { stop: () => workers.shutdown(config.shutdownDeadlineMs) };

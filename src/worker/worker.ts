@@ -43,8 +43,6 @@ export interface WorkerOptions {
    * up to this long (operation-priority.ts); 0 turns it off.
    */
   operationPriorityMs?: number;
-  /** Refuse to start unless every mechanism of kernel confinement is in force here (--require-confinement). */
-  requireConfinement?: boolean;
 }
 
 export const DEFAULT_OPERATION_PRIORITY_MS = 2_000;
@@ -63,7 +61,9 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   const log = options.log ?? (() => {});
   // What this host gives plugin calls, checked before any job is taken, and reported for /healthz and plugin show.
   const confinement = containment();
-  if (options.requireConfinement && confinement.missing.length > 0) {
+  // --require-confinement: refuse to start unless every mechanism of kernel confinement is in force here.
+  const required = runtime.plugins.options.callPolicy.requireConfinement;
+  if (required && confinement.missing.length > 0) {
     throw new ConfinementUnavailableError(
       `--require-confinement: this worker cannot confine plugin calls fully and runs none; missing: ${confinement.missing.join('; ')}`,
     );
@@ -74,7 +74,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       mechanism: confinement.mechanism,
       enforced: confinement.enforced,
       missing: confinement.missing,
-      required: options.requireConfinement ?? false,
+      required,
       at: new Date().toISOString(),
     }).catch((error: Error) => log('confinement-report-failed', { error: error.message }));
   await report();
@@ -130,7 +130,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
         inspections.runJob(parseOrFail(inspectJobSchema, job.data), {
           firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
           finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-          ...(signal ? { signal } : {}),
+          signal,
         }),
     ),
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
@@ -146,7 +146,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
         const outcome = await operations.run(operationId, {
           attemptsMade: job.attemptsMade,
           attempts: job.opts.attempts ?? 1,
-          ...(signal ? { signal } : {}),
+          signal,
         });
         if (outcome !== 'busy') return outcome;
         // Another operation holds this project: wait without spinning or using an attempt.

@@ -26,7 +26,7 @@ const matrix = useFaultMatrix('faults-discovery');
 describe('discovery refuses packages it cannot ever run', () => {
   const discoverySuite = useCoreSuite('faults-discovery', {
     processActor: 'test-worker',
-    limits: LIMITS,
+    callPolicy: { limits: LIMITS, requireConfinement: false },
     prepare: (root) => installFault(root, 'good', { id: 'disc-good' }),
   });
   let discovery: Core;

@@ -274,7 +274,7 @@ describe('the conformance kit and a Go-SDK plugin', () => {
 describe('the host and a Go-SDK plugin', () => {
   const host = useCoreSuite('go-compat', {
     processActor: 'test-worker',
-    limits: { callTimeoutMs: 5_000, graceMs: 3_000 },
+    callPolicy: { limits: { callTimeoutMs: 5_000, graceMs: 3_000 }, requireConfinement: false },
   });
   let core: Core;
   let hostDir: string;

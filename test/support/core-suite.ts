@@ -23,7 +23,7 @@ export interface CoreSuite extends DataDirSuite {
   readonly prefix: string;
 }
 
-export interface CoreSuiteOptions extends Pick<CoreConfig, 'processActor' | 'limits'> {
+export interface CoreSuiteOptions extends Pick<CoreConfig, 'processActor' | 'callPolicy'> {
   /** Runs on the fresh data dir before the core is created (install packages…). */
   prepare?: (dataDir: string) => Promise<unknown>;
   /** Another suite's Redis to share (started and stopped by that suite), instead of an own one. */

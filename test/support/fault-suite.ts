@@ -193,7 +193,10 @@ export interface FaultSuite extends CoreSuite, FaultMatrix {
  * enabled; its matrix written after it.
  */
 export function useFaultSuite(name: string): FaultSuite {
-  const suite = useCoreSuite(name, { processActor: 'test-worker', limits: LIMITS });
+  const suite = useCoreSuite(name, {
+    processActor: 'test-worker',
+    callPolicy: { limits: LIMITS, requireConfinement: false },
+  });
   // Registered after the suite's hooks, so it is written before the core is closed.
   const matrix = useFaultMatrix(name);
   let projectRoot: string | undefined;

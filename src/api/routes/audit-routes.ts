@@ -2,7 +2,8 @@
 // /api/v1/queue: what waits and runs.
 import { routes } from '../../core/contract/index.js';
 import { redactDeep } from '../../core/safety/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerAuditRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   // What waits and runs (queue-view.ts); a wait's reason redacted like every text shown to a viewer.

@@ -5,7 +5,8 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { routes } from '../../core/contract/index.js';
 import { withoutResults } from '../../core/work/batches/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 import { JsonText, stream } from '../sse.js';
 import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 

@@ -2,7 +2,8 @@
 // Idempotency-Key), read them, their stderr, cancel them, follow their states.
 import { routes } from '../../core/contract/index.js';
 import { isTerminal } from '../../core/work/operations/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 import { stream } from '../sse.js';
 import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 

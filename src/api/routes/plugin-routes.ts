@@ -1,7 +1,8 @@
 // /api/v1/plugins: review, trust, grants, health, call policy and logs.
 import { OS_TRUST_BOUNDARY_STATEMENT, SCOPE_DESCRIPTIONS } from '@switchyard/plugin-sdk/protocol';
 import { routes } from '../../core/contract/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerPluginRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { plugins, batches } = runtime;

@@ -1,6 +1,7 @@
 // /api/v1/projects: the project registry and its trust.
 import { routes } from '../../core/contract/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerProjectRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { projects } = runtime;

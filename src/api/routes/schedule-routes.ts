@@ -1,7 +1,8 @@
 // /api/v1/schedules: recurring batch inspections (`:id` is an id or a name),
 // and POST /api/v1/batches/cancel, the bulk cancel by schedule or by state.
 import { routes } from '../../core/contract/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerScheduleRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { schedules } = runtime;

@@ -1,6 +1,7 @@
 // /api/v1/tokens (admin: create, list, revoke) and /api/v1/me (any token: itself).
 import { routes } from '../../core/contract/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerTokenRoutes({ route }: RouteKit, { tokens }: ApiDeps) {
   route(routes.listTokens, () => tokens.list());

@@ -1,6 +1,7 @@
 // /api/v1/webhooks (admin): add, list, remove, and the deliveries with their attempts.
 import { routes } from '../../core/contract/index.js';
-import { withoutUndefined, type ApiDeps, type RouteKit } from '../route-kit.js';
+import { withoutUndefined } from '../../core/platform/index.js';
+import type { ApiDeps, RouteKit } from '../route-kit.js';
 
 export function registerWebhookRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { webhooks } = runtime;

@@ -63,7 +63,7 @@ function statusTitle(status) {
 /**
  * @param {'GET' | 'POST' | 'DELETE'} method
  * @param {string} path under /api/v1
- * @param {{ body?: unknown, headers?: Record<string, string>, signal?: AbortSignal, accept?: string }} [options]
+ * @param {{ body?: unknown, headers?: Record<string, string>, signal?: AbortSignal | undefined, accept?: string }} [options]
  * @returns {Promise<Response>} a 2xx response; an ApiError otherwise
  */
 async function send(method, path, { body, headers = {}, signal, accept = 'application/json' } = {}) {

@@ -17,7 +17,7 @@ import {
   parseRate,
   rateText,
 } from '../../core/plugins/index.js';
-import { InvalidInputError } from '../../core/platform/index.js';
+import { InvalidInputError, withoutUndefined } from '../../core/platform/index.js';
 import { withBackend } from '../command-context.js';
 import { REF_HELP, operationIdOf, withRefScope, type RefScope } from '../work-refs.js';
 import { ago, emit, escapeControl, outputWidth, printJson, say, wrapKeepingFingerprints } from '../output.js';
@@ -246,7 +246,7 @@ function rateFrom(value: string): string {
 function policySettings(options: PolicyOptions): PluginSettings {
   const paths = (list: string[]) =>
     list.length === 0 ? undefined : list.includes('none') ? [] : list.map((path) => resolve(path));
-  const settings: PluginSettings = {
+  return withoutUndefined({
     inspectMs: options.inspectTimeout,
     operateMs: options.operateTimeout,
     network: options.network,
@@ -262,10 +262,7 @@ function policySettings(options: PolicyOptions): PluginSettings {
     retentionDays: options.retentionDays,
     maxConcurrency: options.maxConcurrency === 'none' ? null : options.maxConcurrency,
     rate: options.rate === 'none' ? null : options.rate,
-  };
-  return Object.fromEntries(
-    Object.entries(settings).filter(([, value]) => value !== undefined),
-  ) as PluginSettings;
+  });
 }
 
 /** The policy lines of `plugin show` and `plugin set`. */

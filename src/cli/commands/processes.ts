@@ -74,8 +74,10 @@ export function registerProcessCommands(program: Command): void {
           concurrency: options.concurrency,
           shutdownDeadlineMs: options.shutdownDeadline,
           logLevel: options.logLevel,
-          callTimeoutMs: options.callTimeout,
-          requireConfinement: options.requireConfinement === true,
+          callPolicy: {
+            limits: options.callTimeout ? { callTimeoutMs: options.callTimeout } : {},
+            requireConfinement: options.requireConfinement === true,
+          },
           worker: {
             operationPriorityMs: options.operationPriority,
             ...(options.lockDuration

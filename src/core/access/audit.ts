@@ -76,10 +76,10 @@ export function queryAudit(redis: Redis, keys: Keys, query: AuditQuery = {}): Pr
     redis,
     keys.audit,
     {
-      ...(query.limit !== undefined ? { limit: query.limit } : {}),
-      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-      ...(since !== undefined ? { sinceMs: Date.now() - since } : {}),
-      ...(until !== undefined ? { untilMs: until } : {}),
+      limit: query.limit,
+      cursor: query.cursor,
+      sinceMs: since === undefined ? undefined : Date.now() - since,
+      untilMs: until,
     },
     parseEntry,
     (entry) =>

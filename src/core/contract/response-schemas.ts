@@ -35,7 +35,7 @@ const fact = z.object({
   label: z.string(),
   value: z.string(),
   source: z.string(),
-  warning: z.string().optional(),
+  warning: z.string().exactOptional(),
 });
 const inspectResult: z.ZodType<InspectResult> = z.object({
   summary: z.string(),
@@ -43,13 +43,13 @@ const inspectResult: z.ZodType<InspectResult> = z.object({
   actions: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() })),
   warnings: z.array(z.string()),
   observedAt: time,
-  redacted: z.literal(true).optional().describe('a secret in the result was replaced by [REDACTED]'),
+  redacted: z.literal(true).exactOptional().describe('a secret in the result was replaced by [REDACTED]'),
 });
 const operateResult: z.ZodType<OperateResult> = z.object({
   status: z.enum(OPERATE_STATUSES),
   summary: z.string(),
   output: json,
-  redacted: z.literal(true).optional().describe('a secret in the result was replaced by [REDACTED]'),
+  redacted: z.literal(true).exactOptional().describe('a secret in the result was replaced by [REDACTED]'),
 });
 
 const pluginShape = {
@@ -65,24 +65,27 @@ const pluginShape = {
   enabled: z.boolean(),
   health: z.enum(['unknown', 'healthy', 'degraded', 'unhealthy']),
   available: z.boolean(),
-  error: z.string().optional(),
+  error: z.string().exactOptional(),
 };
 export const pluginView: z.ZodType<PluginView> = z.object(pluginShape);
 const pluginDetailShape = {
   ...pluginShape,
-  trustedFingerprint: z.string().optional(),
-  trustedBy: z.string().optional(),
-  trustedAt: time.optional(),
-  lastError: z.string().optional(),
-  healthCheckedAt: time.optional(),
+  trustedFingerprint: z.string().exactOptional(),
+  trustedBy: z.string().exactOptional(),
+  trustedAt: time.exactOptional(),
+  lastError: z.string().exactOptional(),
+  healthCheckedAt: time.exactOptional(),
   manifestPath: z.string(),
   packageDir: z.string(),
   executable: z.string(),
   treeDigest: z
     .string()
-    .optional()
+    .exactOptional()
     .describe('SHA-256 over every path, type, mode and content hash of the package (PROTOCOL §4)'),
-  trustedTreeDigest: z.string().optional().describe('the tree digest reviewed with the trusted fingerprint'),
+  trustedTreeDigest: z
+    .string()
+    .exactOptional()
+    .describe('the tree digest reviewed with the trusted fingerprint'),
   files: z
     .array(
       z.object({
@@ -90,13 +93,13 @@ const pluginDetailShape = {
         type: z.string(),
         mode: z.string(),
         size: z.number().int(),
-        target: z.string().optional().describe("a symlink's target, as it reads"),
+        target: z.string().exactOptional().describe("a symlink's target, as it reads"),
       }),
     )
     .describe('every file, directory and symlink of the package, as the last discovery saw it'),
   changedFiles: z
     .array(z.string())
-    .optional()
+    .exactOptional()
     .describe('while changed: the files that differ from the reviewed ones'),
   packageLimits: z
     .object({ entries: z.number().int(), bytes: z.number().int() })
@@ -126,7 +129,7 @@ const pluginDetailShape = {
       days: z
         .number()
         .int()
-        .optional()
+        .exactOptional()
         .describe("finished batches younger than this are kept (unset: the host's)"),
     })
     .describe('plugin set --retention-batches/--retention-days'),
@@ -165,15 +168,15 @@ export const pluginDetail = z.object({
 });
 export const healthResult = z.object({
   status: z.enum(HEALTH_STATUSES),
-  message: z.string().optional(),
+  message: z.string().exactOptional(),
   checkedAt: time,
 });
 export const logEntry = z.object({
   at: time,
   source: z.enum(['stderr', 'host']),
   line: z.string(),
-  id: z.string().optional(),
-  operationId: z.string().optional(),
+  id: z.string().exactOptional(),
+  operationId: z.string().exactOptional(),
 });
 
 const projectShape = {
@@ -206,14 +209,14 @@ const batchShape = {
   cancelled: z.number().int(),
   createdAt: time,
   createdBy: z.string(),
-  finishedAt: time.optional(),
-  cancelledAt: time.optional(),
-  cancelledBy: z.string().optional(),
-  retryOf: z.string().optional(),
-  scheduleId: z.string().optional().describe('the schedule that started it'),
+  finishedAt: time.exactOptional(),
+  cancelledAt: time.exactOptional(),
+  cancelledBy: z.string().exactOptional(),
+  retryOf: z.string().exactOptional(),
+  scheduleId: z.string().exactOptional().describe('the schedule that started it'),
   partial: z
     .literal(true)
-    .optional()
+    .exactOptional()
     .describe('it covers part of the fleet (named projects or a label), not --all'),
 };
 export const batchSummary = z.object(batchShape);
@@ -221,12 +224,12 @@ export const batchSummary = z.object(batchShape);
 export const projectOutcome = z.object({
   projectId: z.string(),
   status: z.enum(['succeeded', 'failed', 'cancelled']),
-  result: inspectResult.optional(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  result: inspectResult.exactOptional(),
+  error: z.object({ code: z.string(), message: z.string() }).exactOptional(),
 });
 export const batchView: z.ZodType<BatchView> = z.object({
   ...batchShape,
-  results: z.array(projectOutcome).optional(),
+  results: z.array(projectOutcome).exactOptional(),
 });
 
 /** What an id reference (a prefix, latest~N) names. */
@@ -259,7 +262,7 @@ export const batchDiff: z.ZodType<BatchDiff> = z.object({
           id: z.string(),
           from: z.string(),
           to: z.string(),
-          warning: z.object({ from: z.string().nullable(), to: z.string().nullable() }).optional(),
+          warning: z.object({ from: z.string().nullable(), to: z.string().nullable() }).exactOptional(),
         }),
       ),
       status: z.object({ from: diffStatus, to: diffStatus }),
@@ -273,25 +276,25 @@ export const operationView: z.ZodType<OperationView> = z.object({
   projectId: z.string(),
   action: z.string(),
   state: z.enum(OPERATION_STATES),
-  errorCode: z.string().optional(),
-  errorMessage: z.string().optional(),
-  outcomeUnknown: z.literal(true).optional(),
-  result: operateResult.optional(),
+  errorCode: z.string().exactOptional(),
+  errorMessage: z.string().exactOptional(),
+  outcomeUnknown: z.literal(true).exactOptional(),
+  result: operateResult.exactOptional(),
   requestedAt: time,
-  startedAt: time.optional(),
-  finishedAt: time.optional(),
-  timeoutMs: z.number().int().optional(),
-  input: json.optional().describe('the action input as requested, redacted'),
+  startedAt: time.exactOptional(),
+  finishedAt: time.exactOptional(),
+  timeoutMs: z.number().int().exactOptional(),
+  input: json.exactOptional().describe('the action input as requested, redacted'),
   requestedBy: z
     .string()
-    .optional()
+    .exactOptional()
     .describe('who requested it: token:<name> (api) or user:<name>@<host> (local CLI)'),
-  cancelledBy: z.string().optional().describe('who asked first to cancel it'),
-  worker: z.string().optional().describe('the worker that ran it: worker:<host>:<pid>'),
-  durationMs: z.number().int().optional().describe('from started to finished'),
+  cancelledBy: z.string().exactOptional().describe('who asked first to cancel it'),
+  worker: z.string().exactOptional().describe('the worker that ran it: worker:<host>:<pid>'),
+  durationMs: z.number().int().exactOptional().describe('from started to finished'),
   waiting: z
     .string()
-    .optional()
+    .exactOptional()
     .describe(
       "while running: its call waits for the plugin's caps (plugin set --max-concurrency/--rate), and why",
     ),
@@ -300,14 +303,14 @@ export const operationView: z.ZodType<OperationView> = z.object({
 const slotView = z.object({
   slot: z.number().int(),
   state: z.enum(['idle', 'waiting', 'running']),
-  pluginId: z.string().optional(),
-  kind: z.string().optional().describe('inspect, operate or health'),
-  projectId: z.string().optional(),
-  batchId: z.string().optional(),
-  operationId: z.string().optional(),
+  pluginId: z.string().exactOptional(),
+  kind: z.string().exactOptional().describe('inspect, operate or health'),
+  projectId: z.string().exactOptional(),
+  batchId: z.string().exactOptional(),
+  operationId: z.string().exactOptional(),
   since: time.describe('when its call (or its idle spell) began'),
-  reason: z.string().optional().describe("why a waiting call waits (its plugin's caps)"),
-  lastTookAt: time.optional().describe('when this slot last took a call'),
+  reason: z.string().exactOptional().describe("why a waiting call waits (its plugin's caps)"),
+  lastTookAt: time.exactOptional().describe('when this slot last took a call'),
 });
 const queueWork = z.object({
   kind: z.enum(['batch', 'operation']),
@@ -321,7 +324,7 @@ const queueWork = z.object({
   running: z.number().int(),
   waitingForCaps: z.number().int().describe("calls on a worker held back by the plugin's caps"),
   share: z.number().describe('its running calls over every running call'),
-  reason: z.string().optional(),
+  reason: z.string().exactOptional(),
   since: time,
 });
 export const queueView: z.ZodType<QueueView> = z.object({
@@ -341,7 +344,7 @@ export const queueView: z.ZodType<QueueView> = z.object({
       worker: z.string(),
       host: z.string(),
       slots: z.array(slotView),
-      lastTookAt: time.optional(),
+      lastTookAt: time.exactOptional(),
     }),
   ),
 });
@@ -361,8 +364,8 @@ const tokenShape = {
   role: z.enum(ROLES),
   createdAt: time,
   createdBy: z.string(),
-  expiresAt: time.optional(),
-  lastUsedAt: time.optional(),
+  expiresAt: time.exactOptional(),
+  lastUsedAt: time.exactOptional(),
 };
 export const tokenView: z.ZodType<TokenView> = z.object(tokenShape);
 export const createdToken = z.object({ ...tokenShape, token: z.string().describe('shown once') });
@@ -372,7 +375,7 @@ export const me = z.object({
   id: z.string(),
   name: z.string(),
   role: z.enum(ROLES),
-  expiresAt: time.optional(),
+  expiresAt: time.exactOptional(),
 });
 
 const scheduleShape = {
@@ -380,25 +383,28 @@ const scheduleShape = {
   name: z.string(),
   pluginId: z.string(),
   projects: z.union([z.literal('all'), z.array(z.string()), z.object({ label: z.string() })]),
-  everyMs: z.number().int().optional(),
-  cron: z.string().optional(),
-  pausedAt: time.optional().describe('set while paused: no run starts'),
-  pausedBy: z.string().optional(),
+  everyMs: z.number().int().exactOptional(),
+  cron: z.string().exactOptional(),
+  pausedAt: time.exactOptional().describe('set while paused: no run starts'),
+  pausedBy: z.string().exactOptional(),
   createdBy: z.string(),
   createdAt: time,
-  updatedBy: z.string().optional(),
-  updatedAt: time.optional(),
+  updatedBy: z.string().exactOptional(),
+  updatedAt: time.exactOptional(),
 };
 export const schedule: z.ZodType<Schedule> = z.object(scheduleShape);
 /** GET /schedules: each schedule with its next run and what its last run did. */
 export const scheduleView: z.ZodType<ScheduleView> = z.object({
   ...scheduleShape,
-  nextRunAt: time.optional().describe('absent while paused'),
+  nextRunAt: time.exactOptional().describe('absent while paused'),
   lastRun: z
     .object({
       at: time,
       outcome: z.enum(['started', 'skipped', 'failed']),
-      batchId: z.string().optional().describe('started: the new batch; skipped: the batch still running'),
+      batchId: z
+        .string()
+        .exactOptional()
+        .describe('started: the new batch; skipped: the batch still running'),
       batch: z
         .object({
           state: z.string(),
@@ -408,11 +414,11 @@ export const scheduleView: z.ZodType<ScheduleView> = z.object({
           failed: z.number().int(),
           cancelled: z.number().int(),
         })
-        .optional()
+        .exactOptional()
         .describe('that batch as it is now'),
-      error: z.object({ code: z.string(), message: z.string() }).optional().describe('failed: why'),
+      error: z.object({ code: z.string(), message: z.string() }).exactOptional().describe('failed: why'),
     })
-    .optional(),
+    .exactOptional(),
 });
 /** POST /batches/cancel: the batches cancelled, as each cancel answers. */
 export const cancelledBatches = z.object({ cancelled: z.array(batchSummary) });
@@ -423,7 +429,7 @@ export const fleetRow = z.object({
   projectId: z.string(),
   batchId: z.string().describe('the batch that produced it'),
   at: z.string(),
-  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().optional() })),
+  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().exactOptional() })),
 });
 /** GET /plugins/:id/facts/counts: value → projects, most common first; `null`: projects without the fact. */
 export const fleetCounts = z.object({
@@ -436,7 +442,7 @@ export const webhookView: z.ZodType<WebhookView> = z.strictObject({
   id: z.string(),
   url: z.string(),
   events: z.array(z.enum(WEBHOOK_EVENTS)),
-  pluginId: z.string().optional().describe('only this plugin’s events'),
+  pluginId: z.string().exactOptional().describe('only this plugin’s events'),
   createdAt: time,
   createdBy: z.string(),
 });
@@ -453,8 +459,8 @@ export const deliveryView: z.ZodType<DeliveryView> = z.strictObject({
     z.strictObject({
       at: time,
       durationMs: z.number().int(),
-      statusCode: z.number().int().optional(),
-      error: z.string().optional(),
+      statusCode: z.number().int().exactOptional(),
+      error: z.string().exactOptional(),
     }),
   ),
 });
@@ -473,15 +479,17 @@ export const trendPoint = z.object({
     .int()
     .describe("failed here, and not in the project's own previous result (not failed, or never inspected)"),
   partial: z.boolean().describe("the batch covers part of the fleet: its counts are not the fleet's"),
-  distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).optional(),
+  distribution: z.array(z.object({ value: z.string(), count: z.number().int() })).exactOptional(),
 });
 
 /** One batch's result for one project (GET /projects/:id/history). */
 export const advertisedActions = z.object({
   pluginId: z.string(),
   projectId: z.string(),
-  batchId: z.string().optional(),
-  inspectedAt: time.optional().describe("when the plugin's latest inspection of the project was recorded"),
+  batchId: z.string().exactOptional(),
+  inspectedAt: time
+    .exactOptional()
+    .describe("when the plugin's latest inspection of the project was recorded"),
   actions: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), risk: z.string() })),
 });
 
@@ -489,15 +497,15 @@ export const historyEntry = z.object({
   batchId: z.string(),
   at: z.string().describe('when the batch was created'),
   status: z.enum(['succeeded', 'failed', 'cancelled', 'pending']),
-  summary: z.string().optional().describe("the inspection's summary, where it succeeded"),
-  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().optional() })),
+  summary: z.string().exactOptional().describe("the inspection's summary, where it succeeded"),
+  facts: z.record(z.string(), z.object({ value: z.string(), warning: z.string().exactOptional() })),
   warnings: z.array(z.string()),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  error: z.object({ code: z.string(), message: z.string() }).exactOptional(),
 });
 
 /** A cursor page of a list (GET /batches, /operations, /audit): `nextCursor` absent on the last page. */
 export function page<T extends z.ZodType>(item: T) {
-  return z.object({ items: z.array(item), nextCursor: z.string().optional() });
+  return z.object({ items: z.array(item), nextCursor: z.string().exactOptional() });
 }
 
 export const openApi = z.looseObject({
@@ -511,9 +519,12 @@ export const problem = z.object({
   title: z.string(),
   status: z.number().int(),
   detail: z.string(),
-  code: z.string().optional().describe('stable machine name of the error, as the CLI prints with --json'),
-  requiredRole: z.enum(ROLES).optional().describe('403: the role the request needs'),
-  errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+  code: z
+    .string()
+    .exactOptional()
+    .describe('stable machine name of the error, as the CLI prints with --json'),
+  requiredRole: z.enum(ROLES).exactOptional().describe('403: the role the request needs'),
+  errors: z.array(z.object({ field: z.string(), message: z.string() })).exactOptional(),
 });
 
 /** An RFC 9457 problem document as the api sends it. */

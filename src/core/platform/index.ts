@@ -46,3 +46,4 @@ export { createLogger, eventLogger } from './log.js';
 export { runUntilSignalled } from './run-until-signalled.js';
 export type { ReadyMessage, Service } from './run-until-signalled.js';
 export { sleep, sleepUntilWoken } from './sleep.js';
+export { withoutUndefined } from './without-undefined.js';

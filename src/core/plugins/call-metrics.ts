@@ -16,7 +16,7 @@ interface Pending {
   key: string;
   /** Field → increment; `…|sum` fields are seconds (HINCRBYFLOAT). */
   counts: Map<string, number>;
-  timer?: NodeJS.Timeout;
+  timer?: NodeJS.Timeout | undefined;
 }
 
 const pending = new WeakMap<Redis, Pending>();

@@ -26,7 +26,7 @@ export interface DiscoveredPackage {
   manifestPath: string;
   manifest?: Manifest;
   /** What an invalid manifest still says about itself, for listing it. */
-  hints?: { name?: string; version?: string; protocolVersion?: string };
+  hints?: { name?: string | undefined; version?: string | undefined; protocolVersion?: string | undefined };
   fingerprint?: string;
   /** The whole package (package-tree.ts): its digest and every entry, as the review shows them. */
   tree?: { digest: string; entries: PackageEntry[] };
@@ -151,9 +151,9 @@ async function countPackages(pluginsDir: string, directories: string[]): Promise
 /** A broken manifest may still name itself; its id keeps duplicates detectable. */
 function readHints(bytes: Buffer): {
   id?: string;
-  name?: string;
-  version?: string;
-  protocolVersion?: string;
+  name?: string | undefined;
+  version?: string | undefined;
+  protocolVersion?: string | undefined;
 } {
   let value: Record<string, unknown>;
   try {

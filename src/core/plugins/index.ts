@@ -32,3 +32,5 @@ export { MAX_CONCURRENCY_CAP, parseRate, rateText } from './plugin-caps.js';
 export type { CallCaps } from './plugin-caps.js';
 export { WorkerSlots, readWorkerBoards } from './worker-slots.js';
 export type { SlotView, WorkerBoard } from './worker-slots.js';
+export { DEFAULT_HOST_CALL_POLICY } from './plugin-calls.js';
+export type { HostCallPolicy } from './plugin-calls.js';

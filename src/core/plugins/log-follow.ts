@@ -5,7 +5,7 @@ import type { LogEntry } from './plugin-store.js';
 import { sleep } from '../platform/index.js';
 
 export interface FollowOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   pollMs?: number;
   /** Checked before each read: once it holds, one last read is printed and the follow ends. */
   ended?: () => Promise<boolean>;

@@ -50,13 +50,24 @@ export interface CallOptions {
   batchId?: string;
 }
 
+/**
+ * How this process runs every plugin call, from the flags it started with: built once where
+ * they enter (`switchyard worker`) and handed down whole, never redeclared field by field.
+ */
+export interface HostCallPolicy {
+  /** `callTimeoutMs` caps every call (worker --call-timeout); the plugin's limits apply below it. */
+  limits: Partial<SupervisorLimits>;
+  /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
+  requireConfinement: boolean;
+}
+
+/** A process started without those flags (the CLI, the api, the scheduler). */
+export const DEFAULT_HOST_CALL_POLICY: HostCallPolicy = { limits: {}, requireConfinement: false };
+
 export interface PluginCallsOptions {
   /** Who acts when a call finds tampering (e.g. `worker:<host>:<pid>`). */
   processActor: string;
-  /** `callTimeoutMs` caps every call (worker --call-timeout); the plugin's limits apply below it. */
-  limits?: Partial<SupervisorLimits>;
-  /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
-  requireConfinement?: boolean;
+  callPolicy: HostCallPolicy;
   /** Where the verified read-only copies of packages are kept (<data-dir>/run/packages). */
   copiesDir: string;
 }
@@ -265,10 +276,13 @@ export class PluginCalls {
         grants,
         method,
         params,
-        limits: { ...this.options.limits, callTimeoutMs: this.#timeoutOf(record, method, options) },
+        limits: {
+          ...this.options.callPolicy.limits,
+          callTimeoutMs: this.#timeoutOf(record, method, options),
+        },
         onStderr: (chunk) => live.push(chunk),
         policy: callPolicyOf(record, method, params),
-        ...(this.options.requireConfinement ? { requireConfinement: true } : {}),
+        requireConfinement: this.options.callPolicy.requireConfinement,
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.beforeSend ? { beforeSend: options.beforeSend } : {}),
         ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
@@ -294,7 +308,7 @@ export class PluginCalls {
     return Math.min(
       limitFor(timeLimitsOf(record.timeLimits), method),
       options.timeoutMs ?? Infinity,
-      this.options.limits?.callTimeoutMs ?? DEFAULT_CALL_CAP_MS,
+      this.options.callPolicy.limits.callTimeoutMs ?? DEFAULT_CALL_CAP_MS,
     );
   }
 

@@ -22,9 +22,10 @@ import {
   ProjectUntrustedError,
   TrustRequiredError,
   inOrder,
+  withoutUndefined,
 } from '../platform/index.js';
 import type { Keys } from '../redis/index.js';
-import { PluginCalls, type CallOptions } from './plugin-calls.js';
+import { PluginCalls, type CallOptions, type HostCallPolicy } from './plugin-calls.js';
 import type { WorkerSlots } from './worker-slots.js';
 import {
   assertCallAllowed,
@@ -41,7 +42,6 @@ import {
 import { PluginStore, type LogEntry, type PluginRecord } from './plugin-store.js';
 import { redactHealth, redactInspection, redactOperation, type Redacted } from './result-redaction.js';
 import type { Project, ProjectService } from '../projects/index.js';
-import type { SupervisorLimits } from '../supervision/index.js';
 import { containment } from '../supervision/index.js';
 import { redactDeep } from '../safety/index.js';
 import { workerConfinement } from './confinement-report.js';
@@ -58,9 +58,7 @@ export interface PluginServiceOptions {
   dataDir: string;
   /** Who acts when the service itself decides (e.g. a worker that sees tampering). */
   processActor: string;
-  limits?: Partial<SupervisorLimits>;
-  /** Refuse every call unless all kernel confinement is in force (worker --require-confinement). */
-  requireConfinement?: boolean;
+  callPolicy: HostCallPolicy;
 }
 
 export class PluginService {
@@ -92,8 +90,7 @@ export class PluginService {
     this.calls = new PluginCalls(redis, keys, this.#store, {
       processActor: options.processActor,
       copiesDir: join(options.dataDir, 'run', 'packages'),
-      ...(options.limits ? { limits: options.limits } : {}),
-      ...(options.requireConfinement ? { requireConfinement: true } : {}),
+      callPolicy: options.callPolicy,
     });
     this.#pluginsDir = join(options.dataDir, 'plugins');
   }
@@ -174,13 +171,15 @@ export class PluginService {
   async setPolicy(id: string, settings: PluginSettings, actor: string): Promise<PluginDetail> {
     const { inspectMs, operateMs, retentionBatches, retentionDays, maxConcurrency, rate, ...confinement } =
       settings;
-    const capSettings = definedOnly({ maxConcurrency, rate });
+    const capSettings = withoutUndefined({ maxConcurrency, rate });
     // Checked before anything is written (the record's own caps are applied inside the change).
     applyCapSettings(undefined, capSettings);
-    const timeSettings = definedOnly({ inspectMs, operateMs });
+    const timeSettings = withoutUndefined({ inspectMs, operateMs });
     checkSettings(timeSettings);
-    const retention = definedOnly(checkRetentionSettings({ batches: retentionBatches, days: retentionDays }));
-    const confinementSettings = definedOnly(checkConfinementSettings({ ...confinement }));
+    const retention = checkRetentionSettings(
+      withoutUndefined({ batches: retentionBatches, days: retentionDays }),
+    );
+    const confinementSettings = withoutUndefined(checkConfinementSettings({ ...confinement }));
     if (
       Object.keys(timeSettings).length +
         Object.keys(confinementSettings).length +
@@ -469,10 +468,6 @@ export interface InspectionState {
   pluginId: string;
   record: PluginRecord | undefined;
   projects: Map<string, Project | undefined>;
-}
-
-function definedOnly<T extends object>(settings: T): T {
-  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as T;
 }
 
 /** The caps as the audit records them (`none` when cleared). */

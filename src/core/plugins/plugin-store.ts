@@ -38,13 +38,13 @@ export interface PluginRecord {
   error?: string;
   protocolMismatch: boolean;
   trust: TrustState;
-  trustedFingerprint?: string;
+  trustedFingerprint?: string | undefined;
   /** The tree digest reviewed with `trustedFingerprint` (absent: trusted before whole-package review). */
   trustedTreeDigest?: string;
   /** The entries that digest covers: what was reviewed, and what each call's copy holds. */
   trustedFiles?: PackageEntry[];
   /** While `trust` is `changed`: the package files that differ from the trusted ones (when known). */
-  changedFiles?: string[];
+  changedFiles?: string[] | undefined;
   trustedBy?: string;
   trustedAt?: string;
   /**
@@ -52,7 +52,7 @@ export interface PluginRecord {
    * the trusted ones and has not seen the trusted ones since (a record written
    * before this was a list holds one host name).
    */
-  changedOn?: string[] | string;
+  changedOn?: string[] | string | undefined;
   enabled: boolean;
   grantedScopes: Scope[];
   discoveredAt: string;

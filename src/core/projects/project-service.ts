@@ -68,7 +68,7 @@ export function projectIdFor(directoryName: string): string {
 export interface AddOptions {
   id?: string;
   name?: string;
-  trust?: boolean;
+  trust?: boolean | undefined;
 }
 
 export interface ScanOptions {

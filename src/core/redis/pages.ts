@@ -14,8 +14,8 @@ export interface Page<T> {
 }
 
 export interface PageRequest {
-  limit?: number;
-  cursor?: string;
+  limit?: number | undefined;
+  cursor?: string | undefined;
 }
 
 export const DEFAULT_PAGE_LIMIT = 20;
@@ -106,7 +106,7 @@ const isStreamId = (value: unknown): value is string => typeof value === 'string
 export async function streamPage<T>(
   redis: Redis,
   key: string,
-  request: PageRequest & { sinceMs?: number; untilMs?: number },
+  request: PageRequest & { sinceMs?: number | undefined; untilMs?: number | undefined },
   parse: (id: string, fields: string[]) => T,
   accept: (record: T) => boolean = () => true,
 ): Promise<Page<T>> {

@@ -2,10 +2,14 @@
 import { hostname, userInfo } from 'node:os';
 import type { Redis } from 'ioredis';
 import { keysFor, type Keys } from '../redis/index.js';
-import { PluginService, flushCallMetrics } from '../plugins/index.js';
+import {
+  DEFAULT_HOST_CALL_POLICY,
+  PluginService,
+  flushCallMetrics,
+  type HostCallPolicy,
+} from '../plugins/index.js';
 import { ProjectService } from '../projects/index.js';
 import { closeRedis, connectRedis } from '../redis/index.js';
-import type { SupervisorLimits } from '../supervision/index.js';
 
 export interface CoreConfig {
   dataDir: string;
@@ -13,9 +17,8 @@ export interface CoreConfig {
   prefix?: string;
   /** Who this process acts as when it decides on its own (e.g. `worker:host:pid`). */
   processActor?: string;
-  limits?: Partial<SupervisorLimits>;
-  /** A worker's --require-confinement: no call starts without every mechanism of kernel confinement. */
-  requireConfinement?: boolean;
+  /** How every plugin call of this process runs (a worker's flags); DEFAULT_HOST_CALL_POLICY if not given. */
+  callPolicy?: HostCallPolicy;
   failFast?: boolean;
   /** The api: Redis commands fail at once while Redis is unreachable (redis.ts). */
   answersRequests?: boolean;
@@ -40,8 +43,7 @@ export async function createCore(config: CoreConfig): Promise<Core> {
   const plugins = new PluginService(redis, keys, projects, {
     dataDir: config.dataDir,
     processActor: config.processActor ?? processIdentity('cli'),
-    ...(config.limits ? { limits: config.limits } : {}),
-    ...(config.requireConfinement ? { requireConfinement: true } : {}),
+    callPolicy: config.callPolicy ?? DEFAULT_HOST_CALL_POLICY,
   });
   return {
     config,

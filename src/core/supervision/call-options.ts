@@ -53,7 +53,7 @@ export interface CallSpec<M extends CallMethod> {
   grants: readonly Scope[];
   method: M;
   params: MethodParams<M>;
-  limits?: Partial<SupervisorLimits>;
+  limits?: Partial<SupervisorLimits> | undefined;
   /** Aborting kills the process group at once; the call fails with CallCancelledError. */
   signal?: AbortSignal;
   /** Runs after identity verification, right before the method is written (the dispatch mark). */

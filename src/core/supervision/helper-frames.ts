@@ -39,7 +39,7 @@ export interface SpawnRequest {
    */
   executableFd?: number;
   /** Kernel confinement beyond signal scoping (native helper only; needs `confine`). */
-  policy?: KernelPolicy;
+  policy?: KernelPolicy | undefined;
   /** Refuse to start when the kernel lacks Landlock or seccomp (worker --require-confinement). */
   requireConfinement?: boolean;
   /**

@@ -73,12 +73,12 @@ import {
 
 /** `facts`: filters (`NAME<op>VALUE`, fleet-facts.ts) and labels every project must carry. */
 export interface FleetQuery {
-  where?: string[];
-  labels?: string[];
+  where?: string[] | undefined;
+  labels?: string[] | undefined;
   /** Fact ids the caller names besides the filters' (shown, counted, sorted by): an unknown one is refused. */
-  facts?: string[];
+  facts?: string[] | undefined;
   /** Stops the read between slices once aborted (the api's request budget). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** One page of the fleet by project id: after which project, how many rows. */

@@ -35,7 +35,7 @@ export interface InspectionAttempt {
   /** No attempt of the job follows this one. */
   finalAttempt: boolean;
   /** Aborts on worker shutdown. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export class InspectionRunner {

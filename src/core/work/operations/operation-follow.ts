@@ -9,9 +9,9 @@ import { sleepUntilWoken } from '../../platform/index.js';
 import { isTerminal, type OperationStore, type OperationView } from './operation-store.js';
 
 export interface OperationFollowOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** The safety re-read's interval (default 5 s). */
-  fallbackReadMs?: number;
+  fallbackReadMs?: number | undefined;
 }
 
 export interface OperationFollowSource {

@@ -41,7 +41,7 @@ export interface OperationAttempt {
   attemptsMade: number;
   attempts: number;
   /** Aborts on worker shutdown, or with ABORT_REASONS.lockLost when the job's lock is about to lapse. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** `busy`: another operation holds the project; try the job again later without using an attempt. */

@@ -254,10 +254,7 @@ export class OperationService {
    * only in case a message was lost.
    */
   wait(id: string, options: { pollMs?: number; signal?: AbortSignal } = {}): Promise<OperationView> {
-    return this.follow(id, () => {}, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.pollMs !== undefined ? { fallbackReadMs: options.pollMs } : {}),
-    });
+    return this.follow(id, () => {}, { signal: options.signal, fallbackReadMs: options.pollMs });
   }
 
   /** How many workers consume the operate queue now (0: queued work would wait forever). */

@@ -56,7 +56,10 @@ export function cronShortestGapMs(pattern: string, from = new Date()): number {
 }
 
 /** Refuses a timing that is not exactly one of an interval or a cron pattern, or runs more often than `minMs`. */
-export function checkTiming(timing: { everyMs?: number; cron?: string }, minMs: number): void {
+export function checkTiming(
+  timing: { everyMs?: number | undefined; cron?: string | undefined },
+  minMs: number,
+): void {
   if ((timing.everyMs === undefined) === (timing.cron === undefined))
     throw new InvalidInputError(
       'a schedule needs exactly one of an interval (--every) or a cron pattern (--cron)',
@@ -157,7 +160,7 @@ export interface ScheduleChanges {
 
 interface RunRecord {
   lastRun?: ScheduleRun;
-  lastBatchId?: string;
+  lastBatchId?: string | undefined;
 }
 
 export class ScheduleStore {
