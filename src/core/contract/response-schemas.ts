@@ -204,6 +204,10 @@ const batchShape = {
   cancelledAt: time.optional(),
   cancelledBy: z.string().optional(),
   retryOf: z.string().optional(),
+  /** Its class in the fair queue; absent: normal. */
+  priority: z.enum(['high', 'low']).optional(),
+  /** Whose share its calls count to, when not createdBy (a schedule's batch: the schedule's owner). */
+  requester: z.string().optional(),
   scheduleId: z.string().optional().describe('the schedule that started it'),
   partial: z
     .literal(true)

@@ -13,14 +13,6 @@ export const QUEUE_NAMES = {
   notify: 'notify',
 } as const;
 
-/** One job inspects a slice of a batch's projects (see projectsPerJob). */
-export const inspectJobSchema = z.strictObject({
-  batchId: z.string().min(1),
-  pluginId: z.string().min(1),
-  projectIds: z.array(z.string().min(1)).min(1).max(100),
-});
-export type InspectJob = z.infer<typeof inspectJobSchema>;
-
 export const operateJobSchema = z.strictObject({ operationId: z.string().min(1) });
 export type OperateJob = z.infer<typeof operateJobSchema>;
 
@@ -74,41 +66,12 @@ export function retentionFromEnv(env: NodeJS.ProcessEnv = process.env): Retentio
   };
 }
 
-/** Inspections: 3 attempts with exponential backoff (only transient failures retry). */
-export const INSPECT_ATTEMPTS = 3;
-export const INSPECT_BACKOFF_MS = 500;
-
-/**
- * Projects per inspect job. BullMQ's per-job cost (about 30 Redis commands
- * and two Lua scripts to take and finish a job, ~1 KiB of Redis memory while
- * queued) is shared by the job's projects, so a batch goes in as few jobs as
- * still spread it over the worker slots: 24 to 47 jobs up to 2,400 projects
- * (one project each below 48), then 100 projects per job.
- */
-export function projectsPerJob(total: number): number {
-  return Math.max(1, Math.min(100, Math.floor(total / 24)));
-}
-
-/**
- * How many job ids a batch of `total` projects may have: as many as
- * projectsPerJob makes, or as the smaller slices of earlier versions (at
- * least 64 jobs, up to 50 projects each) made for a batch queued before an
- * upgrade. `batch cancel` removes that many; an id that never existed costs a no-op.
- */
-export function inspectJobIds(total: number): number {
-  const earlier = Math.max(1, Math.min(50, Math.ceil(total / 64)));
-  return Math.max(Math.ceil(total / projectsPerJob(total)), Math.ceil(total / earlier));
-}
 export const OPERATE_ATTEMPTS = 3;
 
 /**
- * The job ids: an inspect job is `<batchId>.<slice index>` (so `batch cancel`
- * can remove a batch's queued jobs by id); an operate job is the operation's
- * id (so a second enqueue of the same operation is a no-op).
+ * An operate job's id is the operation's id (so a second enqueue of the same
+ * operation is a no-op). Inspect jobs: work/batches/inspect-jobs.ts.
  */
-export function inspectJobId(batchId: string, sliceIndex: number): string {
-  return `${batchId}.${sliceIndex}`;
-}
 export function operateJobId(operationId: string): string {
   return operationId;
 }

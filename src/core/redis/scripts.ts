@@ -19,6 +19,11 @@ const SCRIPTS = {
   lockRelease: { file: 'lock-release.lua', keys: 1 },
   lockReleaseOf: { file: 'lock-release-of.lua', keys: 1 },
   batchRecord: { file: 'batch-record.lua', keys: 6 },
+  fairEnter: { file: 'fair-enter.lua', keys: 3 },
+  fairPick: { file: 'fair-pick.lua', keys: 7 },
+  fairSliceEnd: { file: 'fair-slice-end.lua', keys: 3 },
+  fairCancel: { file: 'fair-cancel.lua', keys: 2 },
+  operationTurn: { file: 'operation-turn.lua', keys: 1 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -42,6 +47,15 @@ interface ScriptResults {
   lockReleaseOf: number;
   /** [how many were recorded, 1 when the batch has ended]. */
   batchRecord: [number, number];
+  /** How many other batches had work waiting. */
+  fairEnter: number;
+  /** ['full'] | ['empty'] | ['slice', slice id, batch id, plugin id, start, count, generation]. */
+  fairPick: [string, string?, string?, string?, number?, number?, number?];
+  fairSliceEnd: number;
+  /** The cancelled batch's outstanding slice ids. */
+  fairCancel: string[];
+  /** The BullMQ priority for the requester's new operation. */
+  operationTurn: number;
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -9,3 +9,5 @@ export * from './batch-service.js';
 export * from './batch-store.js';
 export * from './fleet-facts.js';
 export * from './inspection-runner.js';
+export * from './fair-queue.js';
+export * from './inspect-jobs.js';
