@@ -3,7 +3,15 @@
 // services over Redis (the local OS user is the actor); the remote backend
 // (remote-backend.ts) is the HTTP API (the token is the actor). Both return
 // the same view objects and raise errors with the same codes and exit status.
-import { queryAudit, type AuditEntry, type AuditQuery, type TokenView } from '../core/access/index.js';
+import {
+  listTeams,
+  queryAudit,
+  setTeamWeight,
+  type AuditEntry,
+  type AuditQuery,
+  type TeamView,
+  type TokenView,
+} from '../core/access/index.js';
 import type {
   BatchDiff,
   FleetQuery,
@@ -19,6 +27,7 @@ import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
+import type { Priority } from '../core/work/batches/index.js';
 import {
   addSchedule,
   cancelBatches,
@@ -74,7 +83,7 @@ export interface Backend {
     remove(id: string): Promise<Project>;
   };
   work: {
-    createBatch(pluginId: string, selection: ProjectSelection): Promise<BatchView>;
+    createBatch(pluginId: string, selection: ProjectSelection, priority?: Priority): Promise<BatchView>;
     /** The batch id `ref` names: whole, a unique prefix, latest~N (of the plugin); id-refs.ts. */
     resolveBatch(ref: string, scope?: { pluginId?: string }): Promise<string>;
     getBatch(batchId: string): Promise<BatchView>;
@@ -136,8 +145,14 @@ export interface Backend {
   };
   tokens: {
     list(): Promise<TokenView[]>;
-    create(name: string, role: string, options: { expiresInMs?: number }): Promise<CreatedToken>;
+    create(
+      name: string,
+      role: string,
+      options: { expiresInMs?: number; team?: string },
+    ): Promise<CreatedToken>;
     revoke(idOrName: string): Promise<TokenView>;
+    teams(): Promise<TeamView[]>;
+    setTeam(team: string, weight: number): Promise<TeamView>;
   };
 }
 
@@ -168,7 +183,8 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       remove: (id) => core.projects.remove(id, actor),
     },
     work: {
-      createBatch: (pluginId, selection) => batches.create(pluginId, selection, actor),
+      createBatch: (pluginId, selection, priority) =>
+        batches.create(pluginId, selection, actor, priority ? { priority } : {}),
       resolveBatch: (ref, scope) => batches.resolve(ref, scope),
       getBatch: (batchId) => batches.get(batchId),
       listBatches: (query) => batches.list(query),
@@ -210,6 +226,8 @@ export function localBackend(runtime: Runtime, actor: string): Backend {
       list: () => tokens.list(),
       create: (name, role, options) => tokens.create(name, role, actor, options),
       revoke: (idOrName) => tokens.revoke(idOrName, actor),
+      teams: () => listTeams(core.redis, core.keys),
+      setTeam: (team, weight) => setTeamWeight(core.redis, core.keys, team, weight, actor),
     },
   };
   return backend;

@@ -25,11 +25,12 @@ export function checkTeamName(team: string): string {
   return team;
 }
 
-/** The team of the token named `requester` (a token's name is its actor), if it has one. */
+/** The team of the token `requester` names (`token:<name>`, the api's actor, or the bare name), if it has one. */
 export async function teamOf(redis: Redis, keys: Keys, requester: string): Promise<string | undefined> {
+  const name = requester.startsWith('token:') ? requester.slice('token:'.length) : requester;
   for (const raw of await redis.hvals(keys.tokens)) {
     const record = JSON.parse(raw) as { name: string; team?: string };
-    if (record.name === requester) return record.team;
+    if (record.name === name) return record.team;
   }
   return undefined;
 }

@@ -306,8 +306,15 @@ const tokenShape = {
   createdBy: z.string(),
   expiresAt: time.optional(),
   lastUsedAt: time.optional(),
+  team: z.string().optional().describe('its team in the fair share of the workers'),
 };
 export const tokenView: z.ZodType<TokenView> = z.object(tokenShape);
+/** A team in the fair share of the workers (GET /teams). */
+export const teamView = z.object({
+  team: z.string(),
+  weight: z.number().int(),
+  tokens: z.array(z.string()).describe("the names of the team's tokens"),
+});
 export const createdToken = z.object({ ...tokenShape, token: z.string().describe('shown once') });
 /** DELETE /tokens/:id: the removed token's view (never its secret), and `revoked: true`. */
 export const revokedToken = z.object({ ...tokenShape, revoked: z.literal(true) });
