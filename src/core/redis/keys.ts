@@ -60,8 +60,6 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     workerSlots: `${prefix}:fair:worker-slots`,
     /** Team → its weight (`team set`); a team not here weighs 1. */
     teams: `${prefix}:teams`,
-    /** Requester → the BullMQ priority of its latest operation, and 'clock' (fair operations). */
-    operationTurns: `${prefix}:operation-turns`,
     /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */
     fleetFacts: (pluginId: string) => `${prefix}:fleet-facts:${pluginId}`,
     /** Per plugin: the fleet-facts hash's project ids in page order (a sorted set, fleet-facts.ts fleetIdKey). */

@@ -23,7 +23,6 @@ const SCRIPTS = {
   fairPick: { file: 'fair-pick.lua', keys: 7 },
   fairSliceEnd: { file: 'fair-slice-end.lua', keys: 3 },
   fairCancel: { file: 'fair-cancel.lua', keys: 2 },
-  operationTurn: { file: 'operation-turn.lua', keys: 1 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -54,8 +53,6 @@ interface ScriptResults {
   fairSliceEnd: number;
   /** The cancelled batch's outstanding slice ids. */
   fairCancel: string[];
-  /** The BullMQ priority for the requester's new operation. */
-  operationTurn: number;
 }
 
 export type ScriptName = keyof typeof SCRIPTS;
