@@ -20,6 +20,7 @@ import type {
   ExportFormat,
   BatchQuery,
   BatchView,
+  Priority,
   ProjectSelection,
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
@@ -27,7 +28,6 @@ import type { Page } from '../core/redis/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
 import type { Runtime } from '../core/runtime/index.js';
-import type { Priority } from '../core/work/batches/index.js';
 import {
   addSchedule,
   cancelBatches,
