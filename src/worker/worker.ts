@@ -167,6 +167,8 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       async (job, _token, signal) => {
         const data = parseOrFail(inspectJobSchema, job.data);
         const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        // A slice whose worker is killed must not keep its place in the fair buffer (fair-pick.lua).
+        if (data.start !== undefined && job.id !== undefined) await fair.taken(job.id, identity);
         try {
           const done = await inspections.runJob(data, {
             firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,

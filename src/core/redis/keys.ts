@@ -58,6 +58,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     fairCounters: `${prefix}:fair:counters`,
     /** Worker identity → '<inspect slots>|<expires ms>' (how many slices the queue buffers). */
     workerSlots: `${prefix}:fair:worker-slots`,
+    /** Slice id → the worker whose job runs it; a slice held by a worker whose slots expired leaves the buffer count. */
+    fairHolders: `${prefix}:fair:holders`,
     /** Team → its weight (`team set`); a team not here weighs 1. */
     teams: `${prefix}:teams`,
     /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */

@@ -20,9 +20,9 @@ const SCRIPTS = {
   lockReleaseOf: { file: 'lock-release-of.lua', keys: 1 },
   batchRecord: { file: 'batch-record.lua', keys: 6 },
   fairEnter: { file: 'fair-enter.lua', keys: 3 },
-  fairPick: { file: 'fair-pick.lua', keys: 7 },
-  fairSliceEnd: { file: 'fair-slice-end.lua', keys: 3 },
-  fairCancel: { file: 'fair-cancel.lua', keys: 2 },
+  fairPick: { file: 'fair-pick.lua', keys: 8 },
+  fairSliceEnd: { file: 'fair-slice-end.lua', keys: 4 },
+  fairCancel: { file: 'fair-cancel.lua', keys: 3 },
 } as const;
 
 /** operation-transition.lua's outcome. */

@@ -3,7 +3,9 @@
   and records it before its job is added, so a slice whose job never made it
   into BullMQ is found and added again (fair-queue.ts reconcile):
   - the buffer: no pick while the slices handed out (queued or running) fill
-    the live workers' slots plus one;
+    the live workers' slots plus one; a slice whose job is held by a worker
+    whose slots expired (killed: BullMQ sees the stall only after its lock
+    lapses) does not count, so the live workers stay fed meanwhile;
   - the class: high before normal before low, except every AGING-th pick
     serves the lowest class with work, so no batch starves;
   - in the class, the unit (a team, or a requester without one) with the
@@ -18,6 +20,7 @@
   KEYS[3] fair virtual times  KEYS[4] team weights hash (team -> weight)
   KEYS[5] worker slots hash (worker -> '<slots>|<expires ms>')
   KEYS[6] fair contention generation  KEYS[7] fair counters hash (picks, turn)
+  KEYS[8] fair holders hash (slice id -> worker running its job)
 
   ARGV[1] now (ms)  ARGV[2] CONTENDED  ARGV[3] AGING
 
@@ -28,16 +31,27 @@ local contended = tonumber(ARGV[2])
 local aging = tonumber(ARGV[3])
 
 local slots = 0
+local live = {}
 local workers = redis.call('HGETALL', KEYS[5])
 for i = 1, #workers, 2 do
   local count, expires = string.match(workers[i + 1], '^(%d+)|(%d+)$')
   if count and tonumber(expires) > now then
     slots = slots + tonumber(count)
+    live[workers[i]] = true
   else
     redis.call('HDEL', KEYS[5], workers[i])
   end
 end
-if redis.call('HLEN', KEYS[2]) >= slots + 1 then return {'full'} end
+local out = redis.call('HLEN', KEYS[2])
+local holders = redis.call('HGETALL', KEYS[8])
+for i = 1, #holders, 2 do
+  if redis.call('HEXISTS', KEYS[2], holders[i]) == 0 then
+    redis.call('HDEL', KEYS[8], holders[i])
+  elseif not live[holders[i + 1]] then
+    out = out - 1
+  end
+end
+if out >= slots + 1 then return {'full'} end
 
 local active, ids = {}, {}
 local all = redis.call('HGETALL', KEYS[1])

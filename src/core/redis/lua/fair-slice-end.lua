@@ -6,10 +6,12 @@
   cancelled (KEYS[3] has cancelledAt) or left the queue.
 
   KEYS[1] fair batches hash  KEYS[2] fair slices hash  KEYS[3] the batch's hash
+  KEYS[4] fair holders hash
   ARGV[1] batch id  ARGV[2] slice id  ARGV[3] given back: start (or '')  ARGV[4] count
 
   Returns 1 when the record was there, else 0 (a repeat, or the batch was cancelled).
 ]]
+redis.call('HDEL', KEYS[4], ARGV[2])
 if redis.call('HDEL', KEYS[2], ARGV[2]) == 0 then return 0 end
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return 1 end

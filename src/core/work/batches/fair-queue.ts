@@ -97,6 +97,7 @@ export class FairQueue {
           keys.workerSlots,
           keys.fairGeneration,
           keys.fairCounters,
+          keys.fairHolders,
         ],
         Date.now(),
         CONTENDED_SLICE,
@@ -116,7 +117,7 @@ export class FairQueue {
   async sliceEnded(batchId: string, sliceId: string, giveBack?: { start: number; count: number }) {
     const { keys } = this;
     await scriptsOn(this.redis).fairSliceEnd(
-      [keys.fairBatches, keys.fairSlices, keys.batch(batchId)],
+      [keys.fairBatches, keys.fairSlices, keys.batch(batchId), keys.fairHolders],
       batchId,
       sliceId,
       giveBack ? giveBack.start : '',
@@ -127,13 +128,25 @@ export class FairQueue {
   /** The batch leaves the queue; its slices' jobs are removed (a running one stays: its worker sees the mark). */
   async cancel(batchId: string): Promise<void> {
     const { keys } = this;
-    const slices = await scriptsOn(this.redis).fairCancel([keys.fairBatches, keys.fairSlices], batchId);
+    const slices = await scriptsOn(this.redis).fairCancel(
+      [keys.fairBatches, keys.fairSlices, keys.fairHolders],
+      batchId,
+    );
     await Promise.all(slices.map((id) => this.queue.remove(id).catch(() => 0)));
   }
 
   /** This worker's inspect slots, counted for SLOTS_TTL_MS (the buffer is their sum plus one). */
   async heartbeat(identity: string, slots: number): Promise<void> {
     await this.redis.hset(this.keys.workerSlots, identity, `${slots}|${Date.now() + SLOTS_TTL_MS}`);
+  }
+
+  /**
+   * The worker runs the slice's job: once its slots expire (killed), the
+   * slice stops counting against the buffer, so the live workers are fed
+   * while BullMQ has not yet seen the stall. A retaker overwrites the mark.
+   */
+  async taken(sliceId: string, identity: string): Promise<void> {
+    await this.redis.hset(this.keys.fairHolders, sliceId, identity);
   }
 
   /** The worker stops: its slots no longer count. */
