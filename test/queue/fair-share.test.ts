@@ -2,7 +2,8 @@
 // with real workers, plugin processes and Redis: a small batch behind a large
 // one is served at once, two requesters alternate (and 3:1 with a team of
 // weight 3), `high` goes before `normal`, a cancelled batch leaves the queue
-// mid-turn, and a worker killed with -9 or a Redis restart (AOF) loses no
+// mid-turn, slices held by a dead worker leave the buffer count (the live
+// workers stay fed), and a worker killed with -9 or a Redis restart (AOF) loses no
 // project: every project of every batch ends with one result, no batch starves.
 // Order is read from the fixture's calls.log (one line per call, in call
 // order), never from wall-clock thresholds.
@@ -197,6 +198,34 @@ describe('the fair queue of inspections', () => {
     expect(await redis.hexists(keys.fairBatches, drop.batchId)).toBe(0);
     expect(Object.keys(await redis.hgetall(keys.fairSlices))).toEqual([]);
   }, 180_000);
+
+  it('slices held by a worker whose slots expired leave the buffer count: the live workers stay fed', async () => {
+    const installation = await suite.install('fair-holders');
+    const ids = await projects(installation, 'h', 60);
+    const { batches, core } = installation.runtime;
+    const { fair } = batches;
+    const slices = async () => core.redis.hkeys(core.keys.fairSlices);
+    // No worker yet: the buffer is one slice.
+    await batches.create(PLUGIN_ID, ids, ACTOR);
+    expect(await slices()).toHaveLength(1);
+    await fair.heartbeat('alive', 2);
+    await fair.fill();
+    expect(await slices()).toHaveLength(3);
+    // Two of them taken by a worker that never heartbeats (killed before BullMQ sees the stall).
+    const [first, second] = await slices();
+    await fair.taken(first!, 'killed');
+    await fair.taken(second!, 'killed');
+    expect(await fair.fill()).toBe(2);
+    expect(await slices()).toHaveLength(5);
+    // Alive again, its slices count again: 5 out fill 2 + 2 slots plus one.
+    await fair.heartbeat('killed', 2);
+    expect(await fair.fill()).toBe(0);
+    report.add(
+      'fair buffer with a dead holder',
+      'slices held by a worker without live slots do not count against the buffer',
+      'slots 2 alive: 3 slices out; 2 taken by a dead worker: 2 more handed out; the worker back: none more',
+    );
+  });
 
   it('a worker killed with -9 and a Redis restart (AOF) mid-way: every project of both batches ends once', async () => {
     const installation = await suite.install('fair-faults');
