@@ -7,13 +7,12 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   ACTOR,
   PLUGIN_ID,
   createInstallation,
-  killAllSpawned,
   startWorker,
   untilBatchFinished,
   type Installation,
@@ -111,12 +110,7 @@ describe('the web UI fits the screen', () => {
     ({ page } = ui);
   }, 240_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await killAllSpawned();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   for (const width of [390, 1280])
     it(`no page is wider than a ${width} px window`, async () => {
