@@ -321,6 +321,8 @@ describe('webhooks: ping, answers, redelivery, edit, secret rotation', () => {
     const after = (await ping(hook.id)).got;
     expect(after.verifiedWith).toEqual([NEWEST_SECRET]);
     expect(after.headers['x-switchyard-signature-256-previous']).toBeUndefined();
+    const listed = (await admin<WebhookView[]>('GET', '/webhooks')).json.find((item) => item.id === hook.id);
+    expect(listed).not.toHaveProperty('previousSecretUntil');
 
     const tooLong = await cli([
       'webhook',

@@ -312,8 +312,11 @@ export class WebhookStore {
   }
 }
 
-/** A stored view; one stored before `active` existed is active. */
+/** A stored view; one stored before `active` existed is active; a rotation window that ended is not shown. */
 function parseView(raw: string): WebhookView {
-  const view = JSON.parse(raw) as Omit<WebhookView, 'active'> & { active?: boolean };
-  return { ...view, active: view.active ?? true };
+  const { previousSecretUntil, ...view } = JSON.parse(raw) as Omit<WebhookView, 'active'> & {
+    active?: boolean;
+  };
+  const rotating = previousSecretUntil !== undefined && Date.parse(previousSecretUntil) > Date.now();
+  return { ...view, active: view.active ?? true, ...(rotating ? { previousSecretUntil } : {}) };
 }
