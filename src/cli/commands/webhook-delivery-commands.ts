@@ -4,8 +4,9 @@
 // again, and a test event.
 import type { Command } from 'commander';
 import type { DeliveryRecord, DeliveryView } from '../../core/work/notify/index.js';
+import type { Backend } from '../backend.js';
 import { withBackend } from '../command-context.js';
-import { ago, emit, printFields, printTable, say } from '../output.js';
+import { ago, emit, note, printFields, printTable, say } from '../output.js';
 
 export function registerDeliveryCommands(webhook: Command): void {
   webhook
@@ -59,6 +60,7 @@ export function registerDeliveryCommands(webhook: Command): void {
       withBackend(command, async ({ config, backend }) => {
         const record = await backend.webhooks.redeliver(deliveryId);
         emit(config.json, record, () => queued(record, `redelivery of ${deliveryId}`));
+        await warnWithoutWorkers(backend);
       }),
     );
   webhook
@@ -69,7 +71,16 @@ export function registerDeliveryCommands(webhook: Command): void {
       withBackend(command, async ({ config, backend }) => {
         const record = await backend.webhooks.ping(id);
         emit(config.json, record, () => queued(record, 'ping'));
+        await warnWithoutWorkers(backend);
       }),
+    );
+}
+
+/** A worker sends deliveries (each runs every queue's consumers): none running, the delivery waits, said. */
+async function warnWithoutWorkers(backend: Backend): Promise<void> {
+  if ((await backend.work.workersConsuming('operate').catch(() => undefined)) === 0)
+    note(
+      'no worker is running: the delivery is sent once one starts (`switchyard worker` or `switchyard up`)',
     );
 }
 
