@@ -538,6 +538,82 @@ export const routes = {
     response: responses.me,
   }),
 
+  // ---- rollouts ----
+  createRollout: define({
+    method: 'POST',
+    path: '/rollouts',
+    role: 'operator',
+    summary:
+      'run one action on a selection of projects (all, labels, where, advertised, ids: their intersection), in waves within a failure budget; risk none starts at once, any other waits for an admin',
+    body: bodies.createRollout,
+    status: 201,
+    response: responses.rolloutView,
+  }),
+  listRollouts: define({
+    method: 'GET',
+    path: '/rollouts',
+    role: 'viewer',
+    summary: 'newest rollouts, filtered (state, pluginId), paginated',
+    query: queries.rollouts,
+    response: responses.page(responses.rolloutView),
+  }),
+  resolveRollout: define({
+    method: 'GET',
+    path: '/rollouts/resolve',
+    role: 'viewer',
+    summary:
+      'the rollout id a reference names: ?ref= a whole id, a unique hex prefix, latest or latest~N (of ?pluginId=); 400 listing the matches when ambiguous',
+    query: queries.rolloutRef,
+    response: responses.resolvedId,
+  }),
+  getRollout: define({
+    method: 'GET',
+    path: '/rollouts/:id',
+    role: 'viewer',
+    summary: 'one rollout: state, waves, counts, skipped projects',
+    response: responses.rolloutView,
+  }),
+  rolloutProjects: define({
+    method: 'GET',
+    path: '/rollouts/:id/projects',
+    role: 'viewer',
+    summary: "the rollout's projects in wave order (?state=), each with its operation and error, paginated",
+    query: queries.rolloutProjects,
+    response: responses.page(responses.rolloutProject),
+  }),
+  approveRollout: define({
+    method: 'POST',
+    path: '/rollouts/:id/approve',
+    role: 'admin',
+    summary: 'start a rollout awaiting approval (an admin other than its creator)',
+    body: bodies.empty,
+    response: responses.rolloutView,
+  }),
+  pauseRollout: define({
+    method: 'POST',
+    path: '/rollouts/:id/pause',
+    role: 'operator',
+    summary: 'start no new operation; the running ones end',
+    body: bodies.empty,
+    response: responses.rolloutView,
+  }),
+  resumeRollout: define({
+    method: 'POST',
+    path: '/rollouts/:id/resume',
+    role: 'operator',
+    summary: 'go on from a pause (past a failure budget: admin only)',
+    body: bodies.empty,
+    response: responses.rolloutView,
+  }),
+  cancelRollout: define({
+    method: 'POST',
+    path: '/rollouts/:id/cancel',
+    role: 'operator',
+    summary: 'projects not started never start; running operations are cancelled',
+    body: bodies.empty,
+    response: responses.rolloutView,
+  }),
+
   openApi: define({
     method: 'GET',
     path: '/openapi.json',

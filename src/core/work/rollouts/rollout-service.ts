@@ -15,7 +15,7 @@ import {
   ERROR_CODES,
   InvalidInputError,
   NotFoundError,
-  PermissionDeniedError,
+  NotPermittedError,
   SwitchyardError,
   errorCode,
   messageOf,
@@ -262,7 +262,7 @@ export class RolloutService {
         `rollout ${id} is ${record.state}, not awaiting-approval: there is nothing to approve`,
       );
     if (record.createdBy === actor && !selfApprovalAllowed())
-      throw new PermissionDeniedError(
+      throw new NotPermittedError(
         `${actor} created rollout ${id}: another admin must approve it (a one-admin installation sets SWITCHYARD_ROLLOUT_SELF_APPROVAL=1 on the api)`,
       );
     const now = new Date().toISOString();
@@ -293,7 +293,7 @@ export class RolloutService {
       throw new ConflictError(`rollout ${id} is ${record.state}, not paused: there is nothing to resume`);
     const pastBudget = record.pausedKind === 'budget';
     if (pastBudget && !options.admin)
-      throw new PermissionDeniedError(
+      throw new NotPermittedError(
         `rollout ${id} paused because its failure budget was exceeded: only an admin may resume it`,
       );
     // Paused before anyone approved it: back to waiting for approval.
