@@ -90,6 +90,10 @@ describe('a rollout', () => {
     await inspectAll(installation);
     // p01 (go 1.20) is untrusted after its inspection: selected, then skipped with the reason.
     await runtime.projects.setTrusted('p01', false, ACTOR);
+    await runtime.webhooks.add(
+      { url: 'http://127.0.0.1:9/hook', events: ['rollout.awaiting-approval'], secret: 'x'.repeat(32) },
+      ACTOR,
+    );
 
     const rollout = await runtime.rollouts.create(
       {
@@ -118,6 +122,9 @@ describe('a rollout', () => {
     expect(offered.map((project) => project.projectId)).toEqual(['p00', 'p02', 'p03', 'p05']);
     expect(advertised.skipped.map((entry) => entry.projectId)).toEqual(['p01']);
     expect((await runtime.rollouts.cancel(advertised.id, ACTOR)).state).toBe('cancelled');
+
+    const delivered = await runtime.webhooks.deliveries();
+    expect(delivered.filter((delivery) => delivery.event === 'rollout.awaiting-approval')).toHaveLength(2);
 
     // The creator may not approve it; nothing has run.
     await expect(runtime.rollouts.approve(rollout.id, ACTOR)).rejects.toThrow(/another admin must approve/);
@@ -340,4 +347,39 @@ describe('a rollout', () => {
     const log = await readFile(join(packageDir, 'calls.log'), 'utf8');
     expect(log.split('\n').filter((line) => line.startsWith('project.operate ')).length).toBe(10);
   }, 180_000);
+
+  it('a claim whose operation was never created (its process died) is given one by the sweep, once', async () => {
+    const installation = await suite.install('rollout-lost-claim');
+    const { runtime } = installation;
+    const roots = await addProjects(installation, 4);
+    await startWorker(installation);
+    await inspectAll(installation);
+    // Risk low: it waits for approval, and create() starts nothing.
+    const rollout = await runtime.rollouts.create(
+      {
+        pluginId: PLUGIN_ID,
+        action: 'append',
+        input: { append: 'ran' },
+        selection: { all: true },
+        waves: '100%',
+        concurrency: 2,
+      },
+      ACTOR,
+    );
+    expect(rollout.state).toBe('awaiting-approval');
+    // An approving process that changed the state and took its step, then died before creating the
+    // claimed projects' operations: the approval's write and the step script alone.
+    await runtime.redis.hset(runtime.keys.rollout(rollout.id), 'state', 'running', 'approvedBy', ADMIN);
+    const step = await runtime.rollouts.store.step(rollout.id);
+    expect(step.claimed).toEqual(['p00', 'p01']);
+    expect((await runtime.rollouts.get(rollout.id)).counts).toMatchObject({ running: 2, pending: 2 });
+
+    const finished = await untilRollout(installation, rollout.id, 'the sweep to finish it', (view) =>
+      ['succeeded', 'failed'].includes(view.state),
+    );
+    expect(finished.state).toBe('succeeded');
+    for (const lines of (await runsOf(roots)).values()) expect(lines).toHaveLength(1);
+    const { items } = await runtime.rollouts.projects(rollout.id);
+    expect(new Set(items.map((project) => project.operationId)).size).toBe(4);
+  }, 120_000);
 });
