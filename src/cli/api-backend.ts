@@ -230,6 +230,11 @@ export function apiBackend(api: Transport): Backend {
       pause: (rolloutId) => call(routes.pauseRollout, { ...id(rolloutId), body: {} }),
       resume: (rolloutId) => call(routes.resumeRollout, { ...id(rolloutId), body: {} }),
       cancel: (rolloutId) => call(routes.cancelRollout, { ...id(rolloutId), body: {} }),
+      retryFailed: (rolloutId) => call(routes.retryRollout, { ...id(rolloutId), body: { failed: true } }),
+      export: (rolloutId, format) =>
+        api.stream(pathOf(routes.exportRollout, { ...id(rolloutId), query: { format } }), {
+          accept: `${format === 'csv' ? 'text/csv' : 'application/x-ndjson'}, application/problem+json`,
+        }),
     },
     audit: (filters) => call(routes.audit, { query: given(filters) }),
     queue: () => call(routes.queue, {}),

@@ -17,6 +17,7 @@ import type {
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
 import type { Page } from '../core/redis/index.js';
 import type {
+  RolloutExportFormat,
   RolloutProjectView,
   RolloutQuery,
   RolloutRequest,
@@ -125,6 +126,10 @@ export interface Backend {
     pause(id: string): Promise<RolloutView>;
     resume(id: string): Promise<RolloutView>;
     cancel(id: string): Promise<RolloutView>;
+    /** A new rollout of the failed projects. */
+    retryFailed(id: string): Promise<RolloutView>;
+    /** The projects as JSON lines or CSV (remotely: the api's body). */
+    export(id: string, format: RolloutExportFormat): Promise<AsyncIterable<string>>;
   };
   audit(query: AuditQuery): Promise<Page<AuditEntry>>;
   /** What waits and runs, per requester, batch or operation, and worker slot (`switchyard queue`). */

@@ -188,6 +188,8 @@ const ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/rollouts/r/pause', {}],
   ['POST', '/api/v1/rollouts/r/resume', {}],
   ['POST', '/api/v1/rollouts/r/cancel', {}],
+  ['POST', '/api/v1/rollouts/r/retry', { failed: true }],
+  ['GET', '/api/v1/rollouts/r/export?format=csv'],
   ['GET', '/api/v1/schedules'],
   ['POST', '/api/v1/schedules', { pluginId: 'fixture-inspector', projects: 'all', cron: '0 3 * * *' }],
   ['POST', '/api/v1/schedules/s', { name: 'nightly' }],

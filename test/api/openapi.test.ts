@@ -255,6 +255,11 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('POST', `${P}/rollouts/{id}/pause`, `${P}/rollouts/${rollout.json.id}/pause`);
     await checked('POST', `${P}/rollouts/{id}/resume`, `${P}/rollouts/${rollout.json.id}/resume`);
     await checked('POST', `${P}/rollouts/{id}/cancel`, `${P}/rollouts/${rollout.json.id}/cancel`);
+    await checked('POST', `${P}/rollouts/{id}/retry`, `${P}/rollouts/${rollout.json.id}/retry`, {
+      body: { failed: true },
+    }); // 400: nothing failed
+    for (const format of ['jsonl', 'csv'])
+      await streamed(`${P}/rollouts/{id}/export`, `${P}/rollouts/${rollout.json.id}/export?format=${format}`);
 
     const schedule = await checked<{ id: string }>('POST', `${P}/schedules`, `${P}/schedules`, {
       body: { pluginId: PLUGIN_ID, projects: 'all', cron: '0 3 * * *' },

@@ -44,6 +44,8 @@ const DOCUMENTED = [
   'rollout pause',
   'rollout resume',
   'rollout cancel',
+  'rollout retry',
+  'rollout export',
   'audit',
   'facts',
   'project history',

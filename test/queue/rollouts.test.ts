@@ -4,7 +4,7 @@
 // waves in order within their concurrency, the failure budget pausing a
 // rollout and an admin resuming it, cancel, and a worker killed with SIGKILL
 // mid-wave without a second run of any project.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RolloutView } from '../../src/core/work/rollouts/index.js';
@@ -247,6 +247,37 @@ describe('a rollout', () => {
     await waitFor('the rollout.finished delivery', async () =>
       (await runtime.webhooks.deliveries()).some((delivery) => delivery.event === 'rollout.finished'),
     );
+
+    // The export lists every project; a retry of the failed ones (fixed meanwhile) runs only those two.
+    const csv = await runtime.rollouts.export(rollout.id, 'csv');
+    expect(csv.split('\n')[0]).toBe('rolloutId,projectId,wave,state,operationId,errorCode,errorMessage');
+    expect(csv.split('\n').filter((line) => line.includes(',failed,'))).toHaveLength(2);
+    const jsonl = (await runtime.rollouts.export(rollout.id, 'jsonl')).trim().split('\n');
+    expect(jsonl.map((line) => (JSON.parse(line) as { projectId: string }).projectId)).toEqual([
+      'p00',
+      'p01',
+      'p02',
+      'p03',
+      'p04',
+      'p05',
+    ]);
+    for (const id of ['p01', 'p02']) await rm(join(roots.get(id)!, 'operate-fail'));
+    const retry = await runtime.rollouts.retry(rollout.id, ACTOR);
+    expect(retry).toMatchObject({ retryOf: rollout.id, total: 2, state: 'running' });
+    const retried = await untilRollout(installation, retry.id, 'the retry to end', (view) =>
+      ['succeeded', 'failed'].includes(view.state),
+    );
+    expect(retried.state).toBe('succeeded');
+    const runs = await runsOf(roots);
+    expect([...runs].map(([id, lines]) => [id, lines.length])).toEqual([
+      ['p00', 1],
+      ['p01', 2],
+      ['p02', 2],
+      ['p03', 1],
+      ['p04', 1],
+      ['p05', 1],
+    ]);
+    await expect(runtime.rollouts.retry(retry.id, ACTOR)).rejects.toThrow(/no failed project to retry/);
   }, 120_000);
 
   it('cancelled: queued projects never start, the running operation is cancelled', async () => {

@@ -1,5 +1,5 @@
 // /api/v1/rollouts: create a rollout, read it and its projects, approve,
-// pause, resume and cancel it (rollout-service.ts does the work and checks
+// pause, resume, cancel, retry and export it (rollout-service.ts does the work and checks
 // who may: approving needs another admin, resuming past a budget an admin).
 import { routes } from '../../core/contract/index.js';
 import { withoutUndefined } from '../../core/platform/index.js';
@@ -30,4 +30,13 @@ export function registerRolloutRoutes({ route }: RouteKit, { runtime }: ApiDeps)
     rollouts.resume(params.id, actor, { admin: request.token?.role === 'admin' }),
   );
   route(routes.cancelRollout, ({ params, actor }) => rollouts.cancel(params.id, actor));
+  route(routes.retryRollout, ({ params, actor }) => rollouts.retry(params.id, actor));
+  route(
+    routes.exportRollout,
+    async ({ params, query }, _request, reply) =>
+      reply
+        .type(query.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
+        .send(await rollouts.export(params.id, query.format)),
+    { raw: true },
+  );
 }

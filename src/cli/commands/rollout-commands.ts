@@ -1,6 +1,7 @@
 // switchyard rollout create / show / list / approve / pause / resume / cancel:
 // one action across a selection of projects, in waves, within a failure
 // budget (docs/CLI.md "Rollouts").
+import { once } from 'node:events';
 import type { Command } from 'commander';
 import { routes } from '../../core/contract/index.js';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
@@ -8,15 +9,27 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_MAX_FAILURES,
   DEFAULT_WAVES,
+  ROLLOUT_EXPORT_FORMATS,
   ROLLOUT_STATES,
   isRolloutOver,
+  type RolloutExportFormat,
   type RolloutProjectView,
   type RolloutState,
   type RolloutView,
 } from '../../core/work/rollouts/index.js';
+import { InvalidInputError } from '../../core/platform/index.js';
 import type { Backend } from '../backend.js';
 import { refuseUnlessRole, withBackend } from '../command-context.js';
-import { ago, emit, errorText, printFields, printJson, printTable, say } from '../output.js';
+import {
+  ago,
+  emit,
+  errorText,
+  escapeControlKeepingLines,
+  printFields,
+  printJson,
+  printTable,
+  say,
+} from '../output.js';
 import { collect, oneOf, parseJsonInput, positiveInt, requireYes } from '../parse.js';
 import { REF_HELP } from '../work-refs.js';
 import { WorkFailed } from './work-output.js';
@@ -186,6 +199,59 @@ export function registerRolloutCommands(program: Command): void {
         const approved = await backend.rollouts.approve(id);
         emit(config.json, approved, () => say(`rollout ${approved.id} ${approved.state}`));
       }),
+    );
+
+  rollout
+    .command('retry <rollout>')
+    .description(
+      "a new rollout of this one's failed projects (never its OUTCOME_UNKNOWN ones), same action, input and budget",
+    )
+    .option('--failed', 'the failed projects (required: the only kind retried)')
+    .option('--plugin <id>', 'with latest or latest~N: the newest rollout of this plugin')
+    .option('--yes', 'confirm: this lets the plugin change the failed projects again')
+    .addHelpText('after', `\n${REF_HELP}\n\nExample:\n  switchyard rollout retry latest --failed --yes`)
+    .action(
+      async (ref: string, options: { failed?: boolean; plugin?: string; yes?: boolean }, command: Command) =>
+        withBackend(command, async ({ config, backend, target }) => {
+          if (!options.failed)
+            throw new InvalidInputError('say which projects: rollout retry <id> --failed (the failed ones)');
+          await refuseUnlessRole(target, routes.retryRollout, 'rollout retry');
+          requireYes(
+            options.yes,
+            `rollout retry ${ref} --failed`,
+            'this runs the action again on the failed projects',
+          );
+          const created = await backend.rollouts.retryFailed(await rolloutIdOf(backend, ref, options.plugin));
+          if (config.json) return printJson(created);
+          say(created.id);
+          describeStart(created);
+        }),
+    );
+
+  rollout
+    .command('export <rollout>')
+    .description('every project with its wave, state, operation and error: jsonl or csv on stdout')
+    .option(
+      '--format <format>',
+      `${ROLLOUT_EXPORT_FORMATS.join(' or ')} (default jsonl)`,
+      oneOf('--format', ROLLOUT_EXPORT_FORMATS),
+      'jsonl' as RolloutExportFormat,
+    )
+    .option('--plugin <id>', 'with latest or latest~N: the newest rollout of this plugin')
+    .addHelpText(
+      'after',
+      `\n${REF_HELP}\n\nExample:\n  switchyard rollout export latest --format csv > rollout.csv`,
+    )
+    .action(
+      async (ref: string, options: { format: RolloutExportFormat; plugin?: string }, command: Command) =>
+        withBackend(command, async ({ backend }) => {
+          const onTerminal = process.stdout.isTTY === true;
+          const id = await rolloutIdOf(backend, ref, options.plugin);
+          for await (const chunk of await backend.rollouts.export(id, options.format)) {
+            const text = onTerminal ? escapeControlKeepingLines(chunk) : chunk;
+            if (!process.stdout.write(text)) await once(process.stdout, 'drain');
+          }
+        }),
     );
 
   const control = [

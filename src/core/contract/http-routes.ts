@@ -613,6 +613,24 @@ export const routes = {
     body: bodies.empty,
     response: responses.rolloutView,
   }),
+  retryRollout: define({
+    method: 'POST',
+    path: '/rollouts/:id/retry',
+    role: 'operator',
+    summary:
+      "a new rollout of this one's failed projects (never its outcome_unknown ones), with the same action, input, concurrency and budget",
+    body: bodies.retryRollout,
+    status: 201,
+    response: responses.rolloutView,
+  }),
+  exportRollout: define({
+    method: 'GET',
+    path: '/rollouts/:id/export',
+    role: 'viewer',
+    summary: "the rollout's projects: ?format=jsonl (one line per project) or csv (one row per project)",
+    query: queries.rolloutExport,
+    streams: ['application/x-ndjson', 'text/csv'],
+  }),
 
   openApi: define({
     method: 'GET',

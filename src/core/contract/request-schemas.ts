@@ -8,7 +8,7 @@ import { EXPORT_FORMATS, BATCH_STATES, RESULT_STATUSES } from '../work/batches/i
 import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
 import { WEBHOOK_EVENTS } from '../work/notify/index.js';
-import { ROLLOUT_PROJECT_STATES, ROLLOUT_STATES } from '../work/rollouts/index.js';
+import { ROLLOUT_EXPORT_FORMATS, ROLLOUT_PROJECT_STATES, ROLLOUT_STATES } from '../work/rollouts/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
 import {
@@ -82,6 +82,8 @@ export const bodies = {
     maxFailures: z.string().min(1).max(20).optional().describe('N or P%'),
     pauseBetween: z.boolean().optional(),
   }),
+  /** POST /rollouts/:id/retry: which projects (only the failed ones, so far). */
+  retryRollout: z.strictObject({ failed: z.literal(true) }),
   // The same names as the detail's `timeLimits`, `policy` and the core's settings.
   pluginSettings: z.strictObject({
     inspectMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
@@ -195,6 +197,7 @@ export const queries = {
   }),
   rolloutProjects: pageQuery.extend({ state: z.enum(ROLLOUT_PROJECT_STATES).optional() }),
   rolloutRef: z.strictObject({ ref: id, pluginId: id.optional() }),
+  rolloutExport: z.strictObject({ format: z.enum(ROLLOUT_EXPORT_FORMATS) }),
   audit: pageQuery.extend({
     actor: id.optional(),
     action: id.optional(),

@@ -342,6 +342,7 @@ export const rolloutView: z.ZodType<RolloutView> = z.object({
   finishedAt: time.exactOptional(),
   pausedReason: z.string().exactOptional(),
   cancelledBy: z.string().exactOptional(),
+  retryOf: z.string().exactOptional().describe('the rollout whose failed projects this one retries'),
 });
 
 export const rolloutProject: z.ZodType<RolloutProjectView> = z.object({

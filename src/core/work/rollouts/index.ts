@@ -1,5 +1,7 @@
 // The work/rollouts room's door: other rooms and the shells import only from here.
 export { DEFAULT_CONCURRENCY, DEFAULT_MAX_FAILURES, DEFAULT_WAVES } from './rollout-plan.js';
+export { ROLLOUT_EXPORT_FORMATS } from './rollout-export.js';
+export type { RolloutExportFormat } from './rollout-export.js';
 export type { RolloutSelection } from './rollout-selection.js';
 export { RolloutService, toRolloutView } from './rollout-service.js';
 export type { RolloutProjectView, RolloutRequest, RolloutView } from './rollout-service.js';

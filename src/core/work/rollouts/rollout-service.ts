@@ -45,6 +45,7 @@ import {
   waveEnds,
   waveOf,
 } from './rollout-plan.js';
+import { rolloutExport, type RolloutExportFormat } from './rollout-export.js';
 import { selectProjects, type RolloutSelection } from './rollout-selection.js';
 import {
   RolloutStore,
@@ -69,6 +70,8 @@ export interface RolloutRequest {
   /** `N` or `P%` (DEFAULT_MAX_FAILURES). */
   maxFailures?: string;
   pauseBetween?: boolean;
+  /** The rollout this one retries (`rollout retry --failed`). */
+  retryOf?: string;
 }
 
 /** docs/CLI.md's JSON shape of a rollout. */
@@ -95,6 +98,7 @@ export interface RolloutView {
   finishedAt?: string;
   pausedReason?: string;
   cancelledBy?: string;
+  retryOf?: string;
 }
 
 export interface RolloutProjectView {
@@ -174,6 +178,7 @@ export class RolloutService {
         maxFailures,
         pauseBetween: request.pauseBetween === true,
         selection: selected.described,
+        ...(request.retryOf ? { retryOf: request.retryOf } : {}),
       },
       selected.projectIds,
     );
@@ -235,6 +240,47 @@ export class RolloutService {
       items,
       ...(start + limit < matching.length ? { nextCursor: encodeCursor({ o: start + limit }) } : {}),
     };
+  }
+
+  /**
+   * A new rollout of this one's failed projects (not its OUTCOME_UNKNOWN ones: the plugin may have
+   * acted there, so a person looks first), with the same action, input, concurrency and budget.
+   */
+  async retry(id: string, actor: string): Promise<RolloutView> {
+    const record = await this.#record(id);
+    const failed = (await this.store.projects(id))
+      .filter((project) => project.state === 'failed')
+      .map((project) => project.projectId);
+    if (failed.length === 0)
+      throw new InvalidInputError(
+        `rollout ${id} has no failed project to retry (OUTCOME_UNKNOWN ones are never retried: check them, then name them in a new rollout)`,
+      );
+    return this.create(
+      {
+        pluginId: record.pluginId,
+        action: record.action,
+        input: record.input,
+        name: `retry of ${record.name}`.replace(/[^\p{L}\p{N} ._:/-]/gu, '-').slice(0, 100),
+        selection: { projects: failed },
+        concurrency: record.concurrency,
+        maxFailures: String(record.maxFailures),
+        pauseBetween: record.pauseBetween,
+        retryOf: id,
+      },
+      actor,
+    );
+  }
+
+  /** Every project with its wave, state, operation and error, as JSON lines or CSV. */
+  async export(id: string, format: RolloutExportFormat): Promise<string> {
+    const projects: RolloutProjectView[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.projects(id, { limit: 500, ...(cursor ? { cursor } : {}) });
+      projects.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return rolloutExport(id, projects, format);
   }
 
   /** A rollout id from what a person typed: whole, a unique prefix, or latest~N (of a plugin). */
@@ -552,6 +598,7 @@ export function toRolloutView(record: RolloutRecord): RolloutView {
     ...(record.finishedAt ? { finishedAt: record.finishedAt } : {}),
     ...(record.pausedReason ? { pausedReason: record.pausedReason } : {}),
     ...(record.cancelledBy ? { cancelledBy: record.cancelledBy } : {}),
+    ...(record.retryOf ? { retryOf: record.retryOf } : {}),
   };
 }
 

@@ -93,6 +93,7 @@ export interface RolloutRecord {
   /** `budget` (only an admin resumes), `wave` (--pause-between), `person`. */
   pausedKind?: string;
   cancelledBy?: string;
+  retryOf?: string;
 }
 
 export type NewRollout = Omit<
@@ -138,6 +139,7 @@ export class RolloutStore {
       budgetBase: '0',
       pauseBetween: input.pauseBetween ? '1' : '0',
       selection: JSON.stringify(input.selection),
+      ...(input.retryOf ? { retryOf: input.retryOf } : {}),
       createdAt: now.toISOString(),
       ...(input.state === 'running' ? { startedAt: now.toISOString() } : {}),
       ...Object.fromEntries(COUNT_NAMES.map((name) => [`c_${name}`, '0'])),
@@ -324,5 +326,6 @@ function fromHash(hash: Record<string, string>): RolloutRecord {
     ...(hash.pausedReason ? { pausedReason: hash.pausedReason } : {}),
     ...(hash.pausedKind ? { pausedKind: hash.pausedKind } : {}),
     ...(hash.cancelledBy ? { cancelledBy: hash.cancelledBy } : {}),
+    ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
   };
 }
