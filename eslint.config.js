@@ -36,8 +36,21 @@ export const ROOMS = {
     'platform',
     'safety',
   ],
+  // Rollouts: waves of ordinary operations over a selection of the fleet.
+  'work/rollouts': [
+    'work/notify',
+    'work/batches',
+    'work/operations',
+    'plugins',
+    'projects',
+    'access',
+    'redis',
+    'platform',
+    'safety',
+  ],
   // The HTTP API's contract: routes and schemas over the views of the rooms below.
   contract: [
+    'work/rollouts',
     'work/notify',
     'work/upkeep',
     'work/batches',
@@ -51,6 +64,7 @@ export const ROOMS = {
   ],
   runtime: [
     'contract',
+    'work/rollouts',
     'work/notify',
     'work/upkeep',
     'work/batches',

@@ -14,6 +14,7 @@ import { registerBatchRoutes } from './routes/batch-routes.js';
 import { registerOperationRoutes } from './routes/operation-routes.js';
 import { registerPluginRoutes } from './routes/plugin-routes.js';
 import { registerProjectRoutes } from './routes/project-routes.js';
+import { registerRolloutRoutes } from './routes/rollout-routes.js';
 import { registerScheduleRoutes } from './routes/schedule-routes.js';
 import { registerWebhookRoutes } from './routes/webhook-routes.js';
 import { registerTokenRoutes } from './routes/token-routes.js';
@@ -84,6 +85,7 @@ export function registerApiRoutes(app: FastifyInstance, options: ApiRoutesOption
   registerProjectRoutes(kit, deps);
   registerBatchRoutes(kit, deps);
   registerOperationRoutes(kit, deps);
+  registerRolloutRoutes(kit, deps);
   registerScheduleRoutes(kit, deps);
   registerWebhookRoutes(kit, deps);
   registerAuditRoutes(kit, deps);

@@ -198,6 +198,44 @@ export function apiBackend(api: Transport): Backend {
       },
       workersConsuming: (queue) => api.workersConsuming(queue),
     },
+    rollouts: {
+      create: ({ selection, input, ...plan }) =>
+        call(routes.createRollout, {
+          body: {
+            ...withoutUndefined(plan),
+            ...withoutUndefined(selection),
+            ...(isJsonObject(input) ? { input } : {}),
+          },
+        }),
+      resolve: async (ref, scope = {}) =>
+        !needsResolving(ref, 'rollout_')
+          ? ref
+          : (await call(routes.resolveRollout, { query: withoutUndefined({ ref, ...scope }) })).id,
+      get: (rolloutId) => call(routes.getRollout, id(rolloutId)),
+      projects: async (rolloutId) => {
+        const projects = [];
+        let cursor: string | undefined;
+        do {
+          const page = await call(routes.rolloutProjects, {
+            ...id(rolloutId),
+            query: withoutUndefined({ limit: MAX_PAGE_LIMIT, cursor }),
+          });
+          projects.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor);
+        return projects;
+      },
+      list: (filters) => call(routes.listRollouts, { query: withoutUndefined(filters) }),
+      approve: (rolloutId) => call(routes.approveRollout, { ...id(rolloutId), body: {} }),
+      pause: (rolloutId) => call(routes.pauseRollout, { ...id(rolloutId), body: {} }),
+      resume: (rolloutId) => call(routes.resumeRollout, { ...id(rolloutId), body: {} }),
+      cancel: (rolloutId) => call(routes.cancelRollout, { ...id(rolloutId), body: {} }),
+      retryFailed: (rolloutId) => call(routes.retryRollout, { ...id(rolloutId), body: { failed: true } }),
+      export: (rolloutId, format) =>
+        api.stream(pathOf(routes.exportRollout, { ...id(rolloutId), query: { format } }), {
+          accept: `${format === 'csv' ? 'text/csv' : 'application/x-ndjson'}, application/problem+json`,
+        }),
+    },
     audit: (filters) => call(routes.audit, { query: given(filters) }),
     queue: () => call(routes.queue, {}),
     schedules: {

@@ -16,6 +16,13 @@ import type {
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
 import type { Page } from '../core/redis/index.js';
+import type {
+  RolloutExportFormat,
+  RolloutProjectView,
+  RolloutQuery,
+  RolloutRequest,
+  RolloutView,
+} from '../core/work/rollouts/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
 import type { AddOptions, Project, ProjectListing, ScanOptions, ScanReport } from '../core/projects/index.js';
 import type {
@@ -112,6 +119,23 @@ export interface Backend {
     waitOperation(id: string, options?: { signal?: AbortSignal }): Promise<OperationView>;
     /** How many workers consume a queue now; undefined when that cannot be known. */
     workersConsuming(queue: QueueName): Promise<number | undefined>;
+  };
+  rollouts: {
+    create(request: RolloutRequest): Promise<RolloutView>;
+    /** The rollout id `ref` names: whole, a unique prefix, latest~N (of the plugin). */
+    resolve(ref: string, scope?: { pluginId?: string }): Promise<string>;
+    get(id: string): Promise<RolloutView>;
+    /** Every project of the rollout in wave order, with its operation and error. */
+    projects(id: string): Promise<RolloutProjectView[]>;
+    list(query: RolloutQuery): Promise<Page<RolloutView>>;
+    approve(id: string): Promise<RolloutView>;
+    pause(id: string): Promise<RolloutView>;
+    resume(id: string): Promise<RolloutView>;
+    cancel(id: string): Promise<RolloutView>;
+    /** A new rollout of the failed projects. */
+    retryFailed(id: string): Promise<RolloutView>;
+    /** The projects as JSON lines or CSV (remotely: the api's body). */
+    export(id: string, format: RolloutExportFormat): Promise<AsyncIterable<string>>;
   };
   audit(query: AuditQuery): Promise<Page<AuditEntry>>;
   /** What waits and runs, per requester, batch or operation, and worker slot (`switchyard queue`). */

@@ -43,6 +43,8 @@ export interface WorkerOptions {
    * up to this long (operation-priority.ts); 0 turns it off.
    */
   operationPriorityMs?: number;
+  /** How often this worker repairs what a crash left undone in rollouts (default 5 s). */
+  rolloutSweepMs?: number;
 }
 
 export const DEFAULT_OPERATION_PRIORITY_MS = 2_000;
@@ -93,7 +95,17 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     identity,
     projectLockMs: options.projectLockMs ?? 30_000,
     onError: (event, error) => log(event, { error: error.message }),
+    // An operation of a rollout that ended starts the rollout's next ones (the sweep repairs a miss).
+    onFinished: (operationId) =>
+      void runtime.rollouts
+        .operationEnded(operationId)
+        .catch((error: Error) => log('rollout-advance-failed', { error: error.message })),
   });
+  // What a crash left undone in any rollout (rollout-service.ts sweep): every worker, on a timer.
+  const sweepRollouts = () =>
+    runtime.rollouts.sweep().catch((error: Error) => log('rollout-sweep-failed', { error: error.message }));
+  const rolloutSweep = setInterval(() => void sweepRollouts(), options.rolloutSweepMs ?? 5_000);
+  rolloutSweep.unref();
 
   // Cancellation from any process arrives over pub/sub; the worker holding the operation aborts its call.
   const subscriber: Redis = duplicateRedis(redis);
@@ -219,6 +231,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     async shutdown(deadlineMs: number) {
       await watchdog.stop();
       clearInterval(reporting);
+      clearInterval(rolloutSweep);
       await withdrawConfinement(redis, keys, identity).catch(() => {});
       await Promise.all(workers.map((worker) => worker.pause(true)));
       priority.close();

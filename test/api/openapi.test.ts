@@ -240,6 +240,27 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('GET', `${P}/operations/resolve`, `${P}/operations/resolve?ref=latest~99`); // 404 problem
     await checked('POST', `${P}/operations/{id}/cancel`, `${P}/operations/${operation.json.id}/cancel`);
 
+    // A rollout of the harmless fixture.echo starts at once; approving it is then a 409 problem.
+    const rollout = await checked<{ id: string }>('POST', `${P}/rollouts`, `${P}/rollouts`, {
+      body: { pluginId: PLUGIN_ID, action: 'fixture.echo', projects: ['shop'], input: { hello: 'rollout' } },
+    });
+    await checked('POST', `${P}/rollouts`, `${P}/rollouts`, {
+      body: { pluginId: PLUGIN_ID, action: 'fixture.echo', all: true, waves: '0' },
+    }); // 400 problem naming --waves
+    await checked('GET', `${P}/rollouts`, `${P}/rollouts?pluginId=${PLUGIN_ID}&limit=5`);
+    await checked('GET', `${P}/rollouts/resolve`, `${P}/rollouts/resolve?ref=latest`);
+    await checked('GET', `${P}/rollouts/{id}`, `${P}/rollouts/${rollout.json.id}`);
+    await checked('GET', `${P}/rollouts/{id}/projects`, `${P}/rollouts/${rollout.json.id}/projects?limit=10`);
+    await checked('POST', `${P}/rollouts/{id}/approve`, `${P}/rollouts/${rollout.json.id}/approve`);
+    await checked('POST', `${P}/rollouts/{id}/pause`, `${P}/rollouts/${rollout.json.id}/pause`);
+    await checked('POST', `${P}/rollouts/{id}/resume`, `${P}/rollouts/${rollout.json.id}/resume`);
+    await checked('POST', `${P}/rollouts/{id}/cancel`, `${P}/rollouts/${rollout.json.id}/cancel`);
+    await checked('POST', `${P}/rollouts/{id}/retry`, `${P}/rollouts/${rollout.json.id}/retry`, {
+      body: { failed: true },
+    }); // 400: nothing failed
+    for (const format of ['jsonl', 'csv'])
+      await streamed(`${P}/rollouts/{id}/export`, `${P}/rollouts/${rollout.json.id}/export?format=${format}`);
+
     const schedule = await checked<{ id: string }>('POST', `${P}/schedules`, `${P}/schedules`, {
       body: { pluginId: PLUGIN_ID, projects: 'all', cron: '0 3 * * *' },
     });

@@ -1,5 +1,6 @@
 // The queued-work commands (docs/CLI.md "Work"), in the order help lists them:
 // inspect and batch, run and op, audit.
+import { registerRolloutCommands } from './rollout-commands.js';
 import { registerFactsCommand } from './facts-command.js';
 import type { Command } from 'commander';
 import { registerAuditCommand } from './audit-commands.js';
@@ -10,6 +11,7 @@ import { registerOperationCommands } from './operation-commands.js';
 export function registerWorkCommands(program: Command): void {
   registerInspectCommands(program);
   registerOperationCommands(program);
+  registerRolloutCommands(program);
   registerAuditCommand(program);
   registerQueueCommand(program);
   registerFactsCommand(program);

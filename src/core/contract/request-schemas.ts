@@ -8,6 +8,7 @@ import { EXPORT_FORMATS, BATCH_STATES, RESULT_STATUSES } from '../work/batches/i
 import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
 import { MAX_ROTATION_WINDOW_MS, WEBHOOK_EVENTS } from '../work/notify/index.js';
+import { ROLLOUT_EXPORT_FORMATS, ROLLOUT_PROJECT_STATES, ROLLOUT_STATES } from '../work/rollouts/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
 import {
@@ -65,6 +66,24 @@ export const bodies = {
     /** May only shorten the plugin's operate limit (400 naming the limit otherwise). */
     timeoutMs: z.number().int().min(1).optional(),
   }),
+  /** A rollout: the selection (the intersection of those given), the plan; each checked again by the core. */
+  createRollout: z.strictObject({
+    pluginId: z.string().min(1),
+    action: z.string().min(1),
+    input: z.record(z.string(), json).optional(),
+    name: z.string().min(1).max(100).optional(),
+    all: z.boolean().optional(),
+    labels: z.array(label).max(64).optional(),
+    where: z.array(z.string().min(1).max(500)).max(64).optional(),
+    advertised: z.boolean().optional(),
+    projects: z.array(z.string().min(1)).max(100_000).optional(),
+    waves: z.string().min(1).max(200).optional().describe('cumulative counts or shares: 1,10%,100%'),
+    concurrency: z.number().int().min(1).max(100).optional(),
+    maxFailures: z.string().min(1).max(20).optional().describe('N or P%'),
+    pauseBetween: z.boolean().optional(),
+  }),
+  /** POST /rollouts/:id/retry: which projects (only the failed ones, so far). */
+  retryRollout: z.strictObject({ failed: z.literal(true) }),
   // The same names as the detail's `timeLimits`, `policy` and the core's settings.
   pluginSettings: z.strictObject({
     inspectMs: z.number().int().min(1_000).max(MAX_LIMIT_MS).optional(),
@@ -188,6 +207,13 @@ export const queries = {
     state: z.enum(OPERATION_FILTERS).optional(),
     requestedBy: id.optional(),
   }),
+  rollouts: pageQuery.extend({
+    state: z.enum(ROLLOUT_STATES).optional(),
+    pluginId: id.optional(),
+  }),
+  rolloutProjects: pageQuery.extend({ state: z.enum(ROLLOUT_PROJECT_STATES).optional() }),
+  rolloutRef: z.strictObject({ ref: id, pluginId: id.optional() }),
+  rolloutExport: z.strictObject({ format: z.enum(ROLLOUT_EXPORT_FORMATS) }),
   audit: pageQuery.extend({
     actor: id.optional(),
     action: id.optional(),

@@ -16,6 +16,12 @@ import type { AuditEntry, TokenView } from '../access/index.js';
 import type { BatchDiff, BatchView } from '../work/batches/index.js';
 import { BATCH_STATES } from '../work/batches/index.js';
 import { OPERATION_STATES, type OperationView } from '../work/operations/index.js';
+import {
+  ROLLOUT_PROJECT_STATES,
+  ROLLOUT_STATES,
+  type RolloutProjectView,
+  type RolloutView,
+} from '../work/rollouts/index.js';
 import type { PluginDetail, PluginView } from '../plugins/index.js';
 import type { Project, ProjectListing, ScanReport } from '../projects/index.js';
 import type { QueueView, Schedule, ScheduleView } from '../work/upkeep/index.js';
@@ -300,6 +306,54 @@ export const operationView: z.ZodType<OperationView> = z.object({
     .describe(
       "while running: its call waits for the plugin's caps (plugin set --max-concurrency/--rate), and why",
     ),
+});
+
+export const rolloutView: z.ZodType<RolloutView> = z.object({
+  id: z.string(),
+  name: z.string(),
+  pluginId: z.string(),
+  action: z.string(),
+  input: json.describe('the action input, redacted'),
+  state: z.enum(ROLLOUT_STATES),
+  risk: z.string().describe("the action's risk as the selected projects' latest inspections advertised it"),
+  createdBy: z.string(),
+  approvedBy: z.string().exactOptional(),
+  total: z.number().int().describe('projects selected to run (skipped ones apart)'),
+  skipped: z.array(z.object({ projectId: z.string(), reason: z.string() })),
+  waves: z.array(
+    z.object({
+      index: z.number().int().describe('from 1'),
+      size: z.number().int(),
+      state: z.enum(['pending', 'running', 'paused', 'done', 'cancelled']),
+    }),
+  ),
+  counts: z.object({
+    pending: z.number().int(),
+    running: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    cancelled: z.number().int(),
+    outcome_unknown: z.number().int(),
+  }),
+  maxFailures: z.number().int().describe('failures (failed and outcome_unknown) allowed before it pauses'),
+  concurrency: z.number().int(),
+  pauseBetween: z.boolean(),
+  selection: z.array(z.string()).describe('how the projects were chosen'),
+  createdAt: time,
+  startedAt: time.exactOptional(),
+  finishedAt: time.exactOptional(),
+  pausedReason: z.string().exactOptional(),
+  cancelledBy: z.string().exactOptional(),
+  retryOf: z.string().exactOptional().describe('the rollout whose failed projects this one retries'),
+});
+
+export const rolloutProject: z.ZodType<RolloutProjectView> = z.object({
+  projectId: z.string(),
+  wave: z.number().int().describe('from 1'),
+  operationId: z.string().exactOptional(),
+  state: z.enum(ROLLOUT_PROJECT_STATES),
+  errorCode: z.string().exactOptional(),
+  errorMessage: z.string().exactOptional(),
 });
 
 const slotView = z.object({

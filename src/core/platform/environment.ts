@@ -111,6 +111,12 @@ export const ENVIRONMENT = {
     default: '24',
     usedBy: ['src/core/redis/queues.ts'],
   },
+  SWITCHYARD_ROLLOUT_SELF_APPROVAL: {
+    meaning:
+      'Host policy: `1` lets the admin who created a rollout approve it (an installation with one admin); otherwise another admin must. Read where rollouts are approved (the api, a local CLI).',
+    default: 'unset: another admin approves',
+    usedBy: ['src/core/work/rollouts/rollout-service.ts'],
+  },
   SWITCHYARD_SCHEDULE_MIN_INTERVAL: {
     meaning:
       'Host policy: the shortest interval a schedule may have (`--every`, or the gap between two runs of a `--cron` pattern), as a duration (`30s`, `5m`) or milliseconds; read where schedules are added or edited (the api, a local CLI).',

@@ -57,6 +57,10 @@ export class PluginDisabledError extends SwitchyardError {
 export class PermissionDeniedError extends SwitchyardError {
   readonly code = ERROR_CODES.PERMISSION_DENIED;
 }
+/** Who asks may not do this, whatever their role (a rollout's creator approving it): HTTP 403, exit 4. */
+export class NotPermittedError extends SwitchyardError {
+  readonly code = ERROR_CODES.FORBIDDEN;
+}
 export class ProjectUntrustedError extends SwitchyardError {
   readonly code = ERROR_CODES.PROJECT_UNTRUSTED;
 }

@@ -24,6 +24,7 @@ export {
   NotFoundError,
   OversizedResponseError,
   PackageInvalidError,
+  NotPermittedError,
   PermissionDeniedError,
   PluginCallError,
   PluginCrashedError,

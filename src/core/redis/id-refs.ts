@@ -14,12 +14,12 @@ const LATEST = /^latest(?:~(\d{1,4}))?$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface IdRefScope {
-  /** The id's kind prefix: `batch_`, `op_`. */
+  /** The id's kind prefix: `batch_`, `op_`, `rollout_`. */
   kind: string;
   /** The sorted set holding every id of the kind. */
   index: string;
   /** What to call it in errors: "batch", "operation". */
-  noun: 'batch' | 'operation';
+  noun: 'batch' | 'operation' | 'rollout';
   /** The id `skip` places before the newest in the caller's scope, or undefined. */
   newest(skip: number): Promise<string | undefined>;
   /** How the scope reads in an error ("of plugin x"), empty for everything. */
@@ -57,9 +57,9 @@ export function needsResolving(ref: string, kind: string): boolean {
   return isHexPrefix(withoutEllipsis(ref.slice(kind.length)));
 }
 
-const PLURAL = { batch: 'batches', operation: 'operations' } as const;
+const PLURAL = { batch: 'batches', operation: 'operations', rollout: 'rollouts' } as const;
 /** The command that lists each kind (what an unknown id's error points to). */
-const LIST = { batch: 'batch list', operation: 'op list' } as const;
+const LIST = { batch: 'batch list', operation: 'op list', rollout: 'rollout list' } as const;
 
 export async function resolveIdRef(redis: Redis, given: string, scope: IdRefScope): Promise<string> {
   const ref = withoutEllipsis(given);

@@ -13,7 +13,7 @@ export {
 export { EventHub, FALLBACK_READ_MS } from './event-hub.js';
 export { keysFor } from './keys.js';
 export type { Keys } from './keys.js';
-export { decodeCursor, encodeCursor, MAX_PAGE_LIMIT, sortedSetPage, streamPage } from './pages.js';
+export { decodeCursor, encodeCursor, MAX_PAGE_LIMIT, pageLimit, sortedSetPage, streamPage } from './pages.js';
 export type { Page, PageRequest } from './pages.js';
 export {
   createQueues,

@@ -53,6 +53,20 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     fleetFacts: (pluginId: string) => `${prefix}:fleet-facts:${pluginId}`,
     /** Per plugin: the fleet-facts hash's project ids in page order (a sorted set, fleet-facts.ts fleetIdKey). */
     fleetIndex: (pluginId: string) => `${prefix}:fleet-index:${pluginId}`,
+    // rollouts (work/rollouts)
+    /** One rollout's record: its plan, state, cursor and counts (rollout-store.ts). */
+    rollout: (id: string) => `${prefix}:rollout:${id}`,
+    /** Per rollout: the selected project ids in wave order (a list, fixed at creation). */
+    rolloutProjects: (id: string) => `${prefix}:rollout-projects:${id}`,
+    /** Per rollout: project id → its state in the rollout (pending, starting, running, an end). */
+    rolloutStates: (id: string) => `${prefix}:rollout-states:${id}`,
+    /** Per rollout: project id → the id of the operation it runs as. */
+    rolloutOperations: (id: string) => `${prefix}:rollout-operations:${id}`,
+    rolloutsByTime: `${prefix}:rollouts-by-time`,
+    /** The rollouts the sweep looks at: not ended, or ended with operations still to record. */
+    rolloutsActive: `${prefix}:rollouts-active`,
+    /** Operation id → the rollout it belongs to (an operation's end advances its rollout). */
+    rolloutOfOperation: `${prefix}:rollout-of-operation`,
     // webhooks (work/notify)
     /** Webhook id → its view (JSON), never the secret. */
     webhooks: `${prefix}:webhooks`,

@@ -21,6 +21,9 @@ const SCRIPTS = {
   batchRecord: { file: 'batch-record.lua', keys: 6 },
   capAcquire: { file: 'cap-acquire.lua', keys: 2 },
   capRenew: { file: 'cap-renew.lua', keys: 1 },
+  rolloutStep: { file: 'rollout-step.lua', keys: 4 },
+  rolloutStarted: { file: 'rollout-started.lua', keys: 3 },
+  rolloutControl: { file: 'rollout-control.lua', keys: 4 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -47,6 +50,12 @@ interface ScriptResults {
   /** ['ok', 0], or why the call waits and how long before asking again (ms). */
   capAcquire: ['ok' | 'concurrency' | 'rate', number];
   capRenew: number;
+  /** [state after, events (JSON array), ...project ids claimed to start now]. */
+  rolloutStep: string[];
+  /** 1 when the project was still starting (now running), 0 when it had already ended. */
+  rolloutStarted: number;
+  /** [outcome ('ok' | 'missing' | 'refused'), state before]. */
+  rolloutControl: [string, string];
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

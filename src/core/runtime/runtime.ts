@@ -22,6 +22,7 @@ import { AuditService, TokenStore } from '../access/index.js';
 import { BatchService } from '../work/batches/index.js';
 import { OperationService } from '../work/operations/index.js';
 import { Notifier, WebhookService } from '../work/notify/index.js';
+import { RolloutService } from '../work/rollouts/index.js';
 import type { PluginService } from '../plugins/index.js';
 import type { ProjectService } from '../projects/index.js';
 
@@ -35,6 +36,8 @@ export interface Runtime {
   batches: BatchService;
   /** Durable operations: request, read, follow, wait, cancel, logs. */
   operations: OperationService;
+  /** Rollouts: one action over a selection of projects, in waves, within a failure budget, after approval. */
+  rollouts: RolloutService;
   /** Recurring inspections: add, edit, pause, remove, list, run; bulk cancel of their batches. */
   schedules: ScheduleService;
   /** Webhooks: add, list, remove, deliveries, one delivery attempt. */
@@ -77,6 +80,7 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
   const batches = new BatchService(deps);
   const operations = new OperationService(deps);
   const schedules = new ScheduleService({ ...deps, batches });
+  const rollouts = new RolloutService({ ...deps, batches, operations });
   const identity = plugins.options.processActor;
   return {
     config,
@@ -84,6 +88,7 @@ export async function createRuntime(config: RuntimeConfig): Promise<Runtime> {
     projects,
     batches,
     operations,
+    rollouts,
     schedules,
     webhooks: new WebhookService(notices),
     tokens: new TokenStore(redis, keys),

@@ -15,6 +15,9 @@ export const WEBHOOK_EVENTS = [
   'facts.changed',
   'schedule.failed',
   'operation.finished',
+  'rollout.awaiting-approval',
+  'rollout.paused',
+  'rollout.finished',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** What a delivery carries: an event, or `ping` (`webhook ping`: a test no webhook subscribes to). */

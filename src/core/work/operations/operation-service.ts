@@ -78,7 +78,7 @@ export class OperationService {
     request: OperationRequest,
     actor: string,
   ): Promise<{ operation: OperationView; created: boolean }> {
-    const { redis, keys, plugins, queues } = this.deps;
+    const { redis, keys, plugins } = this.deps;
     // PROTOCOL §7: project.operate's input is one JSON object ({} for none), as the original host sends it.
     if (typeof request.input !== 'object' || request.input === null || Array.isArray(request.input)) {
       throw new InvalidInputError('input must be one JSON object (the action input; {} for none)');
@@ -111,11 +111,7 @@ export class OperationService {
       await this.#replicaAck.confirm(redis);
       return { operation: view, created };
     }
-    await queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
-      jobId: operateJobId(operation.id),
-      attempts: OPERATE_ATTEMPTS,
-      backoff: { type: 'exponential', delay: 500 },
-    });
+    await this.#enqueue(operation.id);
     await appendAudit(redis, keys, {
       actor,
       action: 'operation.request',
@@ -125,6 +121,23 @@ export class OperationService {
     // One WAIT after the last write covers the record, its job and its audit entry.
     await this.#replicaAck.confirm(redis);
     return { operation: toOperationView(operation), created };
+  }
+
+  #enqueue(operationId: string): Promise<unknown> {
+    return this.deps.queues.operate.add('operate', operateJobSchema.parse({ operationId }), {
+      jobId: operateJobId(operationId),
+      attempts: OPERATE_ATTEMPTS,
+      backoff: { type: 'exponential', delay: 500 },
+    });
+  }
+
+  /**
+   * A queued operation's job is added again: a no-op while BullMQ holds it
+   * (its id is the operation's); after a crash between the record and its
+   * job (a rollout's sweep), the job that was never added.
+   */
+  async ensureQueued(id: string): Promise<void> {
+    if ((await this.store.get(id))?.state === 'queued') await this.#enqueue(id);
   }
 
   /** The operation a key already names, if it was requested with this request; else a conflict. */
@@ -210,6 +223,8 @@ export class OperationService {
     identity: string;
     projectLockMs: number;
     onError: (event: 'publish-failed' | 'notify-failed', error: Error) => void;
+    /** Told after the runner may have ended an operation (a rollout advances). */
+    onFinished?: (operationId: string) => void;
   }): OperationRunner {
     const { redis, keys, plugins, projects, notices } = this.deps;
     const announce = (activity: OperationActivity) =>
@@ -222,6 +237,7 @@ export class OperationService {
       onStarted: (operationId) => announce({ kind: 'started', operationId }),
       onEnded: (operationId) => announce({ kind: 'ended', operationId }),
       onFinished: (operationId) => {
+        options.onFinished?.(operationId);
         if (notices)
           void announceOperationEnd(this.store, notices, operationId).catch((error: Error) =>
             options.onError('notify-failed', error),

@@ -1,0 +1,53 @@
+--[[
+  A person's change of a rollout's state (approve, pause, resume, cancel),
+  when its current state allows it. Cancel also ends every project not yet
+  claimed (`pending` → `cancelled`): none of them will ever start; the
+  operations already started are cancelled by the caller.
+
+  KEYS[1] rollout hash
+  KEYS[2] the rollout's project list
+  KEYS[3] the rollout's project states hash
+  KEYS[4] the active rollouts set
+
+  ARGV[1] allowed current states, comma-separated
+  ARGV[2] new state
+  ARGV[3] rollout id
+  ARGV[4] '1': reset the failure budget (budgetBase = the failures so far)
+  ARGV[5..] field/value pairs written with the state ('-' as a value deletes the field)
+
+  Returns {outcome, state before}: outcome 'ok', 'missing' or 'refused'.
+]]
+local function listed(csv, value) return string.find(',' .. csv .. ',', ',' .. value .. ',', 1, true) ~= nil end
+local rollout = KEYS[1]
+local state = redis.call('HGET', rollout, 'state')
+if not state then return {'missing', ''} end
+if not listed(ARGV[1], state) then return {'refused', state} end
+redis.call('HSET', rollout, 'state', ARGV[2])
+for i = 5, #ARGV, 2 do
+  if ARGV[i + 1] == '-' then redis.call('HDEL', rollout, ARGV[i])
+  else redis.call('HSET', rollout, ARGV[i], ARGV[i + 1]) end
+end
+if ARGV[4] == '1' then
+  local failures = tonumber(redis.call('HGET', rollout, 'c_failed') or '0') +
+    tonumber(redis.call('HGET', rollout, 'c_outcome_unknown') or '0')
+  redis.call('HSET', rollout, 'budgetBase', failures)
+end
+if ARGV[2] == 'cancelled' then
+  local total = tonumber(redis.call('HGET', rollout, 'total') or '0')
+  local nextIndex = tonumber(redis.call('HGET', rollout, 'next') or '0')
+  local ended = 0
+  for index = nextIndex, total - 1 do
+    local projectId = redis.call('LINDEX', KEYS[2], index)
+    if redis.call('HGET', KEYS[3], projectId) == 'pending' then
+      redis.call('HSET', KEYS[3], projectId, 'cancelled')
+      ended = ended + 1
+    end
+  end
+  redis.call('HINCRBY', rollout, 'c_pending', -ended)
+  redis.call('HINCRBY', rollout, 'c_cancelled', ended)
+  redis.call('HSET', rollout, 'next', total)
+  if tonumber(redis.call('HGET', rollout, 'c_running') or '0') == 0 then
+    redis.call('SREM', KEYS[4], ARGV[3])
+  end
+end
+return {'ok', state}

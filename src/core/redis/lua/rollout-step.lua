@@ -1,0 +1,99 @@
+--[[
+  One step of a rollout (docs/ARCHITECTURE.md "Rollouts"): records how one
+  project's operation ended (optional; idempotent: a project already ended is
+  left as it is), checks the failure budget, then — while the rollout runs —
+  claims the next projects of the current wave to start, up to its
+  concurrency, moving to the next wave once every project of this one has
+  ended, and finishing the rollout after the last. A project claimed here is
+  `starting` until its operation exists (rollout-started.lua); the caller
+  creates that operation with an idempotency key of the rollout and project,
+  so a crash between the claim and the creation is repaired by any later
+  step (the sweep) without a second operation.
+
+  KEYS[1] rollout hash
+  KEYS[2] the rollout's project list (wave order)
+  KEYS[3] the rollout's project states hash
+  KEYS[4] the active rollouts set
+
+  ARGV[1] now (ISO 8601)
+  ARGV[2] rollout id
+  ARGV[3] project id whose operation ended ('' for none)
+  ARGV[4] its end: succeeded | failed | cancelled | outcome_unknown
+
+  Counts live in the rollout hash as c_<bucket>; `starting` counts as running.
+  Returns {state after, events as a JSON array ('paused', 'finished'), claimed project ids...}.
+]]
+local rollout = KEYS[1]
+local state = redis.call('HGET', rollout, 'state')
+if not state then return {'missing', '[]'} end
+local function num(field) return tonumber(redis.call('HGET', rollout, field) or '0') end
+local function bucket(s) if s == 'starting' then return 'running' end return s end
+local events = {}
+
+if ARGV[3] ~= '' then
+  local current = redis.call('HGET', KEYS[3], ARGV[3])
+  if current == 'pending' or current == 'starting' or current == 'running' then
+    redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+    redis.call('HINCRBY', rollout, 'c_' .. bucket(current), -1)
+    redis.call('HINCRBY', rollout, 'c_' .. ARGV[4], 1)
+    local failures = num('c_failed') + num('c_outcome_unknown') - num('budgetBase')
+    if state == 'running' and failures > num('maxFailures') then
+      state = 'paused'
+      redis.call('HSET', rollout, 'state', 'paused', 'pausedKind', 'budget', 'pausedAt', ARGV[1],
+        'pausedReason', 'the failure budget is exceeded: ' .. failures .. ' failed, at most ' ..
+        num('maxFailures') .. ' allowed; no new operation starts (rollout resume goes on, as an admin)')
+      table.insert(events, 'paused')
+    end
+  end
+end
+
+local claimed = {}
+if state == 'running' then
+  local waves = cjson.decode(redis.call('HGET', rollout, 'waves'))
+  local wave = num('wave')
+  local nextIndex = num('next')
+  local running = num('c_running')
+  local concurrency = num('concurrency')
+  while true do
+    local waveEnd = waves[wave + 1]
+    if nextIndex < waveEnd then
+      while nextIndex < waveEnd and running < concurrency do
+        local projectId = redis.call('LINDEX', KEYS[2], nextIndex)
+        redis.call('HSET', KEYS[3], projectId, 'starting')
+        redis.call('HINCRBY', rollout, 'c_pending', -1)
+        redis.call('HINCRBY', rollout, 'c_running', 1)
+        table.insert(claimed, projectId)
+        nextIndex = nextIndex + 1
+        running = running + 1
+      end
+      break
+    end
+    -- Every project of the wave has started: the next wave waits until they have all ended.
+    if running > 0 then break end
+    if wave + 1 >= #waves then
+      local bad = num('c_failed') + num('c_outcome_unknown') + num('c_cancelled')
+      state = bad == 0 and 'succeeded' or 'failed'
+      redis.call('HSET', rollout, 'state', state, 'finishedAt', ARGV[1])
+      redis.call('HDEL', rollout, 'pausedReason', 'pausedKind')
+      table.insert(events, 'finished')
+      break
+    end
+    wave = wave + 1
+    if redis.call('HGET', rollout, 'pauseBetween') == '1' then
+      state = 'paused'
+      redis.call('HSET', rollout, 'state', 'paused', 'pausedKind', 'wave', 'pausedAt', ARGV[1],
+        'pausedReason', 'wave ' .. wave .. ' of ' .. #waves .. ' ended (--pause-between); rollout resume starts wave ' .. (wave + 1))
+      table.insert(events, 'paused')
+      break
+    end
+  end
+  redis.call('HSET', rollout, 'wave', wave, 'next', nextIndex)
+end
+
+-- An ended rollout leaves the sweep once none of its operations is left to record.
+if (state == 'succeeded' or state == 'failed' or state == 'cancelled') and num('c_running') == 0 then
+  redis.call('SREM', KEYS[4], ARGV[2])
+end
+local result = {state, #events == 0 and '[]' or cjson.encode(events)}
+for _, projectId in ipairs(claimed) do table.insert(result, projectId) end
+return result

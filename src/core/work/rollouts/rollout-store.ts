@@ -1,0 +1,331 @@
+// A rollout's durable state in Redis (docs/ARCHITECTURE.md "Rollouts"): one
+// hash (plan, state, cursor, counts), the selected projects in wave order (a
+// list), each project's state and operation (two hashes), the rollouts by
+// time and the active ones. Every change of state is one Lua script (./lua in
+// the redis room): rollout-step claims and records, rollout-started links an
+// operation, rollout-control is a person's approve, pause, resume or cancel.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
+import {
+  scriptsOn,
+  sortedSetPage,
+  type Keys,
+  type Page,
+  type PageRequest,
+  type Scripts,
+} from '../../redis/index.js';
+
+export const ROLLOUT_STATES = [
+  'previewing',
+  'awaiting-approval',
+  'running',
+  'paused',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
+export type RolloutState = (typeof ROLLOUT_STATES)[number];
+export const ENDED_ROLLOUT_STATES: readonly RolloutState[] = ['succeeded', 'failed', 'cancelled'];
+
+export function isRolloutOver(state: string): boolean {
+  return (ENDED_ROLLOUT_STATES as readonly string[]).includes(state);
+}
+
+/** A project's state in a rollout: `starting` is claimed, its operation being created. */
+export const ROLLOUT_PROJECT_STATES = [
+  'pending',
+  'starting',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'outcome_unknown',
+] as const;
+export type RolloutProjectState = (typeof ROLLOUT_PROJECT_STATES)[number];
+/** How a project's operation ended, as the rollout counts it. */
+export type RolloutProjectEnd = 'succeeded' | 'failed' | 'cancelled' | 'outcome_unknown';
+
+export const COUNT_NAMES = [
+  'pending',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'outcome_unknown',
+] as const;
+export type RolloutCounts = Record<(typeof COUNT_NAMES)[number], number>;
+
+export interface SkippedProject {
+  projectId: string;
+  reason: string;
+}
+
+export interface RolloutRecord {
+  id: string;
+  name: string;
+  pluginId: string;
+  action: string;
+  input: JsonValue;
+  state: RolloutState;
+  /** The action's risk as the selected projects' latest inspections advertised it (`unknown` when none did). */
+  risk: string;
+  createdBy: string;
+  approvedBy?: string;
+  total: number;
+  skipped: SkippedProject[];
+  /** Each wave's cumulative end, in projects of the selection. */
+  waveEnds: number[];
+  /** The wave running now (index from 0). */
+  wave: number;
+  /** How many projects of the selection have been claimed to start. */
+  next: number;
+  concurrency: number;
+  maxFailures: number;
+  pauseBetween: boolean;
+  /** How the selection was given (`--all`, `--label x`, `--where …`, `--advertised`, project ids). */
+  selection: string[];
+  counts: RolloutCounts;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  pausedReason?: string;
+  /** `budget` (only an admin resumes), `wave` (--pause-between), `person`. */
+  pausedKind?: string;
+  cancelledBy?: string;
+  retryOf?: string;
+}
+
+export type NewRollout = Omit<
+  RolloutRecord,
+  'id' | 'state' | 'wave' | 'next' | 'counts' | 'createdAt' | 'approvedBy' | 'startedAt' | 'finishedAt'
+> & { state: 'awaiting-approval' | 'running' };
+
+export interface RolloutQuery extends PageRequest {
+  state?: RolloutState;
+  pluginId?: string;
+}
+
+export class RolloutStore {
+  readonly #scripts: Scripts;
+
+  constructor(
+    readonly redis: Redis,
+    readonly keys: Keys,
+  ) {
+    this.#scripts = scriptsOn(redis);
+  }
+
+  /** Writes the rollout, its projects (all pending) and its index entries in one transaction. */
+  async create(input: NewRollout, projectIds: readonly string[]): Promise<RolloutRecord> {
+    const id = `rollout_${randomUUID()}`;
+    const now = new Date();
+    const fields: Record<string, string> = {
+      id,
+      name: input.name,
+      pluginId: input.pluginId,
+      action: input.action,
+      input: JSON.stringify(input.input),
+      state: input.state,
+      risk: input.risk,
+      createdBy: input.createdBy,
+      total: String(input.total),
+      skipped: JSON.stringify(input.skipped),
+      waves: JSON.stringify(input.waveEnds),
+      wave: '0',
+      next: '0',
+      concurrency: String(input.concurrency),
+      maxFailures: String(input.maxFailures),
+      budgetBase: '0',
+      pauseBetween: input.pauseBetween ? '1' : '0',
+      selection: JSON.stringify(input.selection),
+      ...(input.retryOf ? { retryOf: input.retryOf } : {}),
+      createdAt: now.toISOString(),
+      ...(input.state === 'running' ? { startedAt: now.toISOString() } : {}),
+      ...Object.fromEntries(COUNT_NAMES.map((name) => [`c_${name}`, '0'])),
+      c_pending: String(projectIds.length),
+    };
+    const multi = this.redis.multi();
+    multi.hset(this.keys.rollout(id), fields);
+    if (projectIds.length > 0) {
+      multi.rpush(this.keys.rolloutProjects(id), ...projectIds);
+      multi.hset(
+        this.keys.rolloutStates(id),
+        Object.fromEntries(projectIds.map((projectId) => [projectId, 'pending'])),
+      );
+    }
+    multi.zadd(this.keys.rolloutsByTime, now.getTime(), id);
+    multi.sadd(this.keys.rolloutsActive, id);
+    await multi.exec();
+    const record = await this.get(id);
+    if (!record) throw new Error(`rollout ${id} vanished right after it was created`);
+    return record;
+  }
+
+  async get(id: string): Promise<RolloutRecord | undefined> {
+    const hash = await this.redis.hgetall(this.keys.rollout(id));
+    return hash.id ? fromHash(hash) : undefined;
+  }
+
+  /** Newest first, filtered by state and plugin, one page. */
+  list(query: RolloutQuery = {}): Promise<Page<RolloutRecord>> {
+    return sortedSetPage(
+      this.redis,
+      this.keys.rolloutsByTime,
+      query,
+      async (ids) => {
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.hgetall(this.keys.rollout(id));
+        return ((await pipeline.exec()) ?? []).map(([, hash]) => {
+          const fields = hash as Record<string, string> | null;
+          return fields?.id ? fromHash(fields) : undefined;
+        });
+      },
+      (record) =>
+        (query.state === undefined || record.state === query.state) &&
+        (query.pluginId === undefined || record.pluginId === query.pluginId),
+    );
+  }
+
+  /** Each selected project in wave order: its state and, once it has one, its operation. */
+  async projects(
+    id: string,
+  ): Promise<{ projectId: string; state: RolloutProjectState; operationId?: string }[]> {
+    const [ids, states, operations] = await Promise.all([
+      this.redis.lrange(this.keys.rolloutProjects(id), 0, -1),
+      this.redis.hgetall(this.keys.rolloutStates(id)),
+      this.redis.hgetall(this.keys.rolloutOperations(id)),
+    ]);
+    return ids.map((projectId) => ({
+      projectId,
+      state: (states[projectId] ?? 'pending') as RolloutProjectState,
+      ...(operations[projectId] ? { operationId: operations[projectId] } : {}),
+    }));
+  }
+
+  /**
+   * rollout-step.lua: records a project's end (when given), then claims the
+   * projects to start now. Answers the state after it, what happened
+   * (`paused`, `finished`) and the claimed project ids.
+   */
+  async step(
+    id: string,
+    ended?: { projectId: string; end: RolloutProjectEnd },
+  ): Promise<{ state: string; events: string[]; claimed: string[] }> {
+    const [state, events, ...claimed] = await this.#scripts.rolloutStep(
+      [
+        this.keys.rollout(id),
+        this.keys.rolloutProjects(id),
+        this.keys.rolloutStates(id),
+        this.keys.rolloutsActive,
+      ],
+      new Date().toISOString(),
+      id,
+      ended?.projectId ?? '',
+      ended?.end ?? '',
+    );
+    return { state: state ?? 'missing', events: JSON.parse(events ?? '[]') as string[], claimed };
+  }
+
+  /** rollout-started.lua: the project's operation exists; true when the project was still starting. */
+  async started(id: string, projectId: string, operationId: string): Promise<boolean> {
+    const moved = await this.#scripts.rolloutStarted(
+      [this.keys.rolloutStates(id), this.keys.rolloutOperations(id), this.keys.rolloutOfOperation],
+      projectId,
+      operationId,
+      id,
+    );
+    return moved === 1;
+  }
+
+  /** rollout-control.lua: a person's change of state, when the current state allows it. */
+  async control(
+    id: string,
+    from: readonly RolloutState[],
+    to: RolloutState,
+    fields: Record<string, string>,
+    options: { resetBudget?: boolean } = {},
+  ): Promise<{ outcome: string; previous: string }> {
+    const [outcome, previous] = await this.#scripts.rolloutControl(
+      [
+        this.keys.rollout(id),
+        this.keys.rolloutProjects(id),
+        this.keys.rolloutStates(id),
+        this.keys.rolloutsActive,
+      ],
+      from.join(','),
+      to,
+      id,
+      options.resetBudget ? '1' : '0',
+      ...Object.entries(fields).flat(),
+    );
+    return { outcome, previous };
+  }
+
+  /** Why a project failed without an operation (its operation was refused). */
+  async noteError(
+    id: string,
+    projectId: string,
+    error: { errorCode: string; errorMessage: string },
+  ): Promise<void> {
+    await this.redis.hset(this.keys.rolloutOperations(id), `error:${projectId}`, JSON.stringify(error));
+  }
+
+  async errors(
+    id: string,
+    projectIds: readonly string[],
+  ): Promise<({ errorCode: string; errorMessage: string } | undefined)[]> {
+    if (projectIds.length === 0) return [];
+    const values = await this.redis.hmget(
+      this.keys.rolloutOperations(id),
+      ...projectIds.map((projectId) => `error:${projectId}`),
+    );
+    return values.map((value) =>
+      value ? (JSON.parse(value) as { errorCode: string; errorMessage: string }) : undefined,
+    );
+  }
+
+  /** The rollouts the sweep looks at. */
+  active(): Promise<string[]> {
+    return this.redis.smembers(this.keys.rolloutsActive);
+  }
+
+  /** The rollout an operation was started by, if any. */
+  async rolloutOf(operationId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.rolloutOfOperation, operationId)) ?? undefined;
+  }
+}
+
+function fromHash(hash: Record<string, string>): RolloutRecord {
+  const counts = Object.fromEntries(
+    COUNT_NAMES.map((name) => [name, Number(hash[`c_${name}`] ?? 0)]),
+  ) as RolloutCounts;
+  return {
+    id: hash.id!,
+    name: hash.name ?? '',
+    pluginId: hash.pluginId ?? '',
+    action: hash.action ?? '',
+    input: hash.input ? (JSON.parse(hash.input) as JsonValue) : {},
+    state: (hash.state ?? 'running') as RolloutState,
+    risk: hash.risk ?? 'unknown',
+    createdBy: hash.createdBy ?? '',
+    ...(hash.approvedBy ? { approvedBy: hash.approvedBy } : {}),
+    total: Number(hash.total ?? 0),
+    skipped: hash.skipped ? (JSON.parse(hash.skipped) as SkippedProject[]) : [],
+    waveEnds: hash.waves ? (JSON.parse(hash.waves) as number[]) : [],
+    wave: Number(hash.wave ?? 0),
+    next: Number(hash.next ?? 0),
+    concurrency: Number(hash.concurrency ?? 1),
+    maxFailures: Number(hash.maxFailures ?? 0),
+    pauseBetween: hash.pauseBetween === '1',
+    selection: hash.selection ? (JSON.parse(hash.selection) as string[]) : [],
+    counts,
+    createdAt: hash.createdAt ?? '',
+    ...(hash.startedAt ? { startedAt: hash.startedAt } : {}),
+    ...(hash.finishedAt ? { finishedAt: hash.finishedAt } : {}),
+    ...(hash.pausedReason ? { pausedReason: hash.pausedReason } : {}),
+    ...(hash.pausedKind ? { pausedKind: hash.pausedKind } : {}),
+    ...(hash.cancelledBy ? { cancelledBy: hash.cancelledBy } : {}),
+    ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
+  };
+}
