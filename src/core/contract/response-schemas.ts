@@ -298,6 +298,17 @@ export const operationView: z.ZodType<OperationView> = z.object({
     .describe(
       "while running: its call waits for the plugin's caps (plugin set --max-concurrency/--rate), and why",
     ),
+  workerLost: z
+    .strictObject({
+      worker: z.string(),
+      silentForMs: z.number().int(),
+      lockExpiresInMs: z.number().int().describe('0: the lock lapsed; a stalled check ends it any moment'),
+      message: z.string(),
+    })
+    .exactOptional()
+    .describe(
+      'while running (one operation read only): its worker sent no heartbeat for a while; it ends failed OUTCOME_UNKNOWN once its job lock lapses',
+    ),
 });
 
 const slotView = z.object({
