@@ -416,6 +416,12 @@ export const scheduleView: z.ZodType<ScheduleView> = z.object({
         .string()
         .exactOptional()
         .describe('started: the new batch; skipped: the batch still running'),
+      skips: z
+        .number()
+        .int()
+        .exactOptional()
+        .describe('skipped: how many runs in a row skipped for this batch (audited once)'),
+      skippingSince: time.exactOptional().describe('skipped: when the first of them was'),
       batch: z
         .object({
           state: z.string(),
@@ -433,7 +439,11 @@ export const scheduleView: z.ZodType<ScheduleView> = z.object({
 });
 /** POST /batches/cancel: the batches cancelled, as each cancel answers. */
 export const cancelledBatches = z.object({ cancelled: z.array(batchSummary) });
-export const removedSchedule = z.object({ id: z.string(), removed: z.literal(true) });
+export const removedSchedule = z.object({
+  id: z.string(),
+  removed: z.literal(true),
+  cancelledBatches: z.array(z.string()).describe('its running batch, cancelled with it'),
+});
 
 /** One project's latest successful result of a plugin (GET /plugins/:id/facts). */
 export const fleetRow = z.object({
