@@ -53,6 +53,7 @@ export const bodies = {
     dir: absolutePath,
     trust: z.boolean().optional(),
     labels: z.array(label).max(64).optional(),
+    prune: z.boolean().optional(),
   }),
   labelProject: z.strictObject({ labels: z.array(label).min(1).max(64) }),
   createBatch: z.strictObject({ pluginId: z.string().min(1), projects: batchSelection }),

@@ -194,8 +194,17 @@ export const projectListing: z.ZodType<ProjectListing> = z.object({
 });
 /** What a scan registered and what it refused, with the reason. */
 export const scanReport: z.ZodType<ScanReport> = z.object({
-  registered: z.array(project),
+  registered: z.array(
+    z.object({
+      ...projectShape,
+      scan: z.enum(['new', 'known']).describe('new: registered now; known: registered before'),
+    }),
+  ),
   refused: z.array(z.object({ path: z.string(), reason: z.string() })),
+  missing: z
+    .array(project)
+    .describe('projects registered under the directory whose own directory is gone (renamed or deleted)'),
+  pruned: z.array(z.string()).describe('with prune: the missing ones, forgotten now'),
 });
 
 const batchShape = {
