@@ -146,7 +146,7 @@ export interface Backend {
     add(input: ScheduleInput): Promise<Schedule>;
     edit(idOrName: string, changes: ScheduleChanges): Promise<Schedule>;
     setPaused(idOrName: string, paused: boolean): Promise<Schedule>;
-    remove(idOrName: string): Promise<{ id: string; removed: true }>;
+    remove(idOrName: string): Promise<{ id: string; removed: true; cancelledBatches: string[] }>;
   };
   webhooks: {
     list(): Promise<WebhookView[]>;

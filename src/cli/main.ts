@@ -15,7 +15,13 @@ import { registerTokenCommands } from './commands/token-commands.js';
 import { registerWorkCommands } from './commands/work-commands.js';
 import { Interrupted, WorkFailed } from './commands/work-output.js';
 import { registerDemoCommand, registerUpCommand } from './commands/up-command.js';
-import { escapeControlKeepingLines, helpConfiguration, helpWidth, printJson } from './output.js';
+import {
+  escapeControlKeepingLines,
+  helpConfiguration,
+  helpWidth,
+  printJson,
+  setWideTables,
+} from './output.js';
 
 /** The package's version (package.json sits two levels above src/cli and dist/cli). */
 export function version(): string {
@@ -23,6 +29,11 @@ export function version(): string {
     version: string;
   };
   return pkg.version;
+}
+
+function outputFormatOption(value: string): string {
+  if (value !== 'wide') throw new InvalidArgumentError('--output must be wide (for JSON use --json)');
+  return value;
 }
 
 function logFormatOption(value: string): string {
@@ -49,6 +60,12 @@ export function buildProgram(): Command {
       'Redis key prefix, so installations can share a Redis (env SWITCHYARD_PREFIX; default: switchyard)',
     )
     .option('--json', 'print exactly one JSON document on stdout')
+    .addOption(
+      new Option(
+        '-o, --output <format>',
+        'wide: tables show every column and value whole, whatever the width (else they fit the terminal)',
+      ).argParser(outputFormatOption),
+    )
     .option(
       '--url <url>',
       "remote mode: the HTTP API to talk to (env SWITCHYARD_URL; default: the profile's)",
@@ -76,8 +93,9 @@ export function buildProgram(): Command {
     })
     // Children (workers, api, scheduler started by `up`) inherit the choice.
     .hook('preAction', (command) => {
-      const format = (command.optsWithGlobals() as { logFormat?: string }).logFormat;
-      if (format) process.env.SWITCHYARD_LOG_FORMAT = format;
+      const { logFormat, output } = command.optsWithGlobals() as { logFormat?: string; output?: string };
+      if (logFormat) process.env.SWITCHYARD_LOG_FORMAT = logFormat;
+      setWideTables(output === 'wide');
     })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();

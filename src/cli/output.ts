@@ -7,6 +7,7 @@ import { Help } from 'commander';
 import ms from 'ms';
 import stringWidth from 'string-width';
 import { escapeControl, escapeControlKeepingLines } from '../core/safety/index.js';
+import { GAP, belowLines, detailFloor, isDetailColumn, isIdColumn, planTable } from './table-fit.js';
 
 type Cell = string | number | boolean | undefined;
 
@@ -32,11 +33,6 @@ export function outputWidth(): number {
   return process.stdout.isTTY ? 100 : Infinity;
 }
 
-/** Never cut: a list's first column is the id `show`, `cancel` and the rest take; the audit's TARGET is one too. */
-function isIdColumn(title: string, index: number): boolean {
-  return index === 0 || title === 'TARGET';
-}
-
 /** Never cut: a state, a trust, a health, a count or a relative time is read whole or not at all. */
 const WHOLE_COLUMNS = new Set([
   'STATE',
@@ -51,15 +47,9 @@ const WHOLE_COLUMNS = new Set([
   'REQUESTED',
   'WHEN',
   'TIME',
-  'LAST RUN',
   'NEXT RUN',
 ]);
 
-/** A generated id (`op_<uuid>`, `batch_<uuid>`): the only kind of id a table may shorten, to its prefix. */
-const GENERATED_ID = /^([a-z]+_)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const SHORT_ID_HEX = 8;
-
-const GAP = 2;
 const FINGERPRINT = /[0-9a-f]{64}/;
 const FINGERPRINTS = /([0-9a-f]{64})/;
 const FINGERPRINT_WIDTH = 64;
@@ -131,45 +121,84 @@ export function wrapKeepingFingerprints(text: string, width: number): string {
   return lines.join('\n');
 }
 
+/** `-o wide`: tables keep every value whole, whatever the width. */
+let wideTables = false;
+
+export function setWideTables(wide: boolean): void {
+  wideTables = wide;
+}
+
+/** The width a table must fit: the output's, or none with `-o wide`. */
+function tableWidth(): number {
+  return wideTables ? Infinity : outputWidth();
+}
+
 export function printTable(head: string[], rows: Cell[][]): void {
-  const cells = rows.map((row) => row.map((cell) => escapeControl(cell === undefined ? '' : String(cell))));
+  const width = tableWidth();
+  const plan = planTable(
+    head,
+    rows.map((row) => row.map((cell) => escapeControl(cell === undefined ? '' : String(cell)))),
+    width,
+  );
+  const gridHead = plan.grid.map((index) => head[index]!);
+  const gridCells = plan.cells.map((row) => plan.grid.map((index) => row[index] ?? ''));
+  const widths = gridWidths(gridHead, gridCells, width);
+  const draw = (row: string[]) =>
+    newTable(widths, row)
+      .toString()
+      .split('\n')
+      .map((line) => line.trimEnd())
+      .join('\n');
+  const lines = [draw(gridHead)];
+  plan.cells.forEach((row, index) => {
+    lines.push(
+      draw(
+        gridCells[index]!.map((cell, column) =>
+          FINGERPRINT.test(cell) && stringWidth(cell) > widths[column]!
+            ? wrapKeepingFingerprints(cell, widths[column]!)
+            : cell,
+        ),
+      ),
+      ...belowLines(head, row, plan.below, width),
+    );
+  });
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * The grid's column widths: long text gives way first (to DETAIL_FLOOR), then
+ * the widest column, down to floors that keep a short column readable and a
+ * fingerprint whole per line; ids and states are never cut.
+ */
+function gridWidths(head: string[], cells: string[][], width: number): number[] {
   const natural = head.map((title, index) =>
     Math.max(stringWidth(title), ...cells.map((row) => stringWidth(row[index] ?? ''))),
   );
   const holdsFingerprint = head.map((_, index) => cells.some((row) => FINGERPRINT.test(row[index] ?? '')));
-  const floor = (width: number, index: number, fingerprint: number, other: number) =>
-    isIdColumn(head[index]!, index) || WHOLE_COLUMNS.has(head[index]!)
-      ? width
-      : Math.min(width, holdsFingerprint[index] ? fingerprint : other);
+  const kept = (title: string, index: number) => isIdColumn(title, index) || WHOLE_COLUMNS.has(title);
+  const floor = (natural: number, index: number, fingerprint: number, other: number) =>
+    kept(head[index]!, index) ? natural : Math.min(natural, holdsFingerprint[index] ? fingerprint : other);
   // The widest value of a column that is never cut: its title may give way (ENAB…), its values not.
   const valuesWidth = head.map((_, index) =>
     Math.max(5, ...cells.map((row) => stringWidth(row[index] ?? ''))),
   );
-  const generated = head.map((_, index) => {
-    const prefixes = cells.map((row) => GENERATED_ID.exec(row[index] ?? '')?.[1]);
-    return cells.length > 0 && prefixes.every((prefix) => prefix !== undefined)
-      ? Math.max(...prefixes.map((prefix) => prefix!.length + SHORT_ID_HEX + 1))
-      : undefined;
-  });
   const floors = [
-    natural.map((width, index) => floor(width, index, FINGERPRINT_WIDTH, 16)),
-    natural.map((width, index) => floor(width, index, 20, 6)),
-    natural.map((width, index) =>
-      WHOLE_COLUMNS.has(head[index]!) ? Math.min(width, valuesWidth[index]!) : floor(width, index, 20, 4),
+    natural.map((value, index) =>
+      isDetailColumn(head[index]!, index)
+        ? floor(value, index, FINGERPRINT_WIDTH, detailFloor(head[index]!))
+        : value,
+    ),
+    natural.map((value, index) => floor(value, index, FINGERPRINT_WIDTH, 16)),
+    natural.map((value, index) => floor(value, index, 20, 6)),
+    natural.map((value, index) =>
+      WHOLE_COLUMNS.has(head[index]!) ? Math.min(value, valuesWidth[index]!) : floor(value, index, 20, 4),
     ),
   ];
-  // A table that does not fit shows generated ids (op_…, batch_…) by their first
-  // 8 hex digits, a unique prefix in practice, before it cuts anything else.
-  const budget = outputWidth() - GAP * (head.length - 1);
-  if (natural.reduce((sum, width) => sum + width, 0) > budget)
-    generated.forEach((short, index) => {
-      if (short !== undefined) natural[index] = Math.max(stringWidth(head[index]!), short);
-    });
-  for (const floor of floors)
-    floor.forEach((width, index) => (floor[index] = Math.min(width, natural[index]!)));
-  const widths = fitColumns(natural, floors, outputWidth());
+  return fitColumns(natural, floors, width);
+}
+
+function newTable(widths: number[], row: string[]): Table.Table {
   const table = new Table({
-    head,
     colWidths: widths,
     wordWrap: false,
     truncate: '…',
@@ -192,20 +221,8 @@ export function printTable(head: string[], rows: Cell[][]): void {
       middle: ' '.repeat(GAP),
     },
   });
-  for (const row of cells)
-    table.push(
-      row.map((cell, index) =>
-        FINGERPRINT.test(cell) && stringWidth(cell) > widths[index]!
-          ? wrapKeepingFingerprints(cell, widths[index]!)
-          : cell,
-      ),
-    );
-  const text = table
-    .toString()
-    .split('\n')
-    .map((line) => line.trimEnd())
-    .join('\n');
-  process.stdout.write(`${text}\n`);
+  table.push(row);
+  return table;
 }
 
 /** Name: value lines; a value given as lines prints each under the first, aligned (each line terminal-safe). */

@@ -274,7 +274,7 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('GET', `${P}/schedules`, `${P}/schedules`);
     await checked('POST', `${P}/batches/cancel`, `${P}/batches/cancel`, { body: { state: 'running' } });
     const removed = await checked('DELETE', `${P}/schedules/{id}`, `${P}/schedules/${schedule.json.id}`);
-    expect(removed.json).toEqual({ id: schedule.json.id, removed: true });
+    expect(removed.json).toEqual({ id: schedule.json.id, removed: true, cancelledBatches: [] });
     // Gone now: an unknown id is a 404 problem, as for every other kind of id.
     const again = await checked<{ code: string; detail: string }>(
       'DELETE',

@@ -14,8 +14,11 @@ import {
   globalArgs,
   requireBuiltCli,
   reviewAndEnable,
+  spawnCli,
   startWorker,
   stopAll,
+  stopProcess,
+  waitFor,
   type Installation,
 } from './support.js';
 
@@ -27,6 +30,7 @@ let batchId: string;
 let failedOp: string;
 
 const ESC = String.fromCharCode(0x1b);
+const SCHEDULE = 'fleet-nightly-versions';
 const STATES = /\b(succeeded|failed|cancelled|running|queued|completed|SUCCE…|FAILE…|CANCE…)/;
 
 async function at(columns: string, args: string[]) {
@@ -67,6 +71,30 @@ beforeAll(async () => {
     'project.operate',
   ]);
   expect((await cli(['project', 'scan', join(root, 'projects'), '--trust'])).code).toBe(0);
+  // A webhook nobody answers (its deliveries retry) and a schedule with a long name.
+  await writeFile(join(root, 'hook.secret'), 'a-secret-of-thirty-two-characters\n');
+  const hook = await cli([
+    'webhook',
+    'add',
+    '--url',
+    'http://127.0.0.1:9/hook',
+    '--events',
+    'batch.finished,operation.finished',
+    '--secret-file',
+    join(root, 'hook.secret'),
+  ]);
+  expect(hook.code, hook.stderr).toBe(0);
+  const schedule = await cli([
+    'schedule',
+    'add',
+    'fixture-inspector',
+    '--all',
+    '--every',
+    '1h',
+    '--name',
+    SCHEDULE,
+  ]);
+  expect(schedule.code, schedule.stderr).toBe(0);
   await startWorker(installation, 2);
   for (let index = 0; index < 2; index++) {
     const inspected = await cli(['--json', 'inspect', 'fixture-inspector', '--all']);
@@ -121,6 +149,82 @@ describe('output fits COLUMNS', () => {
       expect(batches.stdout).not.toMatch(/\b(comple|succe|faile|cance)[a-z]{0,4}…/i);
     });
   }
+
+  it('at 80 columns every table fits and keeps ids short, names, actions and events whole', async () => {
+    const scheduler = spawnCli([...globalArgs(installation), 'scheduler']);
+    await waitFor(
+      async () => {
+        const listed = await cli(['--json', 'schedule', 'list']);
+        const [item] = JSON.parse(listed.stdout) as { lastRun?: { batch?: { state?: string } } }[];
+        return item?.lastRun?.batch?.state === 'succeeded';
+      },
+      60_000,
+      'the schedule to run once',
+    );
+    await stopProcess(scheduler);
+    const tables = [
+      ['schedule', 'list'],
+      ['audit'],
+      ['webhook', 'list'],
+      ['webhook', 'deliveries'],
+      ['batch', 'list'],
+      ['op', 'list'],
+      ['project', 'list'],
+      ['plugin', 'list'],
+      ['queue'],
+    ];
+    const shown = new Map<string, string>();
+    for (const args of tables) {
+      const run = await at('80', args);
+      if (process.env.SY_TRANSCRIPT)
+        process.stdout.write(`$ COLUMNS=80 switchyard ${args.join(' ')}\n${run.stdout}\n`);
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(0);
+      expectFits(run.stdout, 80);
+      shown.set(args.join(' '), run.stdout);
+    }
+    const header = (text: string) => text.split('\n')[0]!;
+    const schedules = shown.get('schedule list')!;
+    expect(header(schedules)).toMatch(/^ID\s+NAME\s+PLUGIN\s+WHEN\s+NEXT RUN$/);
+    expect(schedules).toMatch(new RegExp(`sched_[0-9a-f]+\\s+${SCHEDULE}\\s+fixture-inspector\\s+every 1h`));
+    // The long text goes under its row, its batch id shortened.
+    expect(schedules).toMatch(/\n {4}LAST RUN \S+ ago: batch_[0-9a-f]{8}… succeeded/);
+    const audit = shown.get('audit')!;
+    for (const action of [
+      'operation.request',
+      'operation.finished',
+      'webhook.add',
+      'schedule.add',
+      'batch.create',
+    ])
+      expect(audit).toContain(` ${action} `);
+    expect(audit).toMatch(/ op_[0-9a-f]{8}…\n {4}DETAIL \{"/);
+    expect(audit).toMatch(/scheduler:sched_[0-9a-f]+ /);
+    const deliveries = shown.get('webhook deliveries')!;
+    expect(deliveries).toMatch(/ operation\.finished /);
+    expect(deliveries).toMatch(/ batch\.finished /);
+    expect(shown.get('project list')!).toMatch(/^a-project-with-a-long-name-z{14} /m);
+  }, 180_000);
+
+  it('-o wide shows every value whole, whatever the width', async () => {
+    const ops = JSON.parse((await cli(['--json', 'op', 'list'])).stdout) as { id: string }[];
+    const audit = JSON.parse((await cli(['--json', 'audit'])).stdout) as { detail: unknown }[];
+    const batches = JSON.parse((await cli(['--json', 'schedule', 'list'])).stdout) as {
+      lastRun: { batchId: string };
+    }[];
+    const wideOps = await at('80', ['op', 'list', '-o', 'wide']);
+    expect(wideOps.code, wideOps.stderr).toBe(0);
+    for (const op of ops) expect(wideOps.stdout).toContain(op.id);
+    expect(wideOps.stdout).toMatch(/unknown action fixture\.nope.* \(PLUGIN_ERROR -32000\)/);
+    const wideAudit = await at('80', ['--output', 'wide', 'audit']);
+    for (const entry of audit) expect(wideAudit.stdout).toContain(JSON.stringify(entry.detail));
+    const wideSchedules = await at('80', ['-o', 'wide', 'schedule', 'list']);
+    expect(wideSchedules.stdout.split('\n')[0]).toMatch(/LAST RUN\s+BY$/);
+    expect(wideSchedules.stdout).toContain(batches[0]!.lastRun.batchId);
+    expect(wideSchedules.stdout).not.toContain('…');
+    const bad = await cli(['-o', 'json', 'op', 'list']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--output must be wide');
+  }, 120_000);
 
   it('the progress bar fits COLUMNS=80 on a terminal', async () => {
     const command = [

@@ -58,6 +58,7 @@ interface ScheduleView {
     batchId?: string;
     batch?: { state: string };
     error?: { code: string; message: string };
+    skips?: number;
   };
 }
 interface AuditEntry {
@@ -135,6 +136,14 @@ describe('what a schedule may be', () => {
       body: { pluginId: FIXTURE, projects: ['shop'], everyMs: 500 },
     });
     expect(answer.status, JSON.stringify(answer.json)).toBe(400);
+    expect(await schedules()).toEqual([]);
+  });
+
+  it('--every 0s is refused naming the real minimum, not a parser floor', async () => {
+    const run = await cli(['schedule', 'add', FIXTURE, 'shop', '--every', '0s'], {});
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/the interval 0ms is too short: the minimum interval is 1m/);
+    expect(run.stderr).not.toMatch(/from 1s/);
     expect(await schedules()).toEqual([]);
   });
 
@@ -273,29 +282,62 @@ describe('runs', () => {
         await cli(['--json', 'batch', 'show', running]),
       );
       expect(batch).toMatchObject({ state: 'running', scheduleId: added.id });
+      // Skips in a row: counted on the schedule, audited once.
       const view = await poll(
-        'the list to show the skip',
+        'three skips in a row',
         async () => {
           const item = await scheduleNamed('slow');
-          return item?.lastRun?.outcome === 'skipped' ? item : undefined;
+          return item?.lastRun?.outcome === 'skipped' && (item.lastRun.skips ?? 0) >= 3 ? item : undefined;
         },
-        10_000,
+        30_000,
       );
       expect(view.lastRun).toMatchObject({ outcome: 'skipped', batchId: running });
       expect(view.nextRunAt).toBeDefined();
+      // One row per run of skips: while this batch runs (the next batch starts a run of its own).
+      const skippedRows = async () =>
+        (await auditOf('schedule.skipped')).filter(
+          (entry) => entry.target === added.id && entry.detail.runningBatchId === running,
+        ).length;
+      expect(await skippedRows()).toBe(1);
       const human = await cli(['schedule', 'list']);
-      expect(human.stdout).toContain(`skipped: previous batch running (${running})`);
-      expect((await cli(['schedule', 'remove', 'slow'])).code).toBe(0);
+      expect(human.stdout).toMatch(
+        new RegExp(`skipped \\d+ times since \\S+ ago: previous batch running \\(${running}\\)`),
+      );
+      // The batch ends: one row closes the run of skips, with how many there were.
+      expect((await cli(['batch', 'cancel', '--schedule', 'slow', '--yes'])).code).toBe(0);
+      const ended = await poll(
+        'the end of the skips',
+        async () => (await auditOf('schedule.skips-ended')).find((entry) => entry.target === added.id),
+        30_000,
+      );
+      expect(ended.detail).toMatchObject({ runningBatchId: running });
+      expect(ended.detail.skips as number).toBeGreaterThanOrEqual(3);
+      expect(await skippedRows()).toBe(1);
+      // Removing the schedule cancels the batch it started next: nothing could name it afterwards.
+      const next = await poll(
+        'the next batch',
+        async () => {
+          const item = await scheduleNamed('slow');
+          // Started, or already skipped for it (a run each second).
+          const batchId = item?.lastRun?.batchId;
+          return batchId !== undefined && batchId !== running ? batchId : undefined;
+        },
+        30_000,
+      );
+      const removed = await cli(['schedule', 'remove', 'slow']);
+      expect(removed.code, removed.stderr).toBe(0);
+      expect(removed.stdout).toContain(`cancelled its running batch ${next}`);
+      expect(json<{ state: string }>(await cli(['--json', 'batch', 'show', next!])).state).toBe('cancelled');
       // Never two batches of the schedule at once: one ran, the rest were skipped.
       const batches = json<{ batchId: string; state: string; createdBy: string }[]>(
         await cli(['--json', 'batch', 'list', '--plugin', QUEUE, '--limit', '100']),
       ).filter((item) => item.createdBy === `scheduler:${added.id}`);
-      expect(batches.filter((item) => item.state === 'running').length).toBeLessThanOrEqual(1);
+      expect(batches.filter((item) => item.state === 'running')).toEqual([]);
       await cli(['batch', 'cancel', '--state', 'running', '--yes']);
     } finally {
       await rm(join(packageDir, 'inspect-sleep-ms'), { force: true });
     }
-  }, 60_000);
+  }, 150_000);
 
   it('a failing run (the plugin was disabled) shows in schedule list and the audit (schedule.failed)', async () => {
     const added = json<ScheduleView>(

@@ -172,6 +172,67 @@ describe('a worker killed with SIGKILL', () => {
     expect(shown.stdout).toMatch(/failed — OUTCOME UNKNOWN: the plugin may have acted/);
   });
 
+  it('op show says so while a killed worker still holds its operation, until it ends OUTCOME_UNKNOWN', async () => {
+    const installation = await suite.install('kill-hint');
+    const { runtime } = installation;
+    const root = await installation.addProject('alpha');
+    // The default lock: the operation stays running ~30 s after the kill, as in production.
+    const victim = await startWorker(installation, { lockDurationMs: 30_000 });
+    const { operation } = await runtime.operations.create(
+      {
+        pluginId: PLUGIN_ID,
+        projectId: 'alpha',
+        action: 'append',
+        input: { append: 'held', sleepMs: 120_000 },
+      },
+      ACTOR,
+    );
+    await waitFor('the plugin to append', async () => (await readLines(join(root, 'operations.log'))).length);
+    // A live worker beats: no hint, even after longer than the silence threshold.
+    await sleep(13_000);
+    const alive = await runtime.operations.get(operation.id);
+    expect(alive.state).toBe('running');
+    expect(alive.workerLost).toBeUndefined();
+
+    await kill9(victim);
+    const lost = await waitFor(
+      'the hint that its worker stopped',
+      async () => (await runtime.operations.get(operation.id)).workerLost,
+      30_000,
+      200,
+    );
+    expect(lost.worker).toBe(alive.worker);
+    expect(lost.lockExpiresInMs).toBeGreaterThan(0);
+    expect(lost.message).toMatch(
+      new RegExp(
+        `^worker ${alive.worker!.replace(/^worker:/, '')} has sent no heartbeat for \\d+s .*; ` +
+          'the operation will be marked failed OUTCOME_UNKNOWN when its lock expires in \\d+s$',
+      ),
+    );
+    const shown = await runCli(installation, ['op', 'show', operation.id], { json: false });
+    expect(shown.stdout).toMatch(/^state +running$/m);
+    expect(shown.stdout).toMatch(/^warning +worker \S+ has sent no heartbeat for \d+s/m);
+    const json = JSON.parse((await runCli(installation, ['op', 'show', operation.id])).stdout) as {
+      workerLost?: { worker: string; silentForMs: number };
+    };
+    expect(json.workerLost).toMatchObject({ worker: alive.worker });
+    expect(json.workerLost!.silentForMs).toBeGreaterThan(10_000);
+    report.add(
+      'SIGKILL the worker of a running operation (30 s lock)',
+      'op show: running, with a warning that the worker stopped and when it ends OUTCOME_UNKNOWN',
+      lost.message,
+    );
+
+    // Another worker's stalled check ends it once the lock lapses; the hint goes with the running state.
+    await startWorker(installation);
+    const final = await runtime.operations.wait(operation.id, {
+      signal: AbortSignal.timeout(60_000),
+      pollMs: 200,
+    });
+    expect(final.errorCode).toBe('OUTCOME_UNKNOWN');
+    expect((await runtime.operations.get(operation.id)).workerLost).toBeUndefined();
+  }, 150_000);
+
   it('while the plugin is still in initialize (before dispatch): retried by the other worker, succeeds once', async () => {
     const installation = await suite.install('kill-undispatched');
     const { runtime, packageDir } = installation;

@@ -1,6 +1,11 @@
 // switchyard project …: the projects plugins may look at (docs/CLI.md "Projects").
 import type { Command } from 'commander';
-import { checkLabels, type Project, type ProjectListing } from '../../core/projects/index.js';
+import {
+  checkLabels,
+  type Project,
+  type ProjectListing,
+  type ScanReport,
+} from '../../core/projects/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import type { Backend } from '../backend.js';
 import { withBackend } from '../command-context.js';
@@ -41,24 +46,33 @@ export function registerProjectCommands(program: Command): void {
     )
     .option('--trust', 'trust them now')
     .option('--label <label>', 'add this label to each one registered (repeat for several)', collect, [])
-    .addHelpText('after', '\nExample:\n  switchyard project scan ~/src --trust --label web')
-    .action(async (dir: string, options: { trust?: boolean; label: string[] }, command: Command) =>
-      withBackend(command, async ({ config, backend }) => {
-        const labels = checkLabels(options.label);
-        const report = await backend.projects.scan(dir, {
-          ...(options.trust ? { trust: true } : {}),
-          ...(labels.length > 0 ? { labels } : {}),
-        });
-        emit(config.json, report, () => {
-          printProjects(report.registered);
-          // One line each, never cut to the width: the reason names the fix.
-          for (const refusal of report.refused) say(`refused ${refusal.path}: ${refusal.reason}`);
-        });
-        if (report.refused.length > 0)
-          throw new WorkFailed(
-            `${report.refused.length} director${report.refused.length === 1 ? 'y was' : 'ies were'} refused; ${report.registered.length} registered`,
-          );
-      }),
+    .option(
+      '--prune',
+      'forget the projects registered under <dir> whose directory is gone (renamed or deleted)',
+    )
+    .addHelpText(
+      'after',
+      '\nEach row says new, known (registered before) or missing (its directory is gone: a renamed directory\nis a new project, and the old one stays missing until forgotten with --prune or `project forget <id>`).\n\nExamples:\n  switchyard project scan ~/src --trust --label web\n  switchyard project scan ~/src --prune',
+    )
+    .action(
+      async (dir: string, options: { trust?: boolean; label: string[]; prune?: boolean }, command: Command) =>
+        withBackend(command, async ({ config, backend }) => {
+          const labels = checkLabels(options.label);
+          const report = await backend.projects.scan(dir, {
+            ...(options.trust ? { trust: true } : {}),
+            ...(labels.length > 0 ? { labels } : {}),
+            ...(options.prune ? { prune: true } : {}),
+          });
+          emit(config.json, report, () => {
+            printScan(report, dir);
+            // One line each, never cut to the width: the reason names the fix.
+            for (const refusal of report.refused) say(`refused ${refusal.path}: ${refusal.reason}`);
+          });
+          if (report.refused.length > 0)
+            throw new WorkFailed(
+              `${report.refused.length} director${report.refused.length === 1 ? 'y was' : 'ies were'} refused; ${report.registered.length} registered`,
+            );
+        }),
     );
 
   project
@@ -143,13 +157,42 @@ export function registerProjectCommands(program: Command): void {
 
   project
     .command('remove <id>')
-    .description('forget a project (its files are not touched)')
+    .alias('forget')
+    .description('forget a project (its files are not touched); alias: forget')
     .addHelpText('after', '\nExample:\n  switchyard project remove shop')
     .action(async (id: string, _options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
         const removed = await backend.projects.remove(id);
         emit(config.json, removed, () => say(`removed project ${id} (${removed.root})`));
       }),
+    );
+}
+
+/** A scan's rows: new, known or missing (forgotten with --prune), and how to forget the missing ones. */
+function printScan(report: ScanReport, dir: string): void {
+  const rows: [Project, string][] = [
+    ...report.registered.map((project): [Project, string] => [project, project.scan]),
+    ...report.missing.map((project): [Project, string] => [
+      project,
+      report.pruned.includes(project.id) ? 'forgotten' : 'missing',
+    ]),
+  ];
+  if (rows.length === 0) return say(`no directories under ${dir}`);
+  printTable(
+    ['ID', 'SCAN', 'NAME', 'TRUSTED', 'LABELS', 'ROOT'],
+    rows.map(([project, scan]) => [
+      project.id,
+      scan,
+      project.displayName,
+      project.trusted ? 'yes' : 'no',
+      project.labels.join(' '),
+      project.root,
+    ]),
+  );
+  const left = report.missing.filter((project) => !report.pruned.includes(project.id));
+  if (left.length > 0)
+    say(
+      `${left.length} project${left.length === 1 ? "'s directory is" : "s' directories are"} gone (renamed or deleted: a renamed one is registered again as a new project); forget ${left.length === 1 ? 'it' : 'them'} with \`switchyard project scan ${dir} --prune\` or \`switchyard project forget ${left[0]!.id}\`${left.length > 1 ? ' (one at a time)' : ''}`,
     );
 }
 

@@ -30,7 +30,7 @@ export function registerScheduleCommands(program: Command): void {
     )
     .option('--all', 'every trusted project at the time it runs')
     .option('--label <label>', 'every project with this label at the time it runs')
-    .option('--every <duration>', EVERY_HELP, durationFrom('--every', 1_000))
+    .option('--every <duration>', EVERY_HELP, durationFrom('--every', 0))
     .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
     .option('--name <name>', NAME_HELP)
     .addHelpText(
@@ -48,7 +48,7 @@ export function registerScheduleCommands(program: Command): void {
           const created = await backend.schedules.add({
             pluginId,
             projects: selectionOf(projects, options) ?? projects,
-            ...(options.every ? { everyMs: options.every } : {}),
+            ...(options.every !== undefined ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
             ...(options.name ? { name: options.name } : {}),
           });
@@ -84,7 +84,7 @@ export function registerScheduleCommands(program: Command): void {
     .description('change the projects, the interval or cron pattern, or the name of a schedule')
     .option('--all', 'every trusted project at the time it runs')
     .option('--label <label>', 'every project with this label at the time it runs')
-    .option('--every <duration>', EVERY_HELP, durationFrom('--every', 1_000))
+    .option('--every <duration>', EVERY_HELP, durationFrom('--every', 0))
     .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
     .option('--name <name>', 'a new unique name')
     .addHelpText(
@@ -102,7 +102,7 @@ export function registerScheduleCommands(program: Command): void {
           const selection = selectionOf(projects, options);
           const changes: ScheduleChanges = {
             ...(selection ? { projects: selection } : {}),
-            ...(options.every ? { everyMs: options.every } : {}),
+            ...(options.every !== undefined ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
             ...(options.name ? { name: options.name } : {}),
           };
@@ -133,12 +133,15 @@ export function registerScheduleCommands(program: Command): void {
   }
   schedule
     .command('remove <idOrName>')
-    .description('stop a recurring inspection')
+    .description('stop a recurring inspection; its batch still running is cancelled with it')
     .addHelpText('after', '\nExample:\n  switchyard schedule remove sched_1a2b3c4d')
     .action(async (idOrName: string, _options, command: Command) =>
       withBackend(command, async ({ config, backend }) => {
         const removed = await backend.schedules.remove(idOrName);
-        emit(config.json, removed, () => say(`removed ${removed.id}`));
+        emit(config.json, removed, () => {
+          say(`removed ${removed.id}`);
+          for (const batchId of removed.cancelledBatches) say(`cancelled its running batch ${batchId}`);
+        });
       }),
     );
 }
@@ -168,8 +171,10 @@ export function lastRunText(item: ScheduleView): string {
   if (!run) return '-';
   const when = ago(run.at) ?? run.at;
   switch (run.outcome) {
-    case 'skipped':
-      return `${when}: skipped: previous batch running (${run.batchId})`;
+    case 'skipped': {
+      const times = (run.skips ?? 1) > 1 ? ` ${run.skips} times since ${ago(run.skippingSince)}` : '';
+      return `${when}: skipped${times}: previous batch running (${run.batchId})`;
+    }
     case 'failed':
       return `${when}: failed: ${run.error?.code ?? 'ERROR'} ${run.error?.message ?? ''}`.trimEnd();
     case 'started': {

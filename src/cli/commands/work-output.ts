@@ -287,6 +287,7 @@ export function printOperation(operation: OperationView): void {
           ? `${operation.state} — ${operation.waiting}`
           : operation.state,
     ],
+    ['warning', operation.workerLost?.message],
     ['error', operation.errorCode ? errorText(operation.errorCode, operation.errorMessage) : undefined],
     ['summary', operation.result?.summary],
     ['input', operation.input !== undefined ? JSON.stringify(operation.input) : undefined],

@@ -54,6 +54,7 @@ export const bodies = {
     dir: absolutePath,
     trust: z.boolean().optional(),
     labels: z.array(label).max(64).optional(),
+    prune: z.boolean().optional(),
   }),
   labelProject: z.strictObject({ labels: z.array(label).min(1).max(64) }),
   createBatch: z.strictObject({ pluginId: z.string().min(1), projects: batchSelection }),
@@ -113,7 +114,7 @@ export const bodies = {
   addSchedule: z.strictObject({
     pluginId: z.string().min(1),
     projects: batchSelection,
-    everyMs: z.number().int().min(1_000).optional(),
+    everyMs: z.number().int().min(0).optional(),
     cron: z.string().min(1).optional(),
     name: z.string().min(1).max(64).optional(),
   }),
@@ -121,7 +122,7 @@ export const bodies = {
   editSchedule: z.strictObject({
     name: z.string().min(1).max(64).optional(),
     projects: batchSelection.optional(),
-    everyMs: z.number().int().min(1_000).optional(),
+    everyMs: z.number().int().min(0).optional(),
     cron: z.string().min(1).optional(),
   }),
   /** A webhook: the URL and events are checked again by the store (http/https only); the secret is never returned. */

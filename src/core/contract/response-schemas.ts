@@ -202,8 +202,17 @@ export const projectListing: z.ZodType<ProjectListing> = z.object({
 });
 /** What a scan registered and what it refused, with the reason. */
 export const scanReport: z.ZodType<ScanReport> = z.object({
-  registered: z.array(project),
+  registered: z.array(
+    z.object({
+      ...projectShape,
+      scan: z.enum(['new', 'known']).describe('new: registered now; known: registered before'),
+    }),
+  ),
   refused: z.array(z.object({ path: z.string(), reason: z.string() })),
+  missing: z
+    .array(project)
+    .describe('projects registered under the directory whose own directory is gone (renamed or deleted)'),
+  pruned: z.array(z.string()).describe('with prune: the missing ones, forgotten now'),
 });
 
 const batchShape = {
@@ -305,6 +314,17 @@ export const operationView: z.ZodType<OperationView> = z.object({
     .exactOptional()
     .describe(
       "while running: its call waits for the plugin's caps (plugin set --max-concurrency/--rate), and why",
+    ),
+  workerLost: z
+    .strictObject({
+      worker: z.string(),
+      silentForMs: z.number().int(),
+      lockExpiresInMs: z.number().int().describe('0: the lock lapsed; a stalled check ends it any moment'),
+      message: z.string(),
+    })
+    .exactOptional()
+    .describe(
+      'while running (one operation read only): its worker sent no heartbeat for a while; it ends failed OUTCOME_UNKNOWN once its job lock lapses',
     ),
 });
 
@@ -461,6 +481,12 @@ export const scheduleView: z.ZodType<ScheduleView> = z.object({
         .string()
         .exactOptional()
         .describe('started: the new batch; skipped: the batch still running'),
+      skips: z
+        .number()
+        .int()
+        .exactOptional()
+        .describe('skipped: how many runs in a row skipped for this batch (audited once)'),
+      skippingSince: time.exactOptional().describe('skipped: when the first of them was'),
       batch: z
         .object({
           state: z.string(),
@@ -478,7 +504,11 @@ export const scheduleView: z.ZodType<ScheduleView> = z.object({
 });
 /** POST /batches/cancel: the batches cancelled, as each cancel answers. */
 export const cancelledBatches = z.object({ cancelled: z.array(batchSummary) });
-export const removedSchedule = z.object({ id: z.string(), removed: z.literal(true) });
+export const removedSchedule = z.object({
+  id: z.string(),
+  removed: z.literal(true),
+  cancelledBatches: z.array(z.string()).describe('its running batch, cancelled with it'),
+});
 
 /** One project's latest successful result of a plugin (GET /plugins/:id/facts). */
 export const fleetRow = z.object({

@@ -30,7 +30,7 @@ export {
 } from './retention-policy.js';
 export { MAX_CONCURRENCY_CAP, parseRate, rateText } from './plugin-caps.js';
 export type { CallCaps } from './plugin-caps.js';
-export { WorkerSlots, readWorkerBoards } from './worker-slots.js';
+export { WorkerSlots, readWorkerBoards, workerSilentForMs } from './worker-slots.js';
 export type { SlotView, WorkerBoard } from './worker-slots.js';
 export { DEFAULT_HOST_CALL_POLICY } from './plugin-calls.js';
 export type { HostCallPolicy } from './plugin-calls.js';

@@ -11,8 +11,11 @@ import type { Keys } from '../redis/index.js';
 import { workerConfinement } from './confinement-report.js';
 
 const FLUSH_MS = 500;
-const HEARTBEAT_MS = 10_000;
+/** Short enough that a worker killed with -9 shows as silent well before its 30 s job locks lapse. */
+const HEARTBEAT_MS = 5_000;
 const EXPIRE_MS = 3 * HEARTBEAT_MS;
+/** A board not rewritten for this long: its worker stopped (two beats missed, with room for a slow loop). */
+const SILENT_AFTER_MS = 2 * HEARTBEAT_MS + 2_000;
 
 export type SlotActivity = 'idle' | 'waiting' | 'running';
 
@@ -147,6 +150,24 @@ export class WorkerSlots {
     clearTimeout(this.#flushTimer);
     await this.redis.del(this.keys.workerSlots(this.worker)).catch(() => {});
   }
+}
+
+/**
+ * How long ago a worker last wrote its board, by Redis's clock (the board's
+ * remaining expiry, so no clock skew between hosts): undefined while it beats,
+ * the milliseconds since its last beat once it stopped (at least EXPIRE_MS
+ * when the board is gone).
+ */
+export async function workerSilentForMs(
+  redis: Redis,
+  keys: Keys,
+  worker: string,
+  /** When the worker was last known alive otherwise (it started a call): never silent for longer. */
+  aliveAtMs: number,
+): Promise<number | undefined> {
+  const left = await redis.pttl(keys.workerSlots(worker));
+  const since = Math.min(left < 0 ? EXPIRE_MS : EXPIRE_MS - left, Date.now() - aliveAtMs);
+  return since > SILENT_AFTER_MS ? since : undefined;
 }
 
 /** Every live worker's board (workers that report their confinement), by worker name. */

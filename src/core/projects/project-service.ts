@@ -5,7 +5,7 @@
 // it (a symlink, a bind mount, /proc/self/cwd: the same device and inode).
 import { statSync } from 'node:fs';
 import { access, constants, readdir, realpath, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { auditInto, type AuditInput } from '../access/index.js';
 import {
@@ -35,8 +35,13 @@ export interface ProjectListing extends Project {
 
 /** What a scan registered, and each directory it refused with the reason. */
 export interface ScanReport {
-  registered: Project[];
+  /** Each directory registered: `new` now, or `known` (registered before with this root). */
+  registered: (Project & { scan: 'new' | 'known' })[];
   refused: { path: string; reason: string }[];
+  /** Projects registered under this directory whose own directory is gone (renamed or deleted). */
+  missing: Project[];
+  /** With `prune`: the missing ones, forgotten now. */
+  pruned: string[];
 }
 
 const PROJECT_ID = /^[a-z0-9._-]{1,128}$/;
@@ -75,6 +80,8 @@ export interface ScanOptions {
   trust?: boolean;
   /** Added to every project the scan registers (kept ones too). */
   labels?: string[];
+  /** Forget the projects registered under the directory whose own directory is gone. */
+  prune?: boolean;
 }
 
 export class ProjectService {
@@ -186,13 +193,30 @@ export class ProjectService {
         unreadable.push({ path, reason });
       }
     }
+    const before = await this.getMany(candidates.map((candidate) => candidate.id));
     const { registered, refused } = await this.#addAll(candidates, actor, { skipUnchanged: true });
+    const knownRoots = new Set(before.filter((project) => project !== undefined).map((p) => p!.root));
+    const missing = await this.#missingUnder(root);
+    const pruned: string[] = [];
+    if (options.prune) for (const project of missing) pruned.push((await this.remove(project.id, actor)).id);
     return {
-      registered,
+      registered: registered.map((project) => ({
+        ...project,
+        scan: knownRoots.has(project.root) ? ('known' as const) : ('new' as const),
+      })),
       refused: [...unreadable, ...refused.map(({ path, error }) => ({ path, reason: error.message }))].sort(
         (a, b) => a.path.localeCompare(b.path),
       ),
+      missing,
+      pruned,
     };
+  }
+
+  /** The projects whose root was a subdirectory of `dir` and is a directory no more. */
+  async #missingUnder(dir: string): Promise<Project[]> {
+    const under = (await this.list()).filter((project) => dirname(project.root) === dir);
+    const gone = await mapBounded(under, async (project) => !(await isDirectory(project.root)));
+    return under.filter((_, index) => gone[index]);
   }
 
   /** Adds labels to a project (those it has already stay); audited when anything changed. */

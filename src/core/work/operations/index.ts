@@ -11,4 +11,4 @@ export {
   operationOutcome,
   OperationStore,
 } from './operation-store.js';
-export type { OperationFilter, OperationQuery, OperationView } from './operation-store.js';
+export type { OperationFilter, OperationQuery, OperationView, WorkerLost } from './operation-store.js';

@@ -25,6 +25,7 @@ import { followOperation, type OperationFollowOptions } from './operation-follow
 import { announceOperationEnd } from './operation-notices.js';
 import { operationActivityMessage, type OperationActivity } from './operation-messages.js';
 import { OperationRunner } from './operation-runner.js';
+import { workerLostOf } from './operation-liveness.js';
 import type { ProjectService } from '../../projects/index.js';
 import type { Notices } from '../notify/index.js';
 import {
@@ -152,7 +153,9 @@ export class OperationService {
     const record = await this.store.get(id);
     if (!record)
       throw new NotFoundError(`unknown operation ${JSON.stringify(id)} (op list shows the known ones)`);
-    return toOperationView(record);
+    const view = toOperationView(record);
+    const workerLost = await workerLostOf(this.deps.redis, this.deps.keys, this.deps.queues.operate, view);
+    return workerLost ? { ...view, workerLost } : view;
   }
 
   /** An operation id from what a person typed (id-refs.ts): whole, a unique prefix, or latest~N in a scope. */

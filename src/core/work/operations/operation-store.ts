@@ -94,9 +94,24 @@ export interface OperationView {
   durationMs?: number;
   /** While it runs: its call waits for the plugin's caps (plugin-caps.ts), and why. */
   waiting?: string;
+  /** While it runs: its worker stopped beating (operation-liveness.ts); only a single operation's read has it. */
+  workerLost?: WorkerLost;
 }
 
-export interface OperationRecord extends Omit<OperationView, 'durationMs' | 'input' | 'requestedBy'> {
+/** A running operation's worker that no longer beats, and when the operation will end OUTCOME_UNKNOWN. */
+export interface WorkerLost {
+  worker: string;
+  /** Since its worker last wrote its heartbeat. */
+  silentForMs: number;
+  /** Until its job lock lapses (0: lapsed; a stalled check ends it any moment). */
+  lockExpiresInMs: number;
+  message: string;
+}
+
+export interface OperationRecord extends Omit<
+  OperationView,
+  'durationMs' | 'input' | 'requestedBy' | 'workerLost'
+> {
   input: JsonValue;
   requestedBy: string;
   idempotencyKey?: string;

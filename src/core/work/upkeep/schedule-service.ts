@@ -18,6 +18,7 @@ import {
   scheduleMinIntervalMs,
   upsertRecurring,
   type Schedule,
+  type ScheduleRun,
   type ScheduleChanges,
   type ScheduleInput,
   type ScheduleProjects,
@@ -127,12 +128,15 @@ async function removeSchedule(
   runtime: Stores,
   idOrName: string,
   actor: string,
-): Promise<{ id: string; removed: true }> {
+): Promise<{ id: string; removed: true; cancelledBatches: string[] }> {
   // An unknown id is an error, as for every other kind of id (CLI exit 2, HTTP 404).
   const schedule = await runtime.store.resolve(idOrName);
   await runtime.store.remove(schedule, runtime.queues);
-  await audit(runtime, actor, 'schedule.remove', schedule.id, { name: schedule.name });
-  return { id: schedule.id, removed: true };
+  // Its running batch goes with it: nothing could name the schedule to cancel it afterwards.
+  const cancelled = await runtime.batches.cancelRunning({ scheduleId: schedule.id }, actor);
+  const cancelledBatches = cancelled.map((batch) => batch.batchId);
+  await audit(runtime, actor, 'schedule.remove', schedule.id, { name: schedule.name, cancelledBatches });
+  return { id: schedule.id, removed: true, cancelledBatches };
 }
 
 /** Every schedule, oldest first, with its next run and its last run (and that batch as it is now). */
@@ -156,6 +160,8 @@ async function listSchedules(runtime: Stores): Promise<ScheduleView[]> {
                 ...(run.batchId ? { batchId: run.batchId } : {}),
                 ...(batch ? { batch: countsOf(batch) } : {}),
                 ...(run.error ? { error: run.error } : {}),
+                ...(run.skips ? { skips: run.skips } : {}),
+                ...(run.skippingSince ? { skippingSince: run.skippingSince } : {}),
               },
             }
           : {}),
@@ -209,15 +215,20 @@ async function runScheduleGuarded(
   const at = new Date().toISOString();
   const previousId = await schedules.lastBatchId(schedule.id);
   const previous = previousId ? await batches.store.get(previousId, { results: false }) : undefined;
+  const [lastRun] = await schedules.lastRuns([schedule.id]);
+  const skipping = lastRun?.outcome === 'skipped' ? lastRun : undefined;
   if (previous?.state === 'running') {
-    await schedules.recordRun(schedule.id, { at, outcome: 'skipped', batchId: previous.batchId });
-    await audit(runtime, actor, 'schedule.skipped', schedule.id, {
-      name: schedule.name,
-      reason: 'previous batch running',
-      runningBatchId: previous.batchId,
-    });
+    await recordSkip(runtime, actor, schedule, at, previous.batchId, skipping);
     return { skipped: 'previous batch running', batchId: previous.batchId };
   }
+  // A run of skips ends: one row says how many there were.
+  if (skipping)
+    await audit(runtime, actor, 'schedule.skips-ended', schedule.id, {
+      name: schedule.name,
+      skips: skipping.skips ?? 1,
+      since: skipping.skippingSince ?? skipping.at,
+      ...(skipping.batchId ? { runningBatchId: skipping.batchId } : {}),
+    });
   try {
     const batch = await batches.create(schedule.pluginId, schedule.projects, `scheduler:${schedule.id}`, {
       scheduleId: schedule.id,
@@ -241,6 +252,38 @@ async function runScheduleGuarded(
       .catch(() => {});
     return { failed: failure.code };
   }
+}
+
+/**
+ * A run skipped because the schedule's batch still runs: the first skip of a
+ * run of them is audited (`schedule.skipped`); the next ones only count on
+ * the last run (`skips`), so a short interval does not flood the audit.
+ */
+async function recordSkip(
+  runtime: Stores,
+  actor: string,
+  schedule: Schedule,
+  at: string,
+  runningBatchId: string,
+  skipping: ScheduleRun | undefined,
+): Promise<void> {
+  const continues = skipping !== undefined && skipping.batchId === runningBatchId;
+  const skips = continues ? (skipping.skips ?? 1) + 1 : 1;
+  const since = continues ? (skipping.skippingSince ?? skipping.at) : at;
+  await runtime.store.recordRun(schedule.id, {
+    at,
+    outcome: 'skipped',
+    batchId: runningBatchId,
+    skips,
+    skippingSince: since,
+  });
+  if (!continues)
+    await audit(runtime, actor, 'schedule.skipped', schedule.id, {
+      name: schedule.name,
+      reason: 'previous batch running',
+      runningBatchId,
+      note: 'further skips while this batch runs are counted in schedule list; schedule.skips-ended follows',
+    });
 }
 
 /**
@@ -289,7 +332,10 @@ export class ScheduleService {
     return setSchedulePaused(this.#stores, idOrName, paused, actor);
   }
 
-  remove(idOrName: string, actor: string): Promise<{ id: string; removed: true }> {
+  remove(
+    idOrName: string,
+    actor: string,
+  ): Promise<{ id: string; removed: true; cancelledBatches: string[] }> {
     return removeSchedule(this.#stores, idOrName, actor);
   }
 

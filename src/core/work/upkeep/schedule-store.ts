@@ -120,6 +120,10 @@ export interface ScheduleRun {
   batchId?: string;
   /** failed: why. */
   error?: { code: string; message: string };
+  /** skipped: how many runs in a row skipped for this batch (one audit row for all of them). */
+  skips?: number;
+  /** skipped: when the first of them was. */
+  skippingSince?: string;
 }
 
 /** A schedule with when it runs next and what its last run did (`schedule list`, GET /schedules). */
