@@ -22,6 +22,9 @@ const EVENTS = [
   'facts.changed',
   'schedule.failed',
   'operation.finished',
+  'rollout.awaiting-approval',
+  'rollout.paused',
+  'rollout.finished',
 ];
 const HOUR = 3_600_000;
 /** How long a rotated secret signs too (the api's default is 24 hours). */
