@@ -55,7 +55,12 @@ export const bodies = {
     labels: z.array(label).max(64).optional(),
   }),
   labelProject: z.strictObject({ labels: z.array(label).min(1).max(64) }),
-  createBatch: z.strictObject({ pluginId: z.string().min(1), projects: batchSelection }),
+  createBatch: z.strictObject({
+    pluginId: z.string().min(1),
+    projects: batchSelection,
+    /** Its class in the fair queue (default normal; high needs an admin token). */
+    priority: z.enum(['high', 'normal', 'low']).optional(),
+  }),
   createOperation: z.strictObject({
     pluginId: z.string().min(1),
     projectId: z.string().min(1),
@@ -85,10 +90,13 @@ export const bodies = {
       .optional(),
   }),
   retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
+  setTeam: z.strictObject({ weight: z.number().int().min(1).max(1_000) }),
   createToken: z.strictObject({
     name: z.string().min(1).max(64),
     role: z.enum(ROLES),
     expiresInMs: z.number().int().min(60_000).max(MAX_EXPIRY_MS).optional(),
+    /** Its team in the fair share of the workers (none: its own team of weight 1). */
+    team: z.string().min(1).max(64).optional(),
   }),
   // The same checks as the store's (schedule-store.ts) run again there; these name the field.
   addSchedule: z.strictObject({

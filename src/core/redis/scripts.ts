@@ -21,6 +21,10 @@ const SCRIPTS = {
   batchRecord: { file: 'batch-record.lua', keys: 6 },
   capAcquire: { file: 'cap-acquire.lua', keys: 2 },
   capRenew: { file: 'cap-renew.lua', keys: 1 },
+  fairEnter: { file: 'fair-enter.lua', keys: 3 },
+  fairPick: { file: 'fair-pick.lua', keys: 8 },
+  fairSliceEnd: { file: 'fair-slice-end.lua', keys: 4 },
+  fairCancel: { file: 'fair-cancel.lua', keys: 3 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -47,6 +51,13 @@ interface ScriptResults {
   /** ['ok', 0], or why the call waits and how long before asking again (ms). */
   capAcquire: ['ok' | 'concurrency' | 'rate', number];
   capRenew: number;
+  /** How many other batches had work waiting. */
+  fairEnter: number;
+  /** ['full'] | ['empty'] | ['slice', slice id, batch id, plugin id, start, count, generation]. */
+  fairPick: [string, string?, string?, string?, number?, number?, number?];
+  fairSliceEnd: number;
+  /** The cancelled batch's outstanding slice ids. */
+  fairCancel: string[];
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

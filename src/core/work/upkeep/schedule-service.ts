@@ -219,8 +219,10 @@ async function runScheduleGuarded(
     return { skipped: 'previous batch running', batchId: previous.batchId };
   }
   try {
+    // Its calls count to the schedule's owner's share (fair-queue.ts).
     const batch = await batches.create(schedule.pluginId, schedule.projects, `scheduler:${schedule.id}`, {
       scheduleId: schedule.id,
+      requester: schedule.createdBy,
     });
     await schedules.recordRun(schedule.id, { at, outcome: 'started', batchId: batch.batchId });
     return { batchId: batch.batchId };
