@@ -42,15 +42,21 @@ for i = 1, #workers, 2 do
     redis.call('HDEL', KEYS[5], workers[i])
   end
 end
-local out = redis.call('HLEN', KEYS[2])
+-- The slices out, read once: a check per holder would cost a command per slot on every pick.
+local sliceIds = redis.call('HKEYS', KEYS[2])
+local out = #sliceIds
+local isOut = {}
+for _, id in ipairs(sliceIds) do isOut[id] = true end
 local holders = redis.call('HGETALL', KEYS[8])
+local gone = {}
 for i = 1, #holders, 2 do
-  if redis.call('HEXISTS', KEYS[2], holders[i]) == 0 then
-    redis.call('HDEL', KEYS[8], holders[i])
+  if not isOut[holders[i]] then
+    gone[#gone + 1] = holders[i]
   elseif not live[holders[i + 1]] then
     out = out - 1
   end
 end
+if #gone > 0 then redis.call('HDEL', KEYS[8], unpack(gone)) end
 if out >= slots + 1 then return {'full'} end
 
 local active, ids = {}, {}
