@@ -105,6 +105,8 @@ export const bodies = {
     everyMs: z.number().int().min(1_000).optional(),
     cron: z.string().min(1).optional(),
     name: z.string().min(1).max(64).optional(),
+    /** Its batches' class in the fair queue (default normal; high needs an admin token). */
+    priority: z.enum(['high', 'normal', 'low']).optional(),
   }),
   // What is given changes; an interval replaces a cron pattern and the other way round.
   editSchedule: z.strictObject({
@@ -112,6 +114,8 @@ export const bodies = {
     projects: batchSelection.optional(),
     everyMs: z.number().int().min(1_000).optional(),
     cron: z.string().min(1).optional(),
+    /** normal removes the class set before; high needs an admin token. */
+    priority: z.enum(['high', 'normal', 'low']).optional(),
   }),
   /** A webhook: the URL and events are checked again by the store (http/https only); the secret is never returned. */
   addWebhook: z.strictObject({

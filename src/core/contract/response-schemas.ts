@@ -396,6 +396,10 @@ const scheduleShape = {
   projects: z.union([z.literal('all'), z.array(z.string()), z.object({ label: z.string() })]),
   everyMs: z.number().int().exactOptional(),
   cron: z.string().exactOptional(),
+  priority: z
+    .enum(['high', 'low'])
+    .exactOptional()
+    .describe("its batches' class in the fair queue; absent: normal"),
   pausedAt: time.exactOptional().describe('set while paused: no run starts'),
   pausedBy: z.string().exactOptional(),
   createdBy: z.string(),
