@@ -168,6 +168,8 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       () => operateWorker,
       async (job, token, signal) => {
         const { operationId } = parseOrFail(operateJobSchema, job.data);
+        // The requesters' turns move on (operation-turns.ts); a job taken again changes nothing.
+        await runtime.operations.turnTaken(job.opts.priority);
         const outcome = await operations.run(operationId, {
           attemptsMade: job.attemptsMade,
           attempts: job.opts.attempts ?? 1,

@@ -173,6 +173,67 @@ describe('the fair queue of inspections', () => {
     );
   }, 180_000);
 
+  it("a schedule's priority: high set only by an admin, kept by its runs' batches, normal clears it", async () => {
+    const installation = await suite.install('fair-schedule-priority');
+    const ids = await projects(installation, 'p', 2);
+    const { schedules, batches } = installation.runtime;
+    const input = { pluginId: PLUGIN_ID, projects: ids, everyMs: 3_600_000, name: 'urgent' };
+    await expect(schedules.add({ ...input, priority: 'high' }, 'op', 'operator')).rejects.toThrow(/admin/);
+    await expect(schedules.add({ ...input, priority: 'low' }, 'op', 'operator')).resolves.toMatchObject({
+      priority: 'low',
+    });
+    const schedule = await schedules.add({ ...input, name: 'urgent-2', priority: 'high' }, 'boss', 'admin');
+    expect(schedule.priority).toBe('high');
+    const run = await schedules.run(schedule.id, 'worker:test');
+    const batch = await batches.get(run.batchId as string);
+    expect(batch).toMatchObject({ priority: 'high', requester: 'boss', scheduleId: schedule.id });
+    await expect(schedules.edit(schedule.id, { priority: 'high' }, 'op', 'operator')).rejects.toThrow(
+      /admin/,
+    );
+    const edited = await schedules.edit(schedule.id, { priority: 'normal' }, 'op', 'operator');
+    expect(edited.priority).toBeUndefined();
+  });
+
+  it("two requesters' queued operations alternate; one requester's stay in order", async () => {
+    const installation = await suite.install('fair-operations');
+    const ofAlice = await projects(installation, 'oa', 6);
+    const ofBob = await projects(installation, 'ob', 6);
+    const { operations } = installation.runtime;
+    const request = (projectId: string) => ({
+      pluginId: PLUGIN_ID,
+      projectId,
+      action: 'append',
+      input: { append: projectId, sleepMs: 100 },
+    });
+    // All twelve queued before a worker takes one: alice's six first, then bob's.
+    const created: { id: string }[] = [];
+    for (const id of ofAlice) created.push((await operations.create(request(id), 'alice')).operation);
+    for (const id of ofBob) created.push((await operations.create(request(id), 'bob')).operation);
+    await startWorker(installation, { concurrency: 1 });
+    const done = await waitFor(
+      'the twelve operations to succeed',
+      async () => {
+        const views = await Promise.all(created.map((operation) => operations.get(operation.id)));
+        return views.every((view) => view.state === 'succeeded') ? views : undefined;
+      },
+      60_000,
+    );
+    const order = [...done]
+      .sort((a, b) => a.startedAt!.localeCompare(b.startedAt!))
+      .map((view) => view.projectId);
+    // FIFO would run oa000…oa005 then ob000…ob005.
+    expect(order.map((id) => id.slice(0, 2))).toEqual(
+      Array.from({ length: 12 }, (_, index) => (index % 2 === 0 ? 'oa' : 'ob')),
+    );
+    expect(order.filter((id) => id.startsWith('oa'))).toEqual(ofAlice);
+    expect(order.filter((id) => id.startsWith('ob'))).toEqual(ofBob);
+    report.add(
+      'alice queues 6 operations, then bob 6 (1 worker slot)',
+      'they alternate (FIFO: six of alice, then six of bob); each one in order',
+      order.join(' '),
+    );
+  }, 120_000);
+
   it('a batch cancelled mid-turn leaves the queue; the other ends whole', async () => {
     const installation = await suite.install('fair-cancel');
     const kept = await projects(installation, 'k', 100);

@@ -36,6 +36,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     operations: `${prefix}:operations`,
     operation: (id: string) => `${prefix}:operation:${id}`,
     operationsByTime: `${prefix}:operations-by-time`,
+    /** 'served' → the highest operation turn taken; 'r:<requester>' → its last turn (operation-turns.ts). */
+    operationTurns: `${prefix}:operation-turns`,
     operationLogs: (id: string) => `${prefix}:operation-logs:${id}`,
     idempotency: (key: string) => `${prefix}:idempotency:${key}`,
     /** One directory's operation lock, by projectLockName (its real root), whatever ids name it. */

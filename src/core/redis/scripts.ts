@@ -25,6 +25,8 @@ const SCRIPTS = {
   fairPick: { file: 'fair-pick.lua', keys: 8 },
   fairSliceEnd: { file: 'fair-slice-end.lua', keys: 4 },
   fairCancel: { file: 'fair-cancel.lua', keys: 3 },
+  operationTurn: { file: 'operation-turn.lua', keys: 1 },
+  operationServed: { file: 'operation-served.lua', keys: 1 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -58,6 +60,9 @@ interface ScriptResults {
   fairSliceEnd: number;
   /** The cancelled batch's outstanding slice ids. */
   fairCancel: string[];
+  /** The operation's turn: its BullMQ priority. */
+  operationTurn: number;
+  operationServed: number;
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -25,6 +25,7 @@ import { followOperation, type OperationFollowOptions } from './operation-follow
 import { announceOperationEnd } from './operation-notices.js';
 import { operationActivityMessage, type OperationActivity } from './operation-messages.js';
 import { OperationRunner } from './operation-runner.js';
+import { nextTurn, turnTaken } from './operation-turns.js';
 import type { ProjectService } from '../../projects/index.js';
 import type { Notices } from '../notify/index.js';
 import {
@@ -111,8 +112,11 @@ export class OperationService {
       await this.#replicaAck.confirm(redis);
       return { operation: view, created };
     }
+    // Its requester's turn among the queued operations (operation-turns.ts): fair between people.
+    const turn = await nextTurn(redis, keys, queues.operate, actor);
     await queues.operate.add('operate', operateJobSchema.parse({ operationId: operation.id }), {
       jobId: operateJobId(operation.id),
+      priority: turn,
       attempts: OPERATE_ATTEMPTS,
       backoff: { type: 'exponential', delay: 500 },
     });
@@ -125,6 +129,11 @@ export class OperationService {
     // One WAIT after the last write covers the record, its job and its audit entry.
     await this.#replicaAck.confirm(redis);
     return { operation: toOperationView(operation), created };
+  }
+
+  /** A worker took an operate job: the turn it carries (its BullMQ priority) is reached (operation-turns.ts). */
+  async turnTaken(priority: number | undefined): Promise<void> {
+    await turnTaken(this.deps.redis, this.deps.keys, priority);
   }
 
   /** The operation a key already names, if it was requested with this request; else a conflict. */
