@@ -1,6 +1,5 @@
-// Operations fair between requesters (docs/adr/0010-fair-share-inspections.md,
-// issue 36): each queued operate job gets a BullMQ priority that is its
-// requester's turn (operation-turn.lua), so two people's queued operations
+// Operations fair between requesters (docs/adr/0010-fair-share-inspections.md):
+// each queued operate job gets a BullMQ priority that is its requester's turn (operation-turn.lua), so two people's queued operations
 // alternate instead of leaving in the order they came; one requester's stay
 // in order. Operations keep their own queue, ahead of inspections (ADR 0005).
 import type { Queue } from 'bullmq';
