@@ -91,6 +91,52 @@ describe('the fair queue of inspections', () => {
     );
   }, 180_000);
 
+  it('a small batch is served at once in every busy period, not behind what its requester ran before', async () => {
+    const installation = await suite.install('fair-epochs');
+    const large = await projects(installation, 'e', 100);
+    const small = await projects(installation, 't', 5);
+    const { batches, redis, keys } = installation.runtime;
+    const { fair } = batches;
+    // One simulated worker slot (the buffer is two slices): each step ends the oldest slice out and refills.
+    await fair.heartbeat('sim', 1);
+    const out = async () => redis.hkeys(keys.fairSlices);
+    const step = async (): Promise<string[]> => {
+      const before = await out();
+      const oldest = before[0];
+      if (oldest === undefined) return [];
+      await fair.sliceEnded(oldest.slice(0, oldest.lastIndexOf('.')), oldest);
+      await fair.heartbeat('sim', 1);
+      await fair.fill();
+      return (await out()).filter((id) => !before.includes(id));
+    };
+    /** Large alone for `alone` steps, then small; how many large slices went out until small's last. */
+    const period = async (alone: number): Promise<number> => {
+      const big = await batches.create(PLUGIN_ID, large, 'big-user');
+      for (let index = 0; index < alone; index += 1) await step();
+      const little = await batches.create(PLUGIN_ID, small, 'small-user');
+      let bigPicks = 0;
+      let smallLeft = small.length;
+      while (smallLeft > 0) {
+        const picked = await step();
+        expect(picked.length).toBeGreaterThan(0);
+        smallLeft -= picked.filter((id) => id.startsWith(little.batchId)).length;
+        bigPicks += picked.filter((id) => id.startsWith(big.batchId)).length;
+      }
+      while ((await out()).length > 0) await step();
+      return bigPicks;
+    };
+    // A late small batch in the first period (the large unit's time is high by then), an early one in the second.
+    const first = await period(20);
+    const second = await period(2);
+    expect(first).toBeLessThanOrEqual(small.length + 2);
+    expect(second).toBeLessThanOrEqual(small.length + 2);
+    report.add(
+      'two busy periods of a 100-project batch; a 5-project batch of another requester comes late in the first, early in the second',
+      'in each, about one large slice per small one before the small batch is out',
+      `large slices before the small batch's last: ${first}, then ${second}`,
+    );
+  });
+
   it('two requesters alternate; a team of weight 3 gets three calls to one', async () => {
     const installation = await suite.install('fair-requesters');
     const a = await projects(installation, 'a', 60);

@@ -3,7 +3,10 @@
   its state is kept in the fair batches hash until every project was handed
   out and every slice ended. A unit (team, or a requester without one) that
   had nothing waiting in the batch's class starts at the least virtual time
-  of the class's waiting units, so idle time is never banked as credit. When
+  of the class's waiting units (0 when none waits): idle time is never banked
+  as credit, and what it used before is no debt either (the others' times
+  start from 0 again whenever the class empties, so an old time kept would
+  put it behind a busy unit by all it ran in earlier busy periods). When
   another batch was waiting, the contention generation moves: workers
   running a large slice see it on their next call and give the rest back.
 
@@ -37,10 +40,7 @@ for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
 end
 local field = state.cls .. '/' .. state.unit
 if not sameUnit then
-  local v = tonumber(redis.call('HGET', KEYS[2], field) or '0')
-  if least ~= nil and v < least then v = least end
-  if least == nil then v = 0 end
-  redis.call('HSET', KEYS[2], field, tostring(v))
+  redis.call('HSET', KEYS[2], field, tostring(least or 0))
 end
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(state))
 if others > 0 then redis.call('INCR', KEYS[3]) end
