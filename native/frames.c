@@ -57,26 +57,34 @@ char get_order(const char *at, uint32_t *value) {
   return at[0];
 }
 
-enum { POLICY_LIMIT = 0, POLICY_READ = 1, POLICY_WRITE = 2 };
+enum { POLICY_LIMIT = 0, POLICY_READ_PATH = 1, POLICY_WRITE_PATH = 2 };
+
+/** `entry` starts with `key` (a POLICY_* of protocol.h, "name="); the value after it, or NULL. */
+static const char *policy_value(const char *entry, const char *key) {
+  size_t n = strlen(key);
+  return strncmp(entry, key, n) == 0 ? entry + n : NULL;
+}
 
 /** One policy entry (`name=value`): a limit into the request, or which list a path goes to; -1 when unknown. */
 static int add_policy(struct spawn_request *req, const char *entry) {
-  static const char *const numbers[] = { "memory=", "cpu=", "fsize=", "nofile=", "nproc=", "disk=" };
+  static const char *const numbers[] = { POLICY_MEMORY, POLICY_CPU,   POLICY_FSIZE,
+                                         POLICY_NOFILE, POLICY_NPROC, POLICY_DISK };
   unsigned long long *fields[] = { &req->limits.memory, &req->limits.cpu_seconds, &req->limits.file_size,
                                    &req->limits.open_files, &req->limits.processes, &req->limits.disk };
-  if (strncmp(entry, "read=", 5) == 0) return POLICY_READ;
-  if (strncmp(entry, "tmp=", 4) == 0) {
-    req->tmp = entry + 4;
+  if (policy_value(entry, POLICY_READ)) return POLICY_READ_PATH;
+  if (policy_value(entry, POLICY_WRITE)) return POLICY_WRITE_PATH;
+  const char *tmp = policy_value(entry, POLICY_TMP);
+  if (tmp) {
+    req->tmp = tmp;
     return POLICY_LIMIT;
   }
-  if (strncmp(entry, "write=", 6) == 0) return POLICY_WRITE;
   for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-    size_t n = strlen(numbers[i]);
-    if (strncmp(entry, numbers[i], n) != 0) continue;
+    const char *value = policy_value(entry, numbers[i]);
+    if (!value) continue;
     char *end;
     errno = 0;
-    *fields[i] = strtoull(entry + n, &end, 10);
-    return errno || *end || end == entry + n ? -1 : POLICY_LIMIT;
+    *fields[i] = strtoull(value, &end, 10);
+    return errno || *end || end == value ? -1 : POLICY_LIMIT;
   }
   return -1;
 }
@@ -110,8 +118,8 @@ int parse_spawn(char *payload, size_t len, struct spawn_request *out, char ***ou
         free(list);
         return errno = EINVAL, -1;
       }
-      if (kind == POLICY_READ) *reads++ = strchr(at, '=') + 1;
-      if (kind == POLICY_WRITE) *writes++ = strchr(at, '=') + 1;
+      if (kind == POLICY_READ_PATH) *reads++ = strchr(at, '=') + 1;
+      if (kind == POLICY_WRITE_PATH) *writes++ = strchr(at, '=') + 1;
     }
     at = nul + 1;
   }

@@ -95,6 +95,26 @@ enum helper_exit {
   EXIT_POLL_FAILED = 72,
 };
 
+/* SPAWN policy entries, `<key>=<value>` each. */
+/** A path the call may read (Landlock, SPAWN_FILES); one entry per path. */
+#define POLICY_READ "read="
+/** A path the call may write (Landlock, SPAWN_FILES); one entry per path. */
+#define POLICY_WRITE "write="
+/** Bytes of memory (SPAWN_LIMITS). */
+#define POLICY_MEMORY "memory="
+/** CPU seconds (SPAWN_LIMITS). */
+#define POLICY_CPU "cpu="
+/** Bytes of the largest file written (SPAWN_LIMITS). */
+#define POLICY_FSIZE "fsize="
+/** Open files (SPAWN_LIMITS). */
+#define POLICY_NOFILE "nofile="
+/** Processes (SPAWN_LIMITS). */
+#define POLICY_NPROC "nproc="
+/** Bytes of the call's tmpfs (SPAWN_ISOLATE). */
+#define POLICY_DISK "disk="
+/** Where the call's tmpfs is mounted (SPAWN_ISOLATE). */
+#define POLICY_TMP "tmp="
+
 /** The name of a helper exit code, for its last stderr line. */
 static inline const char *helper_exit_name(enum helper_exit code) {
   switch (code) {

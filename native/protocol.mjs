@@ -67,6 +67,12 @@ function renderC(table) {
     (e) => `EXIT_${e.name}`,
     (e) => e.code,
   );
+  lines.push('/* SPAWN policy entries, `<key>=<value>` each. */');
+  for (const entry of table.policyEntries) {
+    doc(entry.doc);
+    lines.push(`#define POLICY_${entry.name} "${entry.key}="`);
+  }
+  lines.push('');
   doc('The name of a helper exit code, for its last stderr line.');
   lines.push('static inline const char *helper_exit_name(enum helper_exit code) {', '  switch (code) {');
   for (const exit of table.helperExits) lines.push(`  case EXIT_${exit.name}: return "${exit.name}";`);
@@ -114,6 +120,13 @@ function renderTs(table) {
   doc('LIMIT_* bits by what the host calls them.');
   lines.push('export const LIMIT_NAMES = {');
   for (const limit of table.limits) lines.push(`  ${2 ** limit.bit}: '${limit.label}',`);
+  lines.push('} as const;', '');
+  doc('SPAWN policy entries, `<key>=<value>` each (POLICY_* in native/protocol.h).');
+  lines.push('export const POLICY = {');
+  for (const entry of table.policyEntries) {
+    doc(entry.doc, '  ');
+    lines.push(`  ${camel(entry.name)}: '${entry.key}=',`);
+  }
   lines.push('} as const;', '');
   doc("The helper's exit codes (EXIT_* in native/protocol.h) by name.");
   lines.push('export const HELPER_EXITS: Readonly<Record<number, string>> = {');

@@ -217,9 +217,25 @@ export function apiBackend(api: Transport): Backend {
         call(routes.addWebhook, {
           body: withoutUndefined({ ...input, events: parseWebhookEvents(input.events) }),
         }),
+      edit: (webhookId, changes) =>
+        call(routes.editWebhook, {
+          ...id(webhookId),
+          body: withoutUndefined({
+            ...changes,
+            events: changes.events ? parseWebhookEvents(changes.events) : undefined,
+          }),
+        }),
+      rotateSecret: (webhookId, secret, previousValidForMs) =>
+        call(routes.rotateWebhookSecret, {
+          ...id(webhookId),
+          body: withoutUndefined({ secret, previousValidForMs }),
+        }),
+      ping: (webhookId) => call(routes.pingWebhook, { ...id(webhookId), body: {} }),
       remove: (webhookId) => call(routes.removeWebhook, id(webhookId)),
       deliveries: (webhookId) =>
         webhookId ? call(routes.webhookDeliveries, id(webhookId)) : call(routes.listDeliveries),
+      delivery: (deliveryId) => call(routes.showDelivery, id(deliveryId)),
+      redeliver: (deliveryId) => call(routes.redeliverDelivery, { ...id(deliveryId), body: {} }),
     },
     tokens: {
       list: () => call(routes.listTokens),

@@ -26,7 +26,13 @@ import type {
   ScheduleInput,
   ScheduleView,
 } from '../core/work/upkeep/index.js';
-import type { DeliveryView, WebhookInput, WebhookView } from '../core/work/notify/index.js';
+import type {
+  DeliveryRecord,
+  DeliveryView,
+  WebhookChanges,
+  WebhookInput,
+  WebhookView,
+} from '../core/work/notify/index.js';
 import type { QueueName } from './transport.js';
 
 export type HealthAnswer = Awaited<ReturnType<PluginService['health']>>;
@@ -122,9 +128,15 @@ export interface Backend {
   webhooks: {
     list(): Promise<WebhookView[]>;
     add(input: WebhookInput): Promise<WebhookView>;
+    edit(id: string, changes: WebhookChanges): Promise<WebhookView>;
+    /** The old secret signs too for `previousValidForMs` (the api's default when not given). */
+    rotateSecret(id: string, secret: string, previousValidForMs?: number): Promise<WebhookView>;
+    ping(id: string): Promise<DeliveryRecord>;
     remove(id: string): Promise<{ id: string; removed: true }>;
     /** Newest first: every webhook's, or one's. */
     deliveries(id?: string): Promise<DeliveryView[]>;
+    delivery(deliveryId: string): Promise<DeliveryRecord>;
+    redeliver(deliveryId: string): Promise<DeliveryRecord>;
   };
   tokens: {
     list(): Promise<TokenView[]>;

@@ -196,7 +196,12 @@ const ROUTES: [string, string, unknown?][] = [
   ['GET', '/api/v1/webhooks'],
   ['POST', '/api/v1/webhooks', { url: 'https://example.test/hook', events: ['batch.finished'], secret: 's' }],
   ['DELETE', '/api/v1/webhooks/w'],
+  ['POST', '/api/v1/webhooks/w', { active: false }],
+  ['POST', '/api/v1/webhooks/w/secret', { secret: 'new-secret' }],
+  ['POST', '/api/v1/webhooks/w/ping', {}],
   ['GET', '/api/v1/webhooks/deliveries'],
+  ['GET', '/api/v1/webhooks/deliveries/d'],
+  ['POST', '/api/v1/webhooks/deliveries/d/redeliver', {}],
   ['GET', '/api/v1/webhooks/w/deliveries'],
   ['GET', '/api/v1/openapi.json'],
 ];

@@ -286,6 +286,30 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     await checked('GET', `${P}/webhooks`, `${P}/webhooks`);
     await checked('GET', `${P}/webhooks/deliveries`, `${P}/webhooks/deliveries`);
     await checked('GET', `${P}/webhooks/{id}/deliveries`, `${P}/webhooks/${hook.json.id}/deliveries`);
+    await checked('POST', `${P}/webhooks/{id}`, `${P}/webhooks/${hook.json.id}`, {
+      body: { events: ['batch.finished', 'operation.finished'], active: false },
+    });
+    await checked('POST', `${P}/webhooks/{id}/secret`, `${P}/webhooks/${hook.json.id}/secret`, {
+      body: { secret: 'openapi-secret-2', previousValidForMs: 60_000 },
+    });
+    const pinged = await checked<{ deliveryId: string }>(
+      'POST',
+      `${P}/webhooks/{id}/ping`,
+      `${P}/webhooks/${hook.json.id}/ping`,
+      { body: {} },
+    );
+    await checked(
+      'GET',
+      `${P}/webhooks/deliveries/{id}`,
+      `${P}/webhooks/deliveries/${pinged.json.deliveryId}`,
+    );
+    // Still pending (no worker here): a 409 problem.
+    await checked(
+      'POST',
+      `${P}/webhooks/deliveries/{id}/redeliver`,
+      `${P}/webhooks/deliveries/${pinged.json.deliveryId}/redeliver`,
+      { body: {} },
+    );
     await checked('DELETE', `${P}/webhooks/{id}`, `${P}/webhooks/${hook.json.id}`);
 
     // The fair share's teams and the queue's view.

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { createInstallation, type Installation } from '../support/workers.js';
 
@@ -25,11 +25,7 @@ describe('admin pages in Chromium', () => {
     ({ page } = ui);
   }, 120_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   it('admin pages: creates a token (secret shown once) and adds and removes a schedule', async () => {
     await page.getByRole('link', { name: 'Tokens' }).click();

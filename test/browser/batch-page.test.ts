@@ -7,13 +7,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import {
   ACTOR,
   PLUGIN_ID,
   createInstallation,
-  killAllSpawned,
   startWorker,
   waitFor,
   type Installation,
@@ -44,12 +43,7 @@ describe('batch page in Chromium', () => {
     ({ base, page } = ui);
   }, 120_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await killAllSpawned();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   it('a running batch shows per-project rows and its failures before it ends; Cancel and Retry (failed) work', async () => {
     const { runtime } = installation!;

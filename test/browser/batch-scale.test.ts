@@ -8,10 +8,10 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { cancelled, failedWith, inspected, seedBatch } from '../support/seed-batches.js';
-import { PLUGIN_ID, createInstallation, killAllSpawned, type Installation } from '../support/workers.js';
+import { PLUGIN_ID, createInstallation, type Installation } from '../support/workers.js';
 
 const TOTAL = 10_000;
 // A long id: it must stay on one line, cut with an ellipsis.
@@ -55,12 +55,7 @@ describe('batch page over 10,000 projects in Chromium', () => {
     ({ page } = ui);
   }, 180_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await killAllSpawned();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   const rowsText = () =>
     page

@@ -9,16 +9,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { failedWith, inspected, seedBatch } from '../support/seed-batches.js';
-import {
-  ACTOR,
-  PLUGIN_ID,
-  createInstallation,
-  killAllSpawned,
-  type Installation,
-} from '../support/workers.js';
+import { ACTOR, PLUGIN_ID, createInstallation, type Installation } from '../support/workers.js';
 
 const FLEET = 1_000;
 const VERSIONS = ['1.19', '1.20.4', '1.21', '1.9'];
@@ -56,12 +50,7 @@ describe('fleet page in Chromium', () => {
     cspViolations = ui.problems;
   }, 180_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await killAllSpawned();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   const cells = (fact: string) =>
     page.locator(`[data-testid="fleet-rows"] tbody td[data-fact="${fact}"]`).allInnerTexts();

@@ -8,16 +8,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
 import { failedWith, inspected, seedBatch } from '../support/seed-batches.js';
-import {
-  ACTOR,
-  PLUGIN_ID,
-  createInstallation,
-  killAllSpawned,
-  type Installation,
-} from '../support/workers.js';
+import { ACTOR, PLUGIN_ID, createInstallation, type Installation } from '../support/workers.js';
 
 const PROJECTS = ['alpha', 'beta', 'gamma'];
 /** alpha's go.version and ci.system in each of the three batches, oldest first. */
@@ -65,12 +59,7 @@ describe('project page in Chromium', () => {
     cspViolations = ui.problems;
   }, 180_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await killAllSpawned();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   const historyRows = () =>
     page

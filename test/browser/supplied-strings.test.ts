@@ -11,10 +11,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOTS, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
+import { SHOTS, closeUiWorld, openSignedIn, requireBrowser, type SignedInUi } from '../support/browser.js';
 import { testManifest, writeScriptPackage } from '../support/manifest.js';
 import { startOwnedRedis, type OwnedRedis } from '../support/redis.js';
-import { ACTOR, createInstallation, killAllSpawned, runCli, type Installation } from '../support/workers.js';
+import { ACTOR, createInstallation, runCli, type Installation } from '../support/workers.js';
 
 const RLO = '\u202e';
 /** Shown after an unclosed RLO, `tcepsni-elif` would read `file-inspect` and `3.2.1` would read `1.2.3`. */
@@ -48,12 +48,7 @@ describe('strings a package or a project supplies, and the network before trust'
     token = (await readFile(join(dataDir, 'api-token'), 'utf8')).trim();
   }, 180_000);
 
-  afterAll(async () => {
-    await ui?.close();
-    await killAllSpawned();
-    await installation?.close();
-    await redis?.stop().catch(() => {});
-  }, 60_000);
+  afterAll(() => closeUiWorld({ ui, installation, redis }), 60_000);
 
   /**
    * Whether `text`, inside `within`, is drawn in reading order: its first

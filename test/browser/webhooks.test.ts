@@ -1,6 +1,11 @@
 // The Webhooks page in Chromium: an admin sees each webhook (never its
 // secret) and each delivery with its state and last answer, and removes a
-// webhook; a viewer gets the admin-only notice and no list.
+// webhook; at 1280 and 390 px an admin adds one from the form, edits it
+// (URL, events, inactive, a new secret with the old one's window), pings it,
+// opens the delivery (its body and the receiver's answer) and redelivers it,
+// the receiver verifying every signature, and nothing of the page is wider
+// than the window; a viewer gets the admin-only notice and no list.
+import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -24,6 +29,18 @@ import { waitFor } from '../support/wait.js';
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
 const SECRET = 'browser-webhook-secret-7d1e';
+const FORM_SECRET = 'browser-form-secret-3a9c';
+const ROTATED_SECRET = 'browser-rotated-secret-6f2b';
+
+interface Received {
+  path: string;
+  delivery: string;
+  /** Which of the page's secrets signed it (X-Switchyard-Signature-256, then -Previous). */
+  signedWith: string[];
+}
+const received: Received[] = [];
+const hmac = (secret: string, body: string) =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe('the Webhooks page in Chromium', () => {
   const procs: CliProcess[] = [];
@@ -36,6 +53,7 @@ describe('the Webhooks page in Chromium', () => {
   let adminToken = '';
   let globals: string[] = [];
   let hookId = '';
+  let receiverBase = '';
 
   const cli = async (args: string[]) => {
     const proc = spawnCliProcess([...globals, ...args]);
@@ -65,11 +83,30 @@ describe('the Webhooks page in Chromium', () => {
     cleanupDir = made.cleanup;
     const prefix = uniquePrefix('ui-webhooks');
     globals = ['--data-dir', made.dataDir, '--redis-url', redis.url, '--prefix', prefix];
-    receiver = createServer((_request, response) => response.writeHead(200).end());
+    receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const sent = [
+          request.headers['x-switchyard-signature-256'],
+          request.headers['x-switchyard-signature-256-previous'],
+        ];
+        received.push({
+          path: request.url ?? '',
+          delivery: String(request.headers['x-switchyard-delivery']),
+          signedWith: sent.flatMap((signature) =>
+            [SECRET, FORM_SECRET, ROTATED_SECRET].filter((secret) => signature === hmac(secret, raw)),
+          ),
+        });
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"thanks":"browser receiver"}');
+      });
+    });
     await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
     const secretFile = join(made.dataDir, 'hook.secret');
     await writeFile(secretFile, SECRET);
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const url = `${receiverBase}/hook`;
     const added = await cli([
       '--json',
       'webhook',
@@ -132,6 +169,123 @@ describe('the Webhooks page in Chromium', () => {
     expect(await page.getByTestId('webhooks-table').textContent()).not.toContain(hookId);
     await page.close();
   });
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px an admin adds, edits, pings, opens and redelivers a webhook; nothing is wider than the window`, async () => {
+      const page = await browser!.newPage({ viewport: { width, height: 900 } });
+      page.setDefaultTimeout(20_000);
+      const failures: string[] = [];
+      page.on('pageerror', (error) => failures.push(error.message));
+      await page.goto(`${base}/`);
+      await page.getByTestId('token-input').fill(adminToken);
+      await page.getByTestId('sign-in').click();
+      await page.locator('#nav').waitFor();
+      await page.goto(`${base}/#/webhooks`);
+      const fits = async (step: string) => {
+        const { overflow, widest } = await page.evaluate(() => ({
+          overflow: document.documentElement.scrollWidth - window.innerWidth,
+          // What sticks out, to name in the failure.
+          widest: [...document.querySelectorAll('body *')]
+            .filter((el) => el.getBoundingClientRect().right > window.innerWidth)
+            .slice(-5)
+            .map(
+              (el) =>
+                `${el.tagName.toLowerCase()}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`,
+            ),
+        }));
+        expect(
+          overflow,
+          `${step} at ${width} px is wider than the window: ${widest.join(', ')}`,
+        ).toBeLessThanOrEqual(0);
+      };
+      await page.getByTestId('webhook-url').waitFor();
+      await fits('the page');
+
+      // Add: the URL, two events, the secret.
+      await page.getByTestId('webhook-url').fill(`${receiverBase}/added-${width}`);
+      await page.getByTestId('webhook-add-event-operation.finished').check();
+      await page.getByTestId('webhook-secret').fill(FORM_SECRET);
+      await page.getByTestId('webhook-add').click();
+      const flash = page.getByText(/^Added webhook wh_[0-9a-f]{12}\.$/);
+      await flash.waitFor();
+      const id = /wh_[0-9a-f]{12}/.exec((await flash.textContent())!)![0];
+      const added = (await runtime!.webhooks.list()).find((hook) => hook.id === id)!;
+      expect(added).toMatchObject({
+        url: `${receiverBase}/added-${width}`,
+        events: ['batch.finished', 'operation.finished'],
+        active: true,
+      });
+      expect(await page.content()).not.toContain(FORM_SECRET);
+      await fits('after adding');
+
+      // Edit: a new URL, one event, inactive, a new secret with the old one valid for an hour.
+      await page.getByTestId(`webhook-edit-${id}`).click();
+      await page.getByTestId('webhook-edit-url').fill(`${receiverBase}/edited-${width}`);
+      await page.getByTestId('webhook-edit-event-batch.finished').uncheck();
+      await page.getByTestId('webhook-edit-active').uncheck();
+      await page.getByTestId('webhook-edit-secret').fill(ROTATED_SECRET);
+      await page.getByTestId('webhook-edit-window').selectOption({ label: '1 hour' });
+      await fits('the edit form');
+      await page.getByTestId('webhook-save').click();
+      await page.getByText(`Saved webhook ${id} and its new secret.`).waitFor();
+      const edited = (await runtime!.webhooks.list()).find((hook) => hook.id === id)!;
+      expect(edited).toMatchObject({
+        url: `${receiverBase}/edited-${width}`,
+        events: ['operation.finished'],
+        active: false,
+      });
+      const validFor = Date.parse(edited.previousSecretUntil!) - Date.now();
+      expect(validFor).toBeGreaterThan(50 * 60_000);
+      expect(validFor).toBeLessThanOrEqual(3_600_000);
+      expect(await page.getByTestId(`webhook-state-${id}`).textContent()).toContain('inactive');
+
+      // Ping: delivered to the new URL, signed by the new secret and the old one.
+      await page.getByTestId(`webhook-ping-${id}`).click();
+      const pinged = page.getByText(/^Ping queued as delivery [0-9a-f]{16}-wh_[0-9a-f]{12}\.$/);
+      await pinged.waitFor();
+      const deliveryId = /[0-9a-f]{16}-wh_[0-9a-f]{12}/.exec((await pinged.textContent())!)![0];
+      await waitFor('the ping delivered', async () =>
+        received.find((entry) => entry.delivery === deliveryId),
+      );
+      expect(received.find((entry) => entry.delivery === deliveryId)).toEqual({
+        path: `/edited-${width}`,
+        delivery: deliveryId,
+        signedWith: [ROTATED_SECRET, FORM_SECRET],
+      });
+      await waitFor(
+        'the ping recorded',
+        async () => (await runtime!.webhooks.delivery(deliveryId)).state === 'delivered',
+      );
+      await page.reload();
+      await page.getByTestId(`delivery-state-${deliveryId}`).waitFor();
+      expect(await page.getByTestId(`delivery-state-${deliveryId}`).textContent()).toContain('delivered');
+      expect(await page.getByTestId('deliveries-table').textContent()).toContain('browser receiver');
+
+      // Open it: the body as sent and the receiver's answer.
+      await page.getByTestId(`delivery-show-${deliveryId}`).click();
+      const detail = page.getByTestId('delivery-detail');
+      await detail.waitFor();
+      expect(await page.getByTestId('delivery-body').textContent()).toContain(
+        `"deliveryId": "${deliveryId}"`,
+      );
+      expect(await page.getByTestId('delivery-answer-1').textContent()).toContain(
+        '{"thanks":"browser receiver"}',
+      );
+      expect(await detail.textContent()).toMatch(/HTTP 200 in \d+ ms/);
+      await fits('a delivery opened');
+      await page.screenshot({ path: join(SHOTS, `webhooks-${width}.png`), fullPage: true });
+
+      // Redeliver it: a new delivery of the same ping.
+      await page.getByTestId(`delivery-redeliver-${deliveryId}`).click();
+      const again = page.getByText(/^Redelivery queued as delivery [0-9a-f]{16}-wh_[0-9a-f]{12}\.$/);
+      await again.waitFor();
+      const againId = /[0-9a-f]{16}-wh_[0-9a-f]{12}/.exec((await again.textContent())!)![0];
+      await waitFor('the redelivery', async () => received.find((entry) => entry.delivery === againId));
+      await fits('after the redelivery');
+      expect(failures).toEqual([]);
+      await page.close();
+    }, 120_000);
+  }
 
   it('a viewer gets the admin-only notice and no list', async () => {
     const made = JSON.parse(

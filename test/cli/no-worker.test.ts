@@ -1,7 +1,7 @@
 // docs/CLI.md: "When work is queued and no worker is consuming the queue, the
 // command says so instead of waiting in silence." No worker ever runs for
 // this installation's prefix.
-import { mkdir, mkdtemp, rm, cp } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, cp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -193,5 +193,29 @@ describe('with no worker running', () => {
     expect(seen.stillRunning).toBe(true);
     expect(seen.ms).toBeLessThan(WARNING_WITHIN_MS);
     expect(seen.stdout).toBe('');
+  });
+});
+
+describe('webhook ping and redeliver without a worker', () => {
+  it('queue the delivery and say on stderr that no worker is running', async () => {
+    const cli = cliOn(installation);
+    const secretFile = join(root, 'hook.secret');
+    await writeFile(secretFile, 'no-worker-hook-secret\n');
+    const added = await cli([
+      '--json',
+      'webhook',
+      'add',
+      '--url',
+      'http://127.0.0.1:9/hook',
+      '--events',
+      'batch.finished',
+      '--secret-file',
+      secretFile,
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const ping = await cli(['webhook', 'ping', (JSON.parse(added.stdout) as { id: string }).id]);
+    expect(ping.code, ping.stderr).toBe(0);
+    expect(ping.stdout).toMatch(/ping queued as delivery \S+ → http:\/\/127\.0\.0\.1:9\/hook/);
+    expect(ping.stderr).toMatch(/no worker is running: the delivery is sent once one starts/);
   });
 });

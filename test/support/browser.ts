@@ -9,7 +9,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { globalArgs, requireBuiltCli, spawnCliProcess, terminate, untilLogged } from './cli-process.js';
 import { REPO } from './data-dir.js';
 import { freePort } from './redis.js';
-import type { Installation } from './workers.js';
+import type { OwnedRedis } from './redis.js';
+import { killAllSpawned, type Installation } from './workers.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const SHOTS = join(REPO, 'test-artifacts', 'screenshots');
@@ -96,4 +97,19 @@ export async function openSignedIn(
     await close();
     throw error;
   }
+}
+
+/**
+ * A browser test's teardown, in order: the page and its api, every process the test spawned
+ * (workers), the installation, its Redis. Each part may be missing (a setup that failed half way).
+ */
+export async function closeUiWorld(world: {
+  ui?: SignedInUi | undefined;
+  installation?: Installation | undefined;
+  redis?: OwnedRedis | undefined;
+}): Promise<void> {
+  await world.ui?.close();
+  await killAllSpawned();
+  await world.installation?.close();
+  await world.redis?.stop().catch(() => {});
 }

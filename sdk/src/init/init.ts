@@ -154,6 +154,8 @@ async function cFiles(id: string, name: string): Promise<Record<string, string>>
   const source = (await readFile(C_TEMPLATE, 'utf8'))
     .replaceAll('native-fixture', id)
     .replaceAll('Native fixture', name)
+    // The summary names the plugin (it said "native fixture inspected …" in an author's own plugin).
+    .replaceAll('native fixture inspected', `${id} inspected`)
     .replaceAll('\\"version\\":\\"1.0.0\\"', `\\"version\\":\\"${VERSION}\\"`);
   return {
     'plugin.json': manifestOf(id, name, id),

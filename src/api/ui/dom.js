@@ -135,6 +135,10 @@ const TONES = {
   succeeded: 'ok',
   delivered: 'ok',
   retrying: 'warn',
+  pending: 'info',
+  dropped: 'neutral',
+  active: 'ok',
+  inactive: 'neutral',
   partially_succeeded: 'warn',
   failed: 'bad',
   // A failed operation whose plugin may have acted: a person must look (warn, not plain failed).
@@ -245,6 +249,22 @@ export function table(headers, rows, attrs = {}) {
           ),
     ),
   );
+}
+
+/**
+ * A table that stacks on a phone (app.css `table.data.stack`): each cell
+ * carries its column's name, shown beside it when the header row is hidden.
+ * @param {string[]} headers
+ * @param {(Child[] | HTMLTableRowElement)[]} rows
+ * @param {Record<string, unknown>} [attrs]
+ */
+export function stackedTable(headers, rows, attrs = {}) {
+  const el = table(headers, rows, { ...attrs, class: `data stack ${attrs.class ?? ''}`.trim() });
+  for (const row of el.tBodies[0]?.rows ?? [])
+    [...row.cells].forEach((cell, index) => {
+      if (!cell.classList.contains('empty')) cell.dataset.label = headers[index] ?? '';
+    });
+  return el;
 }
 
 /**

@@ -358,6 +358,14 @@ export async function fleetView(container, { signal, params: [id] }) {
 }
 
 /**
+ * As wide as its box allows (a phone's screen), at most 760 px, at least 240 (it scrolls inside below that).
+ * @param {HTMLElement} box
+ */
+function chartWidth(box) {
+  return Math.max(240, Math.min(760, box.clientWidth || 760));
+}
+
+/**
  * Value → projects as bars (uPlot, on a canvas).
  * @param {HTMLElement} box
  * @param {string[]} labels
@@ -371,7 +379,7 @@ function barChart(box, labels, counts, fact) {
   const bars = uPlot.paths.bars?.({ size: [0.7, 80] });
   new uPlot(
     {
-      width: Math.max(320, Math.min(760, box.clientWidth || 640)),
+      width: chartWidth(box),
       height: 260,
       legend: { show: false },
       cursor: { show: false },
@@ -429,7 +437,7 @@ function lineChart(box, allPoints) {
   const series = (label, color) => ({ label, stroke: color, width: 2, points: { show: true, size: 6 } });
   new uPlot(
     {
-      width: 760,
+      width: chartWidth(box),
       height: 240,
       scales: { x: { time: false, range: [-0.5, Math.max(0.5, trend.length - 0.5)] } },
       axes: [

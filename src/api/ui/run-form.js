@@ -57,11 +57,33 @@ export function runForm(plugins, projects, signal) {
     { required: true, testid: 'op-plugin' },
     plugins.map((p) => h('option', { value: p.id }, `${isolatedText(p.name)} (${p.id})`)),
   );
-  const project = h(
-    'select',
-    { required: true, testid: 'op-project' },
-    projects.map((p) => h('option', { value: p.id }, `${isolatedText(p.displayName)} (${p.id})`)),
-  );
+  /** @param {AnswerOf<'listProjects'>[number]} p */
+  const projectOption = (p) => h('option', { value: p.id }, `${isolatedText(p.displayName)} (${p.id})`);
+  const project = h('select', { required: true, testid: 'op-project' }, projects.map(projectOption));
+  // Hundreds of projects in one drop-down cannot be scanned: typing narrows it (id or name).
+  const projectSearch = h('input', {
+    type: 'search',
+    placeholder: 'Type to narrow the list',
+    'aria-label': 'Search projects by id or name',
+    testid: 'op-project-search',
+  });
+  const projectCount = h('p', { class: 'hint', role: 'status', testid: 'op-project-count' });
+  const narrowProjects = () => {
+    const needle = projectSearch.value.trim().toLowerCase();
+    const matching = needle
+      ? projects.filter(
+          (p) => p.id.toLowerCase().includes(needle) || p.displayName.toLowerCase().includes(needle),
+        )
+      : projects;
+    const before = project.value;
+    project.replaceChildren(...matching.map(projectOption));
+    projectCount.textContent = needle ? `${matching.length} of ${projects.length} projects match.` : '';
+    if (project.value !== before) {
+      key = idempotencyKey();
+      void loadActions();
+    }
+  };
+  projectSearch.addEventListener('input', narrowProjects);
   const action = h('select', { required: true, testid: 'op-action' });
   const actionNote = h('p', { class: 'hint', testid: 'op-action-note', 'aria-live': 'polite' });
   const input = h('textarea', {
@@ -183,7 +205,7 @@ export function runForm(plugins, projects, signal) {
       'div',
       { class: 'row' },
       field('Plugin', plugin),
-      field('Project (trusted only)', project),
+      h('div', { class: 'field' }, field('Project (trusted only)', project), projectSearch, projectCount),
       field('Action (as the plugin advertised it)', action),
     ),
     actionNote,

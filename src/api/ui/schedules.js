@@ -91,8 +91,8 @@ export async function schedulesView(container, { signal }) {
               : item.nextRunAt
                 ? when(item.nextRunAt)
                 : '—',
-            h('span', { testid: `schedule-last-${item.id}` }, lastRunText(item)),
-            h('span', {}, when(item.createdAt), h('span', { class: 'sub' }, item.createdBy)),
+            lastRunCell(item),
+            h('span', {}, when(item.createdAt), h('div', { class: 'sub' }, item.createdBy)),
             operator ? h('span', { class: 'actions' }, toggle, button) : '',
           ];
         }),
@@ -103,19 +103,49 @@ export async function schedulesView(container, { signal }) {
 }
 
 /**
- * What the last run did, as `schedule list` says it.
+ * What the last run did, as `schedule list` says it: when and how it ended on the first line (the
+ * batch by a short id, linked), the counts below, the whole text in the title.
  * @param {AnswerOf<'listSchedules'>[number]} item
  */
-function lastRunText(item) {
+function lastRunCell(item) {
   const run = item.lastRun;
-  if (!run) return '—';
-  const when = formatTime(run.at);
-  if (run.outcome === 'skipped') return `${when}: skipped: previous batch running (${run.batchId})`;
+  const testid = `schedule-last-${item.id}`;
+  if (!run) return h('span', { testid }, '—');
+  const at = when(run.at);
+  const batchId = run.batchId ?? '';
+  if (run.outcome === 'skipped')
+    return h(
+      'span',
+      { testid },
+      at,
+      h('div', { class: 'sub' }, `skipped: previous batch ${shortId(batchId)} running`),
+    );
   if (run.outcome === 'failed')
-    return `${when}: failed: ${run.error?.code ?? 'ERROR'} ${run.error?.message ?? ''}`;
+    return h(
+      'span',
+      { testid },
+      at,
+      h('div', { class: 'sub' }, `failed: ${run.error?.code ?? 'ERROR'} ${run.error?.message ?? ''}`),
+    );
   const batch = run.batch;
-  if (!batch) return `${when}: ${run.batchId} (gone)`;
-  return `${when}: ${run.batchId} ${batch.state} (${batch.succeeded} succeeded, ${batch.failed} failed, ${batch.cancelled} cancelled of ${batch.total})`;
+  const link = h('a', { href: `#/batches/${encodeURIComponent(batchId)}`, title: batchId }, shortId(batchId));
+  if (!batch) return h('span', { testid }, at, h('div', { class: 'sub' }, link, ' (gone)'));
+  return h(
+    'span',
+    { testid, title: `${formatTime(run.at)}: ${batchId} ${batch.state}` },
+    at,
+    h('div', {}, link, ' ', batch.state),
+    h(
+      'div',
+      { class: 'sub' },
+      `${batch.succeeded} succeeded, ${batch.failed} failed, ${batch.cancelled} cancelled of ${batch.total}`,
+    ),
+  );
+}
+
+/** `batch_99a0bbe1-bc6e-…` → `batch_99a0bbe1`, the prefix the CLI accepts. */
+function shortId(/** @type {string} */ id) {
+  return id.replace(/^([a-z]+_[0-9a-f]{8})[0-9a-f-]*$/, '$1');
 }
 
 /**

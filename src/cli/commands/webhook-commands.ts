@@ -1,19 +1,22 @@
 // switchyard webhook …: webhooks (admin) — an http(s) URL told of batch ends,
 // new failures, changed facts, failed schedule runs and finished operations,
-// each delivery signed with a secret read from a file (never from argv), and
-// the deliveries with every attempt.
+// each delivery signed with a secret read from a file (never from argv): add,
+// edit, rotate-secret, list, remove. The deliveries, ping and redeliver are in
+// webhook-delivery-commands.ts.
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import { InvalidInputError } from '../../core/platform/index.js';
 import {
   checkWebhookSecret,
   checkWebhookUrl,
+  MAX_ROTATION_WINDOW_MS,
   parseWebhookEvents,
   WEBHOOK_EVENTS,
-  type DeliveryView,
 } from '../../core/work/notify/index.js';
 import { withBackend } from '../command-context.js';
 import { ago, emit, printTable, say } from '../output.js';
+import { durationIn } from '../parse.js';
+import { registerDeliveryCommands } from './webhook-delivery-commands.js';
 
 const asArgument =
   <T>(parse: (value: string) => T) =>
@@ -31,8 +34,49 @@ export function registerWebhookCommands(program: Command): void {
     .description('webhooks: signed HTTP notices of batch ends, new failures, changed facts (admin)')
     .addHelpText(
       'after',
-      '\nExamples:\n  switchyard webhook add --url https://ci.example/hook --events batch.finished,facts.changed --secret-file ./hook.secret\n  switchyard webhook list\n  switchyard webhook deliveries',
+      '\nExamples:\n  switchyard webhook add --url https://ci.example/hook --events batch.finished,facts.changed --secret-file ./hook.secret\n  switchyard webhook list\n  switchyard webhook ping wh_0123456789ab\n  switchyard webhook deliveries',
     );
+  registerAdd(webhook);
+  registerEdit(webhook);
+  registerRotateSecret(webhook);
+  registerListAndRemove(webhook);
+  registerDeliveryCommands(webhook);
+}
+
+/**
+ * The webhook's --url: the program's global --url takes it wherever it stands.
+ * `add` needs one, so any --url is the webhook's; for `edit` only one written
+ * after `edit` is (one before `webhook` stays the API's, or an edit would move
+ * the webhook to the API).
+ */
+function webhookUrl(options: { url?: string }, command: Command, onlyAfter?: string): string | undefined {
+  const program = command.parent!.parent!;
+  if (options.url !== undefined) return checkWebhookUrl(options.url);
+  const given = program.getOptionValue('url') as string | undefined;
+  if (given === undefined) return undefined;
+  if (onlyAfter !== undefined) {
+    const args = (program as Command & { rawArgs?: string[] }).rawArgs ?? [];
+    const at = args.indexOf(onlyAfter, args.indexOf('webhook') + 1);
+    const after = args.slice(at + 1).some((arg) => arg === '--url' || arg.startsWith('--url='));
+    if (at < 0 || !after) return undefined;
+  }
+  program.setOptionValue('url', undefined);
+  return checkWebhookUrl(given);
+}
+
+async function readSecretFile(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError(
+      `--secret-file ${JSON.stringify(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); put the secret in a file you can read`,
+    );
+  }
+  return checkWebhookSecret(text);
+}
+
+function registerAdd(webhook: Command): void {
   webhook
     .command('add')
     .description('add a webhook; each delivery carries X-Switchyard-Signature-256: sha256=<HMAC of the body>')
@@ -60,26 +104,15 @@ export function registerWebhookCommands(program: Command): void {
         options: { url?: string; events: string[]; plugin?: string; secretFile: string },
         command: Command,
       ) => {
-        const program = command.parent!.parent!;
-        const given = options.url ?? (program.getOptionValue('url') as string | undefined);
-        if (given === undefined)
+        const url = webhookUrl(options, command);
+        if (url === undefined)
           throw new InvalidInputError('webhook add needs --url <url>: where to POST the events');
-        const url = checkWebhookUrl(given);
-        program.setOptionValue('url', undefined);
         return withBackend(command, async ({ config, backend }) => {
-          let text: string;
-          try {
-            text = await readFile(options.secretFile, 'utf8');
-          } catch (error) {
-            throw new InvalidInputError(
-              `--secret-file ${JSON.stringify(options.secretFile)} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); put the secret in a file you can read`,
-            );
-          }
           const created = await backend.webhooks.add({
             url,
             events: options.events,
             ...(options.plugin ? { pluginId: options.plugin } : {}),
-            secret: checkWebhookSecret(text),
+            secret: await readSecretFile(options.secretFile),
           });
           emit(config.json, created, () =>
             say(`webhook ${created.id} added: ${created.events.join(', ')} → ${created.url}`),
@@ -87,6 +120,85 @@ export function registerWebhookCommands(program: Command): void {
         });
       },
     );
+}
+
+function registerEdit(webhook: Command): void {
+  webhook
+    .command('edit <id>')
+    .description("change a webhook's URL, events, or whether it is active (what is not given stays)")
+    .option('--url <url>', 'the new URL, http:// or https:// (here --url is not the API)')
+    .option(
+      '--events <names>',
+      `comma-separated, replacing the events: ${WEBHOOK_EVENTS.join(', ')}`,
+      asArgument((value) => parseWebhookEvents(value)),
+    )
+    .option('--active', 'deliver new events again')
+    .option(
+      '--inactive',
+      'deliver no new event (ping and redeliver still send); deliveries already queued go',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  switchyard webhook edit wh_0123456789ab --url https://ci.example/new-hook\n  switchyard webhook edit wh_0123456789ab --events batch.finished --inactive',
+    )
+    .action(
+      async (
+        id: string,
+        options: { url?: string; events?: string[]; active?: true; inactive?: true },
+        command: Command,
+      ) => {
+        const url = webhookUrl(options, command, 'edit');
+        if (options.active && options.inactive)
+          throw new InvalidInputError('give --active or --inactive, not both');
+        const active = options.active ? true : options.inactive ? false : undefined;
+        return withBackend(command, async ({ config, backend }) => {
+          const edited = await backend.webhooks.edit(id, {
+            ...(url !== undefined ? { url } : {}),
+            ...(options.events ? { events: options.events } : {}),
+            ...(active !== undefined ? { active } : {}),
+          });
+          emit(config.json, edited, () =>
+            say(
+              `webhook ${edited.id} ${edited.active ? 'active' : 'inactive'}: ${edited.events.join(', ')} → ${edited.url}`,
+            ),
+          );
+        });
+      },
+    );
+}
+
+function registerRotateSecret(webhook: Command): void {
+  webhook
+    .command('rotate-secret <id>')
+    .description(
+      'a new signing secret; for --window the old one signs too, in X-Switchyard-Signature-256-Previous',
+    )
+    .requiredOption('--secret-file <file>', 'a file holding the new secret (one line)')
+    .option(
+      '--window <duration>',
+      'how long the old secret stays valid: 0 (not at all) to 7d; default 24h',
+      durationIn(0, MAX_ROTATION_WINDOW_MS, '--window must be a duration from 0 to 7d, as 30m, 24h or 2d'),
+    )
+    .addHelpText(
+      'after',
+      '\nExample:\n  switchyard webhook rotate-secret wh_0123456789ab --secret-file ./new-hook.secret --window 2h',
+    )
+    .action(async (id: string, options: { secretFile: string; window?: number }, command: Command) =>
+      withBackend(command, async ({ config, backend }) => {
+        const secret = await readSecretFile(options.secretFile);
+        const rotated = await backend.webhooks.rotateSecret(id, secret, options.window);
+        emit(config.json, rotated, () =>
+          say(
+            rotated.previousSecretUntil
+              ? `webhook ${rotated.id}: new secret in force; the old one signs too (X-Switchyard-Signature-256-Previous) until ${rotated.previousSecretUntil}`
+              : `webhook ${rotated.id}: new secret in force; the old one no longer signs`,
+          ),
+        );
+      }),
+    );
+}
+
+function registerListAndRemove(webhook: Command): void {
   webhook
     .command('list')
     .description('all webhooks (never their secrets)')
@@ -96,11 +208,12 @@ export function registerWebhookCommands(program: Command): void {
         const hooks = await backend.webhooks.list();
         emit(config.json, hooks, () =>
           printTable(
-            ['ID', 'URL', 'EVENTS', 'PLUGIN', 'BY', 'CREATED'],
+            ['ID', 'URL', 'EVENTS', 'ACTIVE', 'PLUGIN', 'BY', 'CREATED'],
             hooks.map((hook) => [
               hook.id,
               hook.url,
               hook.events.join(','),
+              hook.active ? 'yes' : 'no',
               hook.pluginId ?? '*',
               hook.createdBy,
               ago(hook.createdAt) ?? hook.createdAt,
@@ -119,34 +232,4 @@ export function registerWebhookCommands(program: Command): void {
         emit(config.json, removed, () => say(`webhook ${removed.id} removed`));
       }),
     );
-  webhook
-    .command('deliveries [id]')
-    .description("the newest deliveries (of every webhook, or one's), each attempt's status and time")
-    .addHelpText('after', '\nExample:\n  switchyard webhook deliveries wh_0123456789ab --json')
-    .action(async (id: string | undefined, _options, command: Command) =>
-      withBackend(command, async ({ config, backend }) => {
-        const deliveries = await backend.webhooks.deliveries(id);
-        emit(config.json, deliveries, () =>
-          printTable(
-            ['DELIVERY', 'WEBHOOK', 'EVENT', 'STATE', 'ATTEMPTS', 'LAST', 'CREATED'],
-            deliveries.map((delivery) => [
-              delivery.deliveryId,
-              delivery.webhookId,
-              delivery.event,
-              delivery.state,
-              String(delivery.attempts.length),
-              lastAttempt(delivery),
-              ago(delivery.createdAt) ?? delivery.createdAt,
-            ]),
-          ),
-        );
-      }),
-    );
-}
-
-function lastAttempt(delivery: DeliveryView): string {
-  const last = delivery.attempts.at(-1);
-  if (!last) return '-';
-  const answer = last.statusCode !== undefined ? `HTTP ${last.statusCode}` : (last.error ?? 'no answer');
-  return `${answer} in ${last.durationMs} ms`;
 }

@@ -7,7 +7,7 @@ import ms from 'ms';
 import { EXPORT_FORMATS, BATCH_STATES, RESULT_STATUSES } from '../work/batches/index.js';
 import { MAX_LIST_LIMIT } from '../platform/index.js';
 import { OPERATION_FILTERS } from '../work/operations/index.js';
-import { WEBHOOK_EVENTS } from '../work/notify/index.js';
+import { MAX_ROTATION_WINDOW_MS, WEBHOOK_EVENTS } from '../work/notify/index.js';
 import { MAX_PAGE_LIMIT } from '../redis/index.js';
 import { MAX_EXPIRY_MS, ROLES } from '../access/index.js';
 import {
@@ -123,6 +123,22 @@ export const bodies = {
     events: z.array(z.enum(WEBHOOK_EVENTS)).min(1),
     pluginId: z.string().min(1).optional(),
     secret: z.string().min(1).max(1024).describe('the HMAC-SHA256 signing key; stored, never returned'),
+  }),
+  /** What is given changes; at least one. */
+  editWebhook: z.strictObject({
+    url: z.string().min(1).max(2048).optional(),
+    events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).optional(),
+    active: z.boolean().optional(),
+  }),
+  rotateWebhookSecret: z.strictObject({
+    secret: z.string().min(1).max(1024).describe('the new HMAC-SHA256 signing key; stored, never returned'),
+    previousValidForMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_ROTATION_WINDOW_MS)
+      .optional()
+      .describe('how long the old secret signs too (default 24 hours; 0: not at all)'),
   }),
   /** Cancels every running batch, or only those a schedule (id or name) started. */
   cancelBatches: z.strictObject({

@@ -20,8 +20,10 @@ import type { PluginDetail, PluginView } from '../plugins/index.js';
 import type { Project, ProjectListing, ScanReport } from '../projects/index.js';
 import type { QueueView, Schedule, ScheduleView } from '../work/upkeep/index.js';
 import {
+  DELIVERY_EVENTS,
   DELIVERY_STATES,
   WEBHOOK_EVENTS,
+  type DeliveryRecord,
   type DeliveryView,
   type WebhookView,
 } from '../work/notify/index.js';
@@ -460,13 +462,16 @@ export const webhookView: z.ZodType<WebhookView> = z.strictObject({
   pluginId: z.string().exactOptional().describe('only this plugin’s events'),
   createdAt: time,
   createdBy: z.string(),
+  active: z.boolean().describe('false: no new event is delivered to it (ping and redeliver still send)'),
+  previousSecretUntil: time
+    .exactOptional()
+    .describe('a rotated secret signs too (X-Switchyard-Signature-256-Previous) until then'),
 });
 export const removedWebhook = z.object({ id: z.string(), removed: z.literal(true) });
-/** One delivery of one event to one webhook, with every attempt. */
-export const deliveryView: z.ZodType<DeliveryView> = z.strictObject({
+const deliveryFields = {
   deliveryId: z.string().describe('also sent as X-Switchyard-Delivery'),
   webhookId: z.string(),
-  event: z.enum(WEBHOOK_EVENTS),
+  event: z.enum(DELIVERY_EVENTS).describe('an event, or ping (webhook ping)'),
   url: z.string(),
   createdAt: time,
   state: z.enum(DELIVERY_STATES),
@@ -476,8 +481,24 @@ export const deliveryView: z.ZodType<DeliveryView> = z.strictObject({
       durationMs: z.number().int(),
       statusCode: z.number().int().exactOptional(),
       error: z.string().exactOptional(),
+      response: z
+        .strictObject({
+          headers: z.record(z.string(), z.string()),
+          body: z.string().describe('the start of the body (2 KiB at most), control characters escaped'),
+          truncated: z.boolean(),
+        })
+        .exactOptional()
+        .describe("the receiver's answer: a few headers and the start of its body, redacted"),
     }),
   ),
+  redeliveryOf: z.string().exactOptional().describe('a redelivery: the delivery it sends again'),
+};
+/** One delivery of one event to one webhook, with every attempt. */
+export const deliveryView: z.ZodType<DeliveryView> = z.strictObject(deliveryFields);
+/** One delivery with the exact body that was signed and sent. */
+export const deliveryRecord: z.ZodType<DeliveryRecord> = z.strictObject({
+  ...deliveryFields,
+  body: z.string().describe('the JSON body exactly as signed and sent'),
 });
 
 /** One batch of a plugin's trend (GET /plugins/:id/trend). */

@@ -77,6 +77,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     webhooks: `${prefix}:webhooks`,
     /** Webhook id → its signing secret, apart from the views so no listing can carry it. */
     webhookSecrets: `${prefix}:webhook-secrets`,
+    /** Webhook id → the secret a rotation replaced and until when it still signs (JSON). */
+    webhookPreviousSecrets: `${prefix}:webhook-previous-secrets`,
     /** One delivery's record (JSON): event, body, state and every attempt. */
     webhookDelivery: (id: string) => `${prefix}:webhook-delivery:${id}`,
     /** Delivery ids by creation time: all of them, and one webhook's. */

@@ -5,6 +5,7 @@
 import {
   FRAME_HEADER as HEADER,
   LIMIT_NAMES,
+  POLICY,
   SPAWN_CONFINE,
   SPAWN_EXEC_FD,
   SPAWN_FILES,
@@ -192,20 +193,20 @@ function encodedPolicy(policy: KernelPolicy | undefined): { bytes: Buffer; count
 
 function policyEntries(policy: KernelPolicy): string[] {
   const entries = [
-    ...(policy.files?.read ?? []).map((path) => `read=${path}`),
-    ...(policy.files?.write ?? []).map((path) => `write=${path}`),
+    ...(policy.files?.read ?? []).map((path) => `${POLICY.read}${path}`),
+    ...(policy.files?.write ?? []).map((path) => `${POLICY.write}${path}`),
   ];
   const limits = policy.limits;
   if (limits) {
     entries.push(
-      `memory=${limits.memoryBytes}`,
-      `cpu=${limits.cpuSeconds}`,
-      `fsize=${limits.fileSizeBytes}`,
-      `nofile=${limits.openFiles}`,
-      `nproc=${limits.processes}`,
-      `disk=${limits.diskBytes}`,
+      `${POLICY.memory}${limits.memoryBytes}`,
+      `${POLICY.cpu}${limits.cpuSeconds}`,
+      `${POLICY.fsize}${limits.fileSizeBytes}`,
+      `${POLICY.nofile}${limits.openFiles}`,
+      `${POLICY.nproc}${limits.processes}`,
+      `${POLICY.disk}${limits.diskBytes}`,
     );
   }
-  if (policy.tmp) entries.push(`tmp=${policy.tmp}`);
+  if (policy.tmp) entries.push(`${POLICY.tmp}${policy.tmp}`);
   return entries;
 }

@@ -86,6 +86,28 @@ export const LIMIT_NAMES = {
   16: 'disk',
 } as const;
 
+/** SPAWN policy entries, `<key>=<value>` each (POLICY_* in native/protocol.h). */
+export const POLICY = {
+  /** A path the call may read (Landlock, SPAWN_FILES); one entry per path. */
+  read: 'read=',
+  /** A path the call may write (Landlock, SPAWN_FILES); one entry per path. */
+  write: 'write=',
+  /** Bytes of memory (SPAWN_LIMITS). */
+  memory: 'memory=',
+  /** CPU seconds (SPAWN_LIMITS). */
+  cpu: 'cpu=',
+  /** Bytes of the largest file written (SPAWN_LIMITS). */
+  fsize: 'fsize=',
+  /** Open files (SPAWN_LIMITS). */
+  nofile: 'nofile=',
+  /** Processes (SPAWN_LIMITS). */
+  nproc: 'nproc=',
+  /** Bytes of the call's tmpfs (SPAWN_ISOLATE). */
+  disk: 'disk=',
+  /** Where the call's tmpfs is mounted (SPAWN_ISOLATE). */
+  tmp: 'tmp=',
+} as const;
+
 /** The helper's exit codes (EXIT_* in native/protocol.h) by name. */
 export const HELPER_EXITS: Readonly<Record<number, string>> = {
   0: 'HOST_GONE',

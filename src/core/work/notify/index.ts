@@ -6,8 +6,18 @@ export { WebhookService } from './webhook-service.js';
 export {
   checkWebhookSecret,
   checkWebhookUrl,
+  DELIVERY_EVENTS,
   DELIVERY_STATES,
+  MAX_ROTATION_WINDOW_MS,
   parseWebhookEvents,
+  ROTATION_WINDOW_MS,
   WEBHOOK_EVENTS,
 } from './webhook-store.js';
-export type { DeliveryView, WebhookInput, WebhookView } from './webhook-store.js';
+export type {
+  DeliveryRecord,
+  DeliveryView,
+  ReceiverAnswer,
+  WebhookChanges,
+  WebhookInput,
+  WebhookView,
+} from './webhook-store.js';

@@ -5,14 +5,22 @@
 // first process to record a delivery (SET NX) produces it, so two processes
 // that both see a batch end send it once, and publishing again after a crash
 // between the record and its job adds the job then.
-// The body passes through the same redaction as every API body.
-import { createHash } from 'node:crypto';
+// The body passes through the same redaction as every API body. A ping (a
+// test event for one webhook) and a redelivery (a delivery's body sent again,
+// under a new delivery id) take the same path: a record, then a job.
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Queue } from 'bullmq';
 import { redactDeep } from '../../safety/index.js';
 import type { Keys } from '../../redis/index.js';
 import { NOTIFY_ATTEMPTS, NOTIFY_BACKOFF_MS } from './notify-job.js';
-import { WebhookStore, type WebhookEvent } from './webhook-store.js';
+import {
+  WebhookStore,
+  type DeliveryEvent,
+  type DeliveryRecord,
+  type WebhookEvent,
+  type WebhookView,
+} from './webhook-store.js';
 
 export interface NoticeOptions {
   /** Unique per event (e.g. the batch id): the event is produced once per key. */
@@ -46,6 +54,7 @@ export class Notifier implements Notices {
   async #hooksFor(event: WebhookEvent, pluginId: string | undefined) {
     return (await this.store.list()).filter(
       (hook) =>
+        hook.active &&
         hook.events.includes(event) &&
         (hook.pluginId === undefined || pluginId === undefined || hook.pluginId === pluginId),
     );
@@ -62,31 +71,74 @@ export class Notifier implements Notices {
     for (const hook of hooks) {
       // One delivery per event and webhook: its id is fixed by both, its record taken with SET NX.
       const deliveryId = `${digest}-${hook.id}`;
-      const body = JSON.stringify(redactDeep({ event, deliveryId, webhookId: hook.id, at, data }));
-      const created = await this.store.createDelivery({
-        deliveryId,
-        webhookId: hook.id,
-        event,
-        url: hook.url,
-        createdAt: at,
-        state: 'pending',
-        attempts: [],
-        body,
-      });
+      const created = await this.#record(deliveryId, hook, event, at, data);
       // Published again (a process died between the record and the job): a pending delivery's
       // job is added again — a no-op while BullMQ holds a job of that id; one that was delivered is not.
       if (!created && (await this.store.delivery(deliveryId))?.state !== 'pending') continue;
-      await this.queue.add(
-        event,
-        { deliveryId },
-        {
-          jobId: deliveryId,
-          attempts: NOTIFY_ATTEMPTS,
-          backoff: { type: 'exponential', delay: NOTIFY_BACKOFF_MS },
-        },
-      );
+      await this.#enqueue(event, deliveryId);
       if (created) enqueued += 1;
     }
     return enqueued;
   }
+
+  /** A `ping` for one webhook (active or not): the delivery, queued. */
+  async ping(hook: WebhookView): Promise<DeliveryRecord> {
+    const deliveryId = `${freshId()}-${hook.id}`;
+    const { id, url, events, active } = hook;
+    await this.#record(deliveryId, hook, 'ping', new Date().toISOString(), {
+      webhook: { id, url, events, active },
+    });
+    await this.#enqueue('ping', deliveryId);
+    return (await this.store.delivery(deliveryId))!;
+  }
+
+  /** `original`'s event and data sent again to its webhook (its URL and secrets now), under a new id. */
+  async redeliver(original: DeliveryRecord, hook: WebhookView): Promise<DeliveryRecord> {
+    const deliveryId = `${freshId()}-${hook.id}`;
+    const sent = JSON.parse(original.body) as { at: string; data: Record<string, unknown> };
+    await this.#record(deliveryId, hook, original.event, sent.at, sent.data, original.deliveryId);
+    await this.#enqueue(original.event, deliveryId);
+    return (await this.store.delivery(deliveryId))!;
+  }
+
+  #record(
+    deliveryId: string,
+    hook: WebhookView,
+    event: DeliveryEvent,
+    at: string,
+    data: Record<string, unknown>,
+    redeliveryOf?: string,
+  ): Promise<boolean> {
+    const extra = redeliveryOf ? { redeliveryOf } : {};
+    const body = JSON.stringify(redactDeep({ event, deliveryId, webhookId: hook.id, ...extra, at, data }));
+    return this.store.createDelivery({
+      deliveryId,
+      webhookId: hook.id,
+      event,
+      url: hook.url,
+      // A redelivery is made now; its body keeps the event's time.
+      createdAt: redeliveryOf ? new Date().toISOString() : at,
+      state: 'pending',
+      attempts: [],
+      body,
+      ...extra,
+    });
+  }
+
+  #enqueue(event: DeliveryEvent, deliveryId: string) {
+    return this.queue.add(
+      event,
+      { deliveryId },
+      {
+        jobId: deliveryId,
+        attempts: NOTIFY_ATTEMPTS,
+        backoff: { type: 'exponential', delay: NOTIFY_BACKOFF_MS },
+      },
+    );
+  }
+}
+
+/** A delivery id's random part, as long as an event digest. */
+function freshId(): string {
+  return randomBytes(8).toString('hex');
 }

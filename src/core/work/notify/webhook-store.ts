@@ -2,6 +2,8 @@
 // secret live in two hashes, so nothing that lists or shows webhooks can
 // carry the secret; a delivery is one JSON record (event, the exact body that
 // is signed and sent, its state and every attempt), listed newest first.
+// A rotated secret keeps signing, beside the new one, until its window ends
+// (a third hash), so a receiver can move to the new secret without a gap.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { InvalidInputError, NotFoundError } from '../../platform/index.js';
@@ -15,6 +17,9 @@ export const WEBHOOK_EVENTS = [
   'operation.finished',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+/** What a delivery carries: an event, or `ping` (`webhook ping`: a test no webhook subscribes to). */
+export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, 'ping'] as const;
+export type DeliveryEvent = (typeof DELIVERY_EVENTS)[number];
 
 /** What `webhook list` and GET /webhooks show: never the secret. */
 export interface WebhookView {
@@ -25,7 +30,28 @@ export interface WebhookView {
   pluginId?: string;
   createdAt: string;
   createdBy: string;
+  /** False: no new event is produced for it (`webhook edit --inactive`); ping and redeliver still send. */
+  active: boolean;
+  /** Until when the secret a rotation replaced still signs too (X-Switchyard-Signature-256-Previous). */
+  previousSecretUntil?: string;
 }
+
+/** What `webhook edit` changes; what is not given stays. */
+export interface WebhookChanges {
+  url?: string;
+  events?: readonly string[];
+  active?: boolean;
+}
+
+/** The secrets that sign a delivery now: the current one, and a rotated one within its window. */
+export interface SigningSecrets {
+  current: string;
+  previous?: string;
+}
+
+/** How long a rotated secret keeps signing by default, and at most. */
+export const ROTATION_WINDOW_MS = 24 * 3600_000;
+export const MAX_ROTATION_WINDOW_MS = 7 * 24 * 3600_000;
 
 export interface WebhookInput {
   url: string;
@@ -41,6 +67,16 @@ export interface DeliveryAttempt {
   statusCode?: number;
   /** Why the attempt failed (timeout, connection, a non-2xx answer). */
   error?: string;
+  /** What the receiver answered, bounded and made safe (webhook-answer.ts). */
+  response?: ReceiverAnswer;
+}
+
+/** A receiver's answer as stored: a few headers and the start of its body, escaped and redacted. */
+export interface ReceiverAnswer {
+  headers: Record<string, string>;
+  body: string;
+  /** True when the body was longer than what is kept. */
+  truncated: boolean;
 }
 
 export const DELIVERY_STATES = ['pending', 'retrying', 'delivered', 'failed', 'dropped'] as const;
@@ -49,11 +85,13 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export interface DeliveryView {
   deliveryId: string;
   webhookId: string;
-  event: WebhookEvent;
+  event: DeliveryEvent;
   url: string;
   createdAt: string;
   state: DeliveryState;
   attempts: DeliveryAttempt[];
+  /** A redelivery: the delivery whose body it sends again (`webhook redeliver`). */
+  redeliveryOf?: string;
 }
 
 /** The stored record: the view and the body every attempt sends (signed as is). */
@@ -125,6 +163,7 @@ export class WebhookStore {
       ...(input.pluginId ? { pluginId: input.pluginId } : {}),
       createdAt: new Date().toISOString(),
       createdBy: actor,
+      active: true,
     };
     const secret = checkWebhookSecret(input.secret);
     await this.redis
@@ -138,7 +177,7 @@ export class WebhookStore {
   async list(): Promise<WebhookView[]> {
     const all = await this.redis.hvals(this.keys.webhooks);
     return all
-      .map((raw) => JSON.parse(raw) as WebhookView)
+      .map(parseView)
       .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   }
 
@@ -146,7 +185,46 @@ export class WebhookStore {
     const raw = await this.redis.hget(this.keys.webhooks, id);
     if (!raw)
       throw new NotFoundError(`unknown webhook ${JSON.stringify(id)} (webhook list shows the known ones)`);
-    return JSON.parse(raw) as WebhookView;
+    return parseView(raw);
+  }
+
+  /** Changes the URL, the events or whether it is active; checked as `add` checks them. */
+  async edit(id: string, changes: WebhookChanges): Promise<WebhookView> {
+    const view = await this.get(id);
+    if (changes.url === undefined && changes.events === undefined && changes.active === undefined)
+      throw new InvalidInputError('nothing to change: give --url, --events, --active or --inactive');
+    const edited: WebhookView = {
+      ...view,
+      ...(changes.url !== undefined ? { url: checkWebhookUrl(changes.url) } : {}),
+      ...(changes.events !== undefined ? { events: parseWebhookEvents(changes.events) } : {}),
+      ...(changes.active !== undefined ? { active: changes.active } : {}),
+    };
+    await this.redis.hset(this.keys.webhooks, id, JSON.stringify(edited));
+    return edited;
+  }
+
+  /** A new signing secret; the old one signs too for `windowMs` (0: no longer at all). */
+  async rotateSecret(id: string, secret: string, windowMs: number): Promise<WebhookView> {
+    const view = await this.get(id);
+    const next = checkWebhookSecret(secret);
+    if (!Number.isInteger(windowMs) || windowMs < 0 || windowMs > MAX_ROTATION_WINDOW_MS)
+      throw new InvalidInputError(
+        `the window the old secret stays valid must be from 0 to ${MAX_ROTATION_WINDOW_MS / 3600_000} hours`,
+      );
+    const old = await this.redis.hget(this.keys.webhookSecrets, id);
+    const { previousSecretUntil: _was, ...rest } = view;
+    const until = new Date(Date.now() + windowMs).toISOString();
+    const rotated: WebhookView =
+      windowMs > 0 && old !== null ? { ...rest, previousSecretUntil: until } : rest;
+    const write = this.redis
+      .multi()
+      .hset(this.keys.webhooks, id, JSON.stringify(rotated))
+      .hset(this.keys.webhookSecrets, id, next);
+    if (rotated.previousSecretUntil)
+      write.hset(this.keys.webhookPreviousSecrets, id, JSON.stringify({ secret: old, until }));
+    else write.hdel(this.keys.webhookPreviousSecrets, id);
+    await write.exec();
+    return rotated;
   }
 
   async remove(id: string): Promise<WebhookView> {
@@ -155,14 +233,23 @@ export class WebhookStore {
       .multi()
       .hdel(this.keys.webhooks, id)
       .hdel(this.keys.webhookSecrets, id)
+      .hdel(this.keys.webhookPreviousSecrets, id)
       .del(this.keys.webhookDeliveriesOf(id))
       .exec();
     return view;
   }
 
-  /** The signing secret; only the delivery reads it. */
-  secretOf(id: string): Promise<string | null> {
-    return this.redis.hget(this.keys.webhookSecrets, id);
+  /** The secrets that sign now (null: the webhook is gone); only the delivery reads them. */
+  async secretsOf(id: string, now = Date.now()): Promise<SigningSecrets | null> {
+    const [current, previous] = await this.redis
+      .multi()
+      .hget(this.keys.webhookSecrets, id)
+      .hget(this.keys.webhookPreviousSecrets, id)
+      .exec()
+      .then((replies) => (replies ?? []).map(([, value]) => value as string | null));
+    if (!current) return null;
+    const old = previous ? (JSON.parse(previous) as { secret: string; until: string }) : undefined;
+    return old && Date.parse(old.until) > now ? { current, previous: old.secret } : { current };
   }
 
   /** Records a new delivery; false when a record of that id exists already. */
@@ -191,6 +278,16 @@ export class WebhookStore {
     return raw ? (JSON.parse(raw) as DeliveryRecord) : undefined;
   }
 
+  /** One delivery, or a NotFoundError naming where the known ones are. */
+  async deliveryOrFail(deliveryId: string): Promise<DeliveryRecord> {
+    const record = await this.delivery(deliveryId);
+    if (!record)
+      throw new NotFoundError(
+        `unknown delivery ${JSON.stringify(deliveryId)} (webhook deliveries shows the newest; records are kept 14 days)`,
+      );
+    return record;
+  }
+
   /** Appends one attempt and sets the state (one job at a time handles a delivery). */
   async recordAttempt(deliveryId: string, attempt: DeliveryAttempt | undefined, state: DeliveryState) {
     const record = await this.delivery(deliveryId);
@@ -213,4 +310,13 @@ export class WebhookStore {
       return [view];
     });
   }
+}
+
+/** A stored view; one stored before `active` existed is active; a rotation window that ended is not shown. */
+function parseView(raw: string): WebhookView {
+  const { previousSecretUntil, ...view } = JSON.parse(raw) as Omit<WebhookView, 'active'> & {
+    active?: boolean;
+  };
+  const rotating = previousSecretUntil !== undefined && Date.parse(previousSecretUntil) > Date.now();
+  return { ...view, active: view.active ?? true, ...(rotating ? { previousSecretUntil } : {}) };
 }
