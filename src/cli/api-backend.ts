@@ -75,8 +75,10 @@ export function apiBackend(api: Transport): Backend {
       remove: (projectId) => call(routes.removeProject, id(projectId)),
     },
     work: {
-      createBatch: (pluginId, selection) =>
-        call(routes.createBatch, { body: { pluginId, projects: selection } }),
+      createBatch: (pluginId, selection, priority) =>
+        call(routes.createBatch, {
+          body: { pluginId, projects: selection, ...(priority ? { priority } : {}) },
+        }),
       // A whole id needs no round trip; anything else the api resolves.
       resolveBatch: async (ref, scope = {}) =>
         !needsResolving(ref, 'batch_')
@@ -282,6 +284,8 @@ export function apiBackend(api: Transport): Backend {
         const { revoked: _revoked, ...token } = await call(routes.revokeToken, id(idOrName));
         return token;
       },
+      teams: () => call(routes.listTeams),
+      setTeam: (team, weight) => call(routes.setTeam, { params: { team }, body: { weight } }),
     },
   };
   return backend;

@@ -3,7 +3,7 @@
 // process locally (the local OS user is the actor), HTTP remotely (the token
 // is the actor). Both return the same view objects and raise errors with the
 // same codes and exit status.
-import type { AuditEntry, AuditQuery, TokenView } from '../core/access/index.js';
+import type { AuditEntry, AuditQuery, TeamView, TokenView } from '../core/access/index.js';
 import type {
   BatchDiff,
   FleetQuery,
@@ -12,6 +12,7 @@ import type {
   ExportFormat,
   BatchQuery,
   BatchView,
+  Priority,
   ProjectSelection,
 } from '../core/work/batches/index.js';
 import type { OperationQuery, OperationView, OperationRequest } from '../core/work/operations/index.js';
@@ -76,7 +77,7 @@ export interface Backend {
     remove(id: string): Promise<Project>;
   };
   work: {
-    createBatch(pluginId: string, selection: ProjectSelection): Promise<BatchView>;
+    createBatch(pluginId: string, selection: ProjectSelection, priority?: Priority): Promise<BatchView>;
     /** The batch id `ref` names: whole, a unique prefix, latest~N (of the plugin); id-refs.ts. */
     resolveBatch(ref: string, scope?: { pluginId?: string }): Promise<string>;
     getBatch(batchId: string): Promise<BatchView>;
@@ -163,7 +164,13 @@ export interface Backend {
   };
   tokens: {
     list(): Promise<TokenView[]>;
-    create(name: string, role: string, options: { expiresInMs?: number }): Promise<CreatedToken>;
+    create(
+      name: string,
+      role: string,
+      options: { expiresInMs?: number; team?: string },
+    ): Promise<CreatedToken>;
     revoke(idOrName: string): Promise<TokenView>;
+    teams(): Promise<TeamView[]>;
+    setTeam(team: string, weight: number): Promise<TeamView>;
   };
 }

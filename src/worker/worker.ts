@@ -5,7 +5,7 @@
 import { reconnectWorker, watchPulling } from './pull-watchdog.js';
 import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { batchCancelMessage } from '../core/work/batches/index.js';
+import { RECONCILE_EVERY_MS, batchCancelMessage, inspectJobSchema } from '../core/work/batches/index.js';
 import { healthJobSchema, maintenanceJobSchema } from '../core/work/upkeep/index.js';
 import {
   REPORT_EVERY_MS,
@@ -15,7 +15,7 @@ import {
 } from '../core/plugins/index.js';
 import { ABORT_REASONS, ConfinementUnavailableError, FinalJobError } from '../core/platform/index.js';
 import { containment } from '../core/supervision/index.js';
-import { QUEUE_NAMES, inspectJobSchema, duplicateRedis } from '../core/redis/index.js';
+import { QUEUE_NAMES, duplicateRedis } from '../core/redis/index.js';
 import {
   operateJobSchema,
   operationActivityMessage,
@@ -134,16 +134,41 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
   // A job whose lock is about to lapse unrenewed (Redis out of reach) has its call killed first.
   const onLapse = (queue: string) => (jobId: string) =>
     log('job-lock-lapsing', { queue, job: jobId, error: 'lock not renewed; the call was killed' });
+  // The fair queue (fair-queue.ts): a slice's job that ended for good gives its place in the buffer to the next.
+  const { fair } = batches;
+  const refill = () =>
+    void fair.fill().catch((error: Error) => log('fair-fill-failed', { error: error.message }));
+  const sliceEnded = async (
+    data: { batchId: string; start?: number | undefined },
+    jobId: string | undefined,
+    givenBack?: { start: number; count: number },
+  ) => {
+    if (data.start === undefined || jobId === undefined) return; // FIFO order: no slice record
+    await fair.sliceEnded(data.batchId, jobId, givenBack);
+    refill();
+  };
   const inspectWorker: LockWatchedWorker = new LockWatchedWorker(
     QUEUE_NAMES.inspect,
     processorOf(
       () => inspectWorker,
-      async (job, _token, signal) =>
-        inspections.runJob(parseOrFail(inspectJobSchema, job.data), {
-          firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
-          finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
-          signal,
-        }),
+      async (job, _token, signal) => {
+        const data = parseOrFail(inspectJobSchema, job.data);
+        const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        // A slice whose worker is killed must not keep its place in the fair buffer (fair-pick.lua).
+        if (data.start !== undefined && job.id !== undefined) await fair.taken(job.id, identity);
+        try {
+          const done = await inspections.runJob(data, {
+            firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
+            finalAttempt,
+            signal,
+          });
+          await sliceEnded(data, job.id, done.givenBack);
+          return done;
+        } catch (error) {
+          if (error instanceof FinalJobError) await sliceEnded(data, job.id).catch(() => {});
+          throw error;
+        }
+      },
     ),
     { ...common, concurrency: options.concurrency, maxStalledCount: MAX_STALLS },
     onLapse(QUEUE_NAMES.inspect),
@@ -155,6 +180,8 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       () => operateWorker,
       async (job, token, signal) => {
         const { operationId } = parseOrFail(operateJobSchema, job.data);
+        // The requesters' turns move on (operation-turns.ts); a job taken again changes nothing.
+        await runtime.operations.turnTaken(job.opts.priority);
         const outcome = await operations.run(operationId, {
           attemptsMade: job.attemptsMade,
           attempts: job.opts.attempts ?? 1,
@@ -210,7 +237,9 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     });
   onStalledOut(stallEvents[0], async (jobId) => {
     const data = inspectJobSchema.safeParse((await queues.inspect.getJob(jobId))?.data);
-    if (data.success) await inspections.endStalled(data.data, MAX_STALLS);
+    if (!data.success) return;
+    await inspections.endStalled(data.data, MAX_STALLS);
+    await sliceEnded(data.data, jobId);
   });
   onStalledOut(stallEvents[1], (jobId) => operations.endStalled(jobId, MAX_STALLS));
 
@@ -222,6 +251,18 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     );
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  // This worker's slots size the fair queue's buffer; each second it also repairs and fills it.
+  const reconcile = async () => {
+    await fair.heartbeat(identity, options.concurrency);
+    const { repaired } = await fair.reconcile();
+    if (repaired > 0) log('fair-slices-repaired', { repaired });
+  };
+  await reconcile().catch((error: Error) => log('fair-reconcile-failed', { error: error.message }));
+  const reconciling = setInterval(
+    () => void reconcile().catch((error: Error) => log('fair-reconcile-failed', { error: error.message })),
+    RECONCILE_EVERY_MS,
+  );
+  reconciling.unref();
   // After a Redis failover a worker can stay connected but stop pulling: it watches itself.
   const watchdog = watchPulling(workers, reconnectWorker, { stallMs: options.pullStallMs ?? 15_000, log });
   log('worker-ready', { identity, concurrency: options.concurrency });
@@ -232,6 +273,8 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
       await watchdog.stop();
       clearInterval(reporting);
       clearInterval(rolloutSweep);
+      clearInterval(reconciling);
+      await fair.withdraw(identity).catch(() => {});
       await withdrawConfinement(redis, keys, identity).catch(() => {});
       await Promise.all(workers.map((worker) => worker.pause(true)));
       priority.close();

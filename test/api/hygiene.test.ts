@@ -198,6 +198,8 @@ const ROUTES: [string, string, unknown?][] = [
   ['DELETE', '/api/v1/schedules/s'],
   ['GET', '/api/v1/audit'],
   ['GET', '/api/v1/queue'],
+  ['GET', '/api/v1/teams'],
+  ['POST', '/api/v1/teams/t', { weight: 2 }],
   ['GET', '/api/v1/tokens'],
   ['POST', '/api/v1/tokens', { name: 'x', role: 'viewer' }],
   ['DELETE', '/api/v1/tokens/t'],

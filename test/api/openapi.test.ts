@@ -333,7 +333,15 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     );
     await checked('DELETE', `${P}/webhooks/{id}`, `${P}/webhooks/${hook.json.id}`);
 
-    // The queue's view.
+    // The fair share's teams and the queue's view.
+    const team = await checked<{ team: string; weight: number }>(
+      'POST',
+      `${P}/teams/{team}`,
+      `${P}/teams/openapi-team`,
+      { body: { weight: 3 } },
+    );
+    expect(team.json).toMatchObject({ team: 'openapi-team', weight: 3 });
+    await checked('GET', `${P}/teams`, `${P}/teams`);
     await checked('GET', `${P}/queue`, `${P}/queue`);
 
     // Every documented route was called at least once.

@@ -9,7 +9,7 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PluginStore } from '../../src/core/plugins/plugin-store.js';
-import { projectsPerJob } from '../../src/core/redis/queues.js';
+import { projectsPerJob } from '../../src/core/work/batches/inspect-jobs.js';
 import type { Installation } from '../support/workers.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import { ACTOR, PLUGIN_ID, readLines, startWorker, untilBatchFinished, waitFor } from '../support/workers.js';

@@ -12,7 +12,12 @@ import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
 
 export function registerBatchRoutes({ route }: RouteKit, { runtime, streams }: ApiDeps) {
   const { batches } = runtime;
-  route(routes.createBatch, ({ body, actor }) => batches.create(body.pluginId, body.projects, actor));
+  route(routes.createBatch, ({ body, actor }, request) =>
+    batches.create(body.pluginId, body.projects, actor, {
+      ...(body.priority ? { priority: body.priority } : {}),
+      ...(request.token ? { role: request.token.role } : {}),
+    }),
+  );
   route(routes.listBatches, async ({ query }) => {
     const page = await batches.list(withoutUndefined(query));
     return { ...page, items: page.items.map(withoutResults) };

@@ -7,9 +7,12 @@ import type { ApiDeps, RouteKit } from '../route-kit.js';
 export function registerScheduleRoutes({ route }: RouteKit, { runtime }: ApiDeps) {
   const { schedules } = runtime;
   route(routes.listSchedules, () => schedules.list());
-  route(routes.addSchedule, ({ body, actor }) => schedules.add(withoutUndefined(body), actor));
-  route(routes.editSchedule, ({ params, body, actor }) =>
-    schedules.edit(params.id, withoutUndefined(body), actor),
+  // The token's role decides whether `priority: high` is allowed (none: the local OS user).
+  route(routes.addSchedule, ({ body, actor }, request) =>
+    schedules.add(withoutUndefined(body), actor, request.token?.role),
+  );
+  route(routes.editSchedule, ({ params, body, actor }, request) =>
+    schedules.edit(params.id, withoutUndefined(body), actor, request.token?.role),
   );
   route(routes.pauseSchedule, ({ params, actor }) => schedules.setPaused(params.id, true, actor));
   route(routes.resumeSchedule, ({ params, actor }) => schedules.setPaused(params.id, false, actor));

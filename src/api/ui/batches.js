@@ -3,7 +3,7 @@
 // filtered and paged; one batch's page is batch-page.js.
 import { get, post } from './api.js';
 import { navigate } from './router.js';
-import { can, currentUser, needsRole } from './session.js';
+import { can, currentUser, needsRole, prioritySelect } from './session.js';
 import { badge, busy, errorBox, field, h, isolatedText, table, when } from './dom.js';
 import { projectPicker } from './project-picker.js';
 
@@ -85,6 +85,7 @@ export async function batchesView(container, { signal }) {
       ? startForm(
           plugins.filter((p) => p.enabled),
           projects,
+          user,
         )
       : needsRole(user, 'operator', 'Starting a batch', 'batch-start-needs-role'),
     h(
@@ -102,8 +103,9 @@ export async function batchesView(container, { signal }) {
 /**
  * @param {AnswerOf<'listPlugins'>} plugins the enabled ones
  * @param {AnswerOf<'listProjects'>} projects
+ * @param {import('./session.js').Me} user
  */
-function startForm(plugins, projects) {
+function startForm(plugins, projects, user) {
   const errors = errorBox('batch-start-error');
   const plugin = h(
     'select',
@@ -126,6 +128,7 @@ function startForm(plugins, projects) {
     testid: 'batch-some',
   });
   const pick = projectPicker(projects, { disabled: true });
+  const priority = prioritySelect(user, 'batch-priority');
   const sync = () => pick.setDisabled(!some.checked);
   all.addEventListener('change', sync);
   some.addEventListener('change', sync);
@@ -155,6 +158,7 @@ function startForm(plugins, projects) {
       ),
       pick.el,
     ),
+    field('Priority in the queue', priority),
     h('div', { class: 'actions' }, button),
     errors.el,
   );
@@ -168,6 +172,7 @@ function startForm(plugins, projects) {
     void busy(button, errors, async () => {
       /** @type {BodyIn<typeof routes.createBatch>} */
       const body = { pluginId: plugin.value, projects: some.checked ? chosen : 'all' };
+      if (priority.value !== 'normal') body.priority = /** @type {'high' | 'low'} */ (priority.value);
       /** @type {AnswerOf<'createBatch'>} */
       const batch = await post('/batches', body);
       navigate(`#/batches/${encodeURIComponent(batch.batchId)}`);

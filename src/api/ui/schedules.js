@@ -6,7 +6,7 @@
 import { del, get, post } from './api.js';
 import { flash, rerender } from './router.js';
 import { busy, errorBox, field, formatDuration, formatTime, h, table, when } from './dom.js';
-import { can, currentUser, needsRole } from './session.js';
+import { can, currentUser, needsRole, prioritySelect } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
 /** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
@@ -40,7 +40,10 @@ export async function schedulesView(container, { signal }) {
   const listErrors = errorBox('schedules-error');
   container.append(
     operator
-      ? addForm(plugins.filter((plugin) => plugin.enabled))
+      ? addForm(
+          plugins.filter((plugin) => plugin.enabled),
+          user,
+        )
       : needsRole(user, 'operator', 'Adding, pausing or removing a schedule', 'schedule-needs-operator'),
     listErrors.el,
     h(
@@ -145,8 +148,11 @@ function shortId(/** @type {string} */ id) {
   return id.replace(/^([a-z]+_[0-9a-f]{8})[0-9a-f-]*$/, '$1');
 }
 
-/** @param {Plugin[]} plugins the enabled ones */
-function addForm(plugins) {
+/**
+ * @param {Plugin[]} plugins the enabled ones
+ * @param {import('./session.js').Me} user
+ */
+function addForm(plugins, user) {
   const errors = errorBox('schedule-add-error');
   const plugin = h(
     'select',
@@ -165,6 +171,7 @@ function addForm(plugins) {
     h('option', { value: '' }, '— use the cron pattern —'),
     EVERY.map(([label, ms]) => h('option', { value: String(ms) }, label)),
   );
+  const priority = prioritySelect(user, 'schedule-priority');
   const button = h('button', { type: 'submit', class: 'primary', testid: 'schedule-add' }, 'Add schedule');
   const form = h(
     'form',
@@ -178,6 +185,7 @@ function addForm(plugins) {
       field('Projects', projects, 'Project ids separated by commas; empty means every trusted project.'),
       field('Cron pattern', cron, 'minute hour day month weekday'),
       field('Or an interval', every),
+      field('Priority in the queue', priority),
     ),
     h('div', { class: 'actions' }, button),
     errors.el,
@@ -192,6 +200,7 @@ function addForm(plugins) {
     const body = { pluginId: plugin.value, projects: ids.length > 0 ? ids : 'all' };
     if (every.value) body.everyMs = Number(every.value);
     else body.cron = cron.value.trim();
+    if (priority.value !== 'normal') body.priority = /** @type {'high' | 'low'} */ (priority.value);
     void busy(button, errors, async () => {
       /** @type {AnswerOf<'addSchedule'>} */
       const created = await post('/schedules', body);

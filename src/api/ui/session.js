@@ -67,3 +67,21 @@ export function needsRole(user, needed, action, testid) {
     `${action} needs the ${needed} role; token ${user.name} has ${user.role}.`,
   );
 }
+
+/**
+ * The fair queue's class of new work (docs/CLI.md "Fair share"): high is offered only to an admin, as the api allows.
+ * @param {Me} user
+ * @param {string} testid
+ * @returns {HTMLSelectElement}
+ */
+export function prioritySelect(user, testid) {
+  return /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { testid },
+      h('option', { value: 'normal', selected: true }, 'normal'),
+      h('option', { value: 'low' }, 'low: after normal work'),
+      can(user, 'admin') ? h('option', { value: 'high' }, 'high: before normal work (admin)') : null,
+    )
+  );
+}

@@ -1,7 +1,13 @@
 // switchyard inspect / batch show / batch list: inspection batches (docs/CLI.md
 // "Work"); batch cancel, retry, diff and export are in batch-commands.ts.
 import type { Command } from 'commander';
-import { BATCH_STATES, isBatchOver, withoutResults, type BatchState } from '../../core/work/batches/index.js';
+import {
+  BATCH_STATES,
+  checkPriority,
+  isBatchOver,
+  withoutResults,
+  type BatchState,
+} from '../../core/work/batches/index.js';
 import { InvalidInputError } from '../../core/platform/index.js';
 import { checkLabels } from '../../core/projects/index.js';
 import { MAX_PAGE_LIMIT } from '../../core/redis/index.js';
@@ -30,6 +36,10 @@ export function registerInspectCommands(program: Command): void {
     .option('--all', 'every trusted project')
     .option('--label <label>', 'every project with this label (chosen when the batch is created)')
     .option('--no-wait', 'print the batch at once instead of following it')
+    .option(
+      '--priority <class>',
+      'high, normal (default) or low: its class in the fair queue (high: admin tokens only)',
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  switchyard inspect fixture-inspector --all\n  switchyard inspect fixture-inspector shop blog --json\n  switchyard inspect fixture-inspector --label web',
@@ -38,7 +48,7 @@ export function registerInspectCommands(program: Command): void {
       async (
         pluginId: string,
         projects: string[],
-        options: { all?: boolean; label?: string; wait: boolean },
+        options: { all?: boolean; label?: string; wait: boolean; priority?: string },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -53,7 +63,9 @@ export function registerInspectCommands(program: Command): void {
               : options.all
                 ? 'all'
                 : projects;
-          const batch = await backend.work.createBatch(pluginId, selection);
+          const priority =
+            options.priority === undefined ? undefined : checkPriority(options.priority, undefined);
+          const batch = await backend.work.createBatch(pluginId, selection, priority);
           await finishBatch(backend.work, batch, config.json, options.wait);
         }),
     );

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import ms from 'ms';
 import { InvalidInputError } from '../../core/platform/index.js';
+import { checkPriority } from '../../core/work/batches/index.js';
 import { checkLabels } from '../../core/projects/index.js';
 import type { ScheduleChanges, ScheduleProjects, ScheduleView } from '../../core/work/upkeep/index.js';
 import { withBackend } from '../command-context.js';
@@ -14,6 +15,12 @@ const EVERY_HELP =
   'interval: 30s, 15m, 2h (a bare number is milliseconds), at least the host minimum (1m unless SWITCHYARD_SCHEDULE_MIN_INTERVAL says otherwise); the first batch starts at once';
 const CRON_HELP = 'cron pattern, e.g. "0 3 * * *"; it may not run more often than the host minimum';
 const NAME_HELP = 'a unique name, usable wherever an id is (default: <plugin>-<project>, numbered if taken)';
+const PRIORITY_HELP =
+  "high, normal (default) or low: its batches' class in the fair queue (high: admin tokens only)";
+
+/** --priority checked here (the role rule is the api's): undefined when not given. */
+const priorityOf = (value: string | undefined) =>
+  value === undefined ? {} : { priority: checkPriority(value, undefined) };
 
 export function registerScheduleCommands(program: Command): void {
   const schedule = program
@@ -33,6 +40,7 @@ export function registerScheduleCommands(program: Command): void {
     .option('--every <duration>', EVERY_HELP, durationFrom('--every', 0))
     .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
     .option('--name <name>', NAME_HELP)
+    .option('--priority <class>', PRIORITY_HELP)
     .addHelpText(
       'after',
       '\nExamples:\n  switchyard schedule add fixture-inspector --all --cron "0 3 * * *"\n  switchyard schedule add go-inspector --label go --cron "0 2 * * *" --name go-nightly\n  switchyard schedule add fixture-inspector shop blog --every 1h --name shop-hourly',
@@ -41,7 +49,14 @@ export function registerScheduleCommands(program: Command): void {
       async (
         pluginId: string,
         projects: string[],
-        options: { all?: boolean; label?: string; every?: number; cron?: string; name?: string },
+        options: {
+          all?: boolean;
+          label?: string;
+          every?: number;
+          cron?: string;
+          name?: string;
+          priority?: string;
+        },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -51,6 +66,7 @@ export function registerScheduleCommands(program: Command): void {
             ...(options.every !== undefined ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
             ...(options.name ? { name: options.name } : {}),
+            ...priorityOf(options.priority),
           });
           emit(config.json, created, () => say(`schedule ${created.id} added (name ${created.name})`));
         }),
@@ -70,7 +86,7 @@ export function registerScheduleCommands(program: Command): void {
               item.name,
               item.pluginId,
               projectsText(item.projects),
-              `${item.pausedAt ? 'paused: ' : ''}${item.cron ?? `every ${ms(item.everyMs!)}`}`,
+              `${item.pausedAt ? 'paused: ' : ''}${item.cron ?? `every ${ms(item.everyMs!)}`}${item.priority ? ` (${item.priority})` : ''}`,
               item.pausedAt ? '-' : (ago(item.nextRunAt) ?? '-'),
               lastRunText(item),
               item.createdBy,
@@ -87,15 +103,23 @@ export function registerScheduleCommands(program: Command): void {
     .option('--every <duration>', EVERY_HELP, durationFrom('--every', 0))
     .option('--cron <pattern>', CRON_HELP, cronPattern('--cron'))
     .option('--name <name>', 'a new unique name')
+    .option('--priority <class>', PRIORITY_HELP)
     .addHelpText(
       'after',
-      '\nAn interval replaces a cron pattern and the other way round; what is not given stays.\n\nExample:\n  switchyard schedule edit nightly --cron "0 4 * * *"',
+      '\nAn interval replaces a cron pattern and the other way round; --priority normal removes a class; what is not given stays.\n\nExample:\n  switchyard schedule edit nightly --cron "0 4 * * *"',
     )
     .action(
       async (
         idOrName: string,
         projects: string[],
-        options: { all?: boolean; label?: string; every?: number; cron?: string; name?: string },
+        options: {
+          all?: boolean;
+          label?: string;
+          every?: number;
+          cron?: string;
+          name?: string;
+          priority?: string;
+        },
         command: Command,
       ) =>
         withBackend(command, async ({ config, backend }) => {
@@ -105,6 +129,7 @@ export function registerScheduleCommands(program: Command): void {
             ...(options.every !== undefined ? { everyMs: options.every } : {}),
             ...(options.cron ? { cron: options.cron } : {}),
             ...(options.name ? { name: options.name } : {}),
+            ...priorityOf(options.priority),
           };
           const edited = await backend.schedules.edit(idOrName, changes);
           emit(config.json, edited, () => say(`schedule ${edited.id} (${edited.name}) changed`));

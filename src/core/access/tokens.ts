@@ -4,6 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { appendAudit } from './audit.js';
+import { checkTeamName } from './teams.js';
 import { InvalidInputError, NotFoundError } from '../platform/index.js';
 import type { Keys } from '../redis/index.js';
 import { registerSecret, TOKEN_PATTERN, formatToken } from '../safety/index.js';
@@ -20,6 +21,8 @@ export interface TokenRecord {
   createdBy: string;
   /** After this time the token is refused (401, saying it expired). */
   expiresAt?: string;
+  /** Its team in the fair share of the workers (teams.ts); none: its own team of weight 1. */
+  team?: string;
 }
 
 export type TokenView = Omit<TokenRecord, 'hash'> & { lastUsedAt?: string };
@@ -58,11 +61,12 @@ export class TokenStore {
     name: string,
     role: string,
     actor: string,
-    options: { expiresInMs?: number } = {},
+    options: { expiresInMs?: number; team?: string } = {},
   ): Promise<TokenView & { token: string }> {
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
       throw new InvalidInputError('token name must be 1–64 characters of letters, digits, . _ -');
     }
+    if (options.team !== undefined) checkTeamName(options.team);
     if (!(ROLES as readonly string[]).includes(role))
       throw new InvalidInputError(`role must be one of ${ROLES.join(', ')}`);
     const { expiresInMs } = options;
@@ -88,13 +92,19 @@ export class TokenStore {
       createdAt: new Date().toISOString(),
       createdBy: actor,
       ...(expiresInMs !== undefined ? { expiresAt: new Date(Date.now() + expiresInMs).toISOString() } : {}),
+      ...(options.team !== undefined ? { team: options.team } : {}),
     };
     await this.redis.hset(this.key, id, JSON.stringify(record));
     await appendAudit(this.redis, this.keys, {
       actor,
       action: 'token.create',
       target: id,
-      detail: { name, role, ...(record.expiresAt ? { expiresAt: record.expiresAt } : {}) },
+      detail: {
+        name,
+        role,
+        ...(record.expiresAt ? { expiresAt: record.expiresAt } : {}),
+        ...(record.team ? { team: record.team } : {}),
+      },
     });
     const token = formatToken(id, secret);
     registerSecret(token);

@@ -549,6 +549,23 @@ export const routes = {
     response: responses.page(responses.auditEntry),
   }),
 
+  // ---- teams: weights in the fair share of the workers ----
+  listTeams: define({
+    method: 'GET',
+    path: '/teams',
+    role: 'viewer',
+    summary: 'teams (named by tokens or given a weight) with their weights and tokens',
+    response: z.array(responses.teamView),
+  }),
+  setTeam: define({
+    method: 'POST',
+    path: '/teams/:team',
+    role: 'admin',
+    summary: "set a team's weight in the fair share (default 1)",
+    body: bodies.setTeam,
+    response: responses.teamView,
+  }),
+
   // ---- tokens and the caller's own ----
   listTokens: define({
     method: 'GET',

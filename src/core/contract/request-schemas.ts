@@ -57,7 +57,12 @@ export const bodies = {
     prune: z.boolean().optional(),
   }),
   labelProject: z.strictObject({ labels: z.array(label).min(1).max(64) }),
-  createBatch: z.strictObject({ pluginId: z.string().min(1), projects: batchSelection }),
+  createBatch: z.strictObject({
+    pluginId: z.string().min(1),
+    projects: batchSelection,
+    /** Its class in the fair queue (default normal; high needs an admin token). */
+    priority: z.enum(['high', 'normal', 'low']).optional(),
+  }),
   createOperation: z.strictObject({
     pluginId: z.string().min(1),
     projectId: z.string().min(1),
@@ -105,10 +110,13 @@ export const bodies = {
       .optional(),
   }),
   retryBatch: z.strictObject({ failedOnly: z.boolean().optional() }),
+  setTeam: z.strictObject({ weight: z.number().int().min(1).max(1_000) }),
   createToken: z.strictObject({
     name: z.string().min(1).max(64),
     role: z.enum(ROLES),
     expiresInMs: z.number().int().min(60_000).max(MAX_EXPIRY_MS).optional(),
+    /** Its team in the fair share of the workers (none: its own team of weight 1). */
+    team: z.string().min(1).max(64).optional(),
   }),
   // The same checks as the store's (schedule-store.ts) run again there; these name the field.
   addSchedule: z.strictObject({
@@ -117,6 +125,8 @@ export const bodies = {
     everyMs: z.number().int().min(0).optional(),
     cron: z.string().min(1).optional(),
     name: z.string().min(1).max(64).optional(),
+    /** Its batches' class in the fair queue (default normal; high needs an admin token). */
+    priority: z.enum(['high', 'normal', 'low']).optional(),
   }),
   // What is given changes; an interval replaces a cron pattern and the other way round.
   editSchedule: z.strictObject({
@@ -124,6 +134,8 @@ export const bodies = {
     projects: batchSelection.optional(),
     everyMs: z.number().int().min(0).optional(),
     cron: z.string().min(1).optional(),
+    /** normal removes the class set before; high needs an admin token. */
+    priority: z.enum(['high', 'normal', 'low']).optional(),
   }),
   /** A webhook: the URL and events are checked again by the store (http/https only); the secret is never returned. */
   addWebhook: z.strictObject({

@@ -230,6 +230,10 @@ const batchShape = {
   cancelledAt: time.exactOptional(),
   cancelledBy: z.string().exactOptional(),
   retryOf: z.string().exactOptional(),
+  /** Its class in the fair queue; absent: normal. */
+  priority: z.enum(['high', 'low']).exactOptional(),
+  /** Whose share its calls count to, when not createdBy (a schedule's batch: the schedule's owner). */
+  requester: z.string().exactOptional(),
   scheduleId: z.string().exactOptional().describe('the schedule that started it'),
   partial: z
     .literal(true)
@@ -442,8 +446,15 @@ const tokenShape = {
   createdBy: z.string(),
   expiresAt: time.exactOptional(),
   lastUsedAt: time.exactOptional(),
+  team: z.string().exactOptional().describe('its team in the fair share of the workers'),
 };
 export const tokenView: z.ZodType<TokenView> = z.object(tokenShape);
+/** A team in the fair share of the workers (GET /teams). */
+export const teamView = z.object({
+  team: z.string(),
+  weight: z.number().int(),
+  tokens: z.array(z.string()).describe("the names of the team's tokens"),
+});
 export const createdToken = z.object({ ...tokenShape, token: z.string().describe('shown once') });
 /** DELETE /tokens/:id: the removed token's view (never its secret), and `revoked: true`. */
 export const revokedToken = z.object({ ...tokenShape, revoked: z.literal(true) });
@@ -461,6 +472,10 @@ const scheduleShape = {
   projects: z.union([z.literal('all'), z.array(z.string()), z.object({ label: z.string() })]),
   everyMs: z.number().int().exactOptional(),
   cron: z.string().exactOptional(),
+  priority: z
+    .enum(['high', 'low'])
+    .exactOptional()
+    .describe("its batches' class in the fair queue; absent: normal"),
   pausedAt: time.exactOptional().describe('set while paused: no run starts'),
   pausedBy: z.string().exactOptional(),
   createdBy: z.string(),

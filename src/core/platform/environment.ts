@@ -106,6 +106,12 @@ export const ENVIRONMENT = {
     default: '7',
     usedBy: ['src/core/redis/queues.ts'],
   },
+  SWITCHYARD_INSPECT_ORDER: {
+    meaning:
+      'A benchmark switch: `fifo` queues every slice of a batch at once in the order batches came, as before the fair queue (docs/adr/0010-fair-share-inspections.md), so bench/fair-share.mjs can compare on one build; `fair` is the product.',
+    default: '`fair`',
+    usedBy: ['src/core/work/batches/fair-queue.ts', 'bench/fair-share.mjs'],
+  },
   SWITCHYARD_FAILED_JOB_HOURS: {
     meaning: 'Failed BullMQ jobs are kept this many hours, for inspection.',
     default: '24',

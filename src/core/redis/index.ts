@@ -15,19 +15,8 @@ export { keysFor } from './keys.js';
 export type { Keys } from './keys.js';
 export { decodeCursor, encodeCursor, MAX_PAGE_LIMIT, pageLimit, sortedSetPage, streamPage } from './pages.js';
 export type { Page, PageRequest } from './pages.js';
-export {
-  createQueues,
-  DEFAULT_RETENTION,
-  INSPECT_ATTEMPTS,
-  INSPECT_BACKOFF_MS,
-  inspectJobId,
-  inspectJobIds,
-  inspectJobSchema,
-  projectsPerJob,
-  QUEUE_NAMES,
-  retentionFromEnv,
-} from './queues.js';
-export type { InspectJob, Queues, RetentionConfig } from './queues.js';
+export { createQueues, DEFAULT_RETENTION, QUEUE_NAMES, retentionFromEnv } from './queues.js';
+export type { Queues, RetentionConfig } from './queues.js';
 export { RedisDirBusyError, startRedisServer, stopStaleRedisServer } from './redis-server.js';
 export type { AppendFsync, RedisServer } from './redis-server.js';
 export { ReplicaAcknowledger, ReplicaAckTimeoutError } from './replica-ack.js';

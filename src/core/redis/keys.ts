@@ -36,6 +36,8 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     operations: `${prefix}:operations`,
     operation: (id: string) => `${prefix}:operation:${id}`,
     operationsByTime: `${prefix}:operations-by-time`,
+    /** 'served' → the highest operation turn taken; 'r:<requester>' → its last turn (operation-turns.ts). */
+    operationTurns: `${prefix}:operation-turns`,
     operationLogs: (id: string) => `${prefix}:operation-logs:${id}`,
     idempotency: (key: string) => `${prefix}:idempotency:${key}`,
     /** One directory's operation lock, by projectLockName (its real root), whatever ids name it. */
@@ -49,6 +51,23 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     batchStatuses: (id: string) => `${prefix}:batch-statuses:${id}`,
     batchProjects: (id: string) => `${prefix}:batch-projects:${id}`,
     latestInspection: `${prefix}:latest-inspection`,
+    // the fair queue of inspections (batches/fair-queue.ts, docs/adr/0010-fair-share-inspections.md)
+    /** Batch id → its fair-queue state (JSON: cursor, ranges given back, class, unit, requester, slices out). */
+    fairBatches: `${prefix}:fair:batches`,
+    /** Slice id (`<batchId>.<n>`, its job's id) → the slice handed out (JSON), until its job ends. */
+    fairSlices: `${prefix}:fair:slices`,
+    /** '<class>/<unit>' → the unit's virtual time; 'u:<class>/<unit>/<requester>' → the requester's last turn. */
+    fairVtimes: `${prefix}:fair:vtimes`,
+    /** Moves when a batch enters while another waits: large slices running give their rest back. */
+    fairGeneration: `${prefix}:fair:generation`,
+    /** Pick and turn counters of the fair queue. */
+    fairCounters: `${prefix}:fair:counters`,
+    /** Worker identity → '<inspect slots>|<expires ms>' (how many slices the queue buffers). */
+    fairWorkerSlots: `${prefix}:fair:worker-slots`,
+    /** Slice id → the worker whose job runs it; a slice held by a worker whose slots expired leaves the buffer count. */
+    fairHolders: `${prefix}:fair:holders`,
+    /** Team → its weight (`team set`); a team not here weighs 1. */
+    teams: `${prefix}:teams`,
     /** Per plugin: project id → the facts of its latest successful inspection (fleet-facts.ts). */
     fleetFacts: (pluginId: string) => `${prefix}:fleet-facts:${pluginId}`,
     /** Per plugin: the fleet-facts hash's project ids in page order (a sorted set, fleet-facts.ts fleetIdKey). */

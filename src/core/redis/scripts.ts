@@ -24,6 +24,12 @@ const SCRIPTS = {
   rolloutStep: { file: 'rollout-step.lua', keys: 4 },
   rolloutStarted: { file: 'rollout-started.lua', keys: 3 },
   rolloutControl: { file: 'rollout-control.lua', keys: 4 },
+  fairEnter: { file: 'fair-enter.lua', keys: 3 },
+  fairPick: { file: 'fair-pick.lua', keys: 8 },
+  fairSliceEnd: { file: 'fair-slice-end.lua', keys: 4 },
+  fairCancel: { file: 'fair-cancel.lua', keys: 3 },
+  operationTurn: { file: 'operation-turn.lua', keys: 1 },
+  operationServed: { file: 'operation-served.lua', keys: 1 },
 } as const;
 
 /** operation-transition.lua's outcome. */
@@ -56,6 +62,16 @@ interface ScriptResults {
   rolloutStarted: number;
   /** [outcome ('ok' | 'missing' | 'refused'), state before]. */
   rolloutControl: [string, string];
+  /** How many other batches had work waiting. */
+  fairEnter: number;
+  /** ['full'] | ['empty'] | ['slice', slice id, batch id, plugin id, start, count, generation]. */
+  fairPick: [string, string?, string?, string?, number?, number?, number?];
+  fairSliceEnd: number;
+  /** The cancelled batch's outstanding slice ids. */
+  fairCancel: string[];
+  /** The operation's turn: its BullMQ priority. */
+  operationTurn: number;
+  operationServed: number;
 }
 
 export type ScriptName = keyof typeof SCRIPTS;

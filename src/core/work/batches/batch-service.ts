@@ -10,31 +10,29 @@
 // for it (supervisor AbortSignal: process group and descendants), and every
 // project without an outcome is recorded `cancelled` (once, like any outcome).
 import type { Redis } from 'ioredis';
-import { appendAudit } from '../../access/index.js';
+import { appendAudit, teamOf, type Role } from '../../access/index.js';
 import {
   ERROR_CODES,
   InvalidInputError,
+  PermissionDeniedError,
   NotFoundError,
   ProjectNotFoundError,
   inOrder,
 } from '../../platform/index.js';
 import type { PluginService } from '../../plugins/index.js';
 import { checkLabels, type ProjectService } from '../../projects/index.js';
+import { nthNewest, resolveIdRef, type EventHub, type Keys, type Queues } from '../../redis/index.js';
+import { redactDeep } from '../../safety/index.js';
+import type { Notices } from '../notify/index.js';
+import { FairQueue, inspectOrder, PRIORITIES, type Priority } from './fair-queue.js';
 import {
   INSPECT_ATTEMPTS,
   INSPECT_BACKOFF_MS,
   inspectJobId,
+  inspectJobIds,
   inspectJobSchema,
   projectsPerJob,
-  inspectJobIds,
-  nthNewest,
-  resolveIdRef,
-  type EventHub,
-  type Keys,
-  type Queues,
-} from '../../redis/index.js';
-import { redactDeep } from '../../safety/index.js';
-import type { Notices } from '../notify/index.js';
+} from './inspect-jobs.js';
 import { announceBatchEnd } from './batch-notices.js';
 import { batchCancelMessage } from './batch-messages.js';
 import { InspectionRunner, type InspectionGate } from './inspection-runner.js';
@@ -138,11 +136,37 @@ export interface BatchServiceDeps {
   notices?: Notices;
 }
 
+/** How a batch shares the workers (fair-queue.ts): its priority, and who it counts for. */
+export interface BatchShareOptions {
+  /** Default `normal`; `high` only for an admin (a caller without a role is the local OS user: allowed). */
+  priority?: Priority;
+  /** The caller's role, when it has one (remote mode); decides whether `high` is allowed. */
+  role?: Role;
+  /** Whose share the batch's calls count to: default the actor (a schedule's batch: the schedule's owner). */
+  requester?: string;
+}
+
+/** Who may ask for `high`: docs/CLI.md "Fair share". */
+export function checkPriority(priority: string | undefined, role: Role | undefined): Priority {
+  const value = priority ?? 'normal';
+  if (!(PRIORITIES as readonly string[]).includes(value))
+    throw new InvalidInputError(
+      `priority must be one of ${PRIORITIES.join(', ')}, not ${JSON.stringify(value)}`,
+    );
+  if (value === 'high' && role !== undefined && role !== 'admin')
+    throw new PermissionDeniedError(
+      `priority high needs the admin role (this token is ${role}); use normal or low`,
+    );
+  return value as Priority;
+}
+
 export class BatchService {
   readonly store: BatchStore;
+  readonly fair: FairQueue;
 
   constructor(private readonly deps: BatchServiceDeps) {
     this.store = new BatchStore(deps.redis, deps.keys);
+    this.fair = new FairQueue(deps.redis, deps.keys, deps.queues.inspect);
     const { notices } = deps;
     if (notices) this.store.onBatchEnd = (batchId) => announceBatchEnd(this.store, notices, batchId);
   }
@@ -157,13 +181,15 @@ export class BatchService {
     pluginId: string,
     selection: ProjectSelection,
     actor: string,
-    options: { retryOf?: string; scheduleId?: string; partial?: boolean } = {},
+    options: { retryOf?: string; scheduleId?: string; partial?: boolean } & BatchShareOptions = {},
   ): Promise<BatchView> {
+    const { priority: asked, role, requester = actor, ...recorded } = options;
+    const priority = checkPriority(asked, role);
     const [, projectIds] = await inOrder(
       this.deps.plugins.authorize(pluginId, 'project.inspect', 'project.metadata.read'),
       this.#resolveProjects(selection),
     );
-    const partial = options.partial ?? selection !== 'all';
+    const partial = recorded.partial ?? selection !== 'all';
     const batch = await this.store.create(
       pluginId,
       projectIds,
@@ -172,10 +198,21 @@ export class BatchService {
         actor,
         action: 'batch.create',
         target: '',
-        detail: { pluginId, total: projectIds.length, ...options, partial },
+        detail: { pluginId, total: projectIds.length, ...recorded, partial, priority, requester },
       },
-      { ...options, partial },
+      { ...recorded, partial, priority, requester },
     );
+    if (projectIds.length === 0) return batch;
+    if (inspectOrder() === 'fair') {
+      const team = await teamOf(this.deps.redis, this.deps.keys, requester);
+      await this.fair.enter(batch.batchId, pluginId, projectIds.length, {
+        requester,
+        priority,
+        ...(team ? { team } : {}),
+      });
+      return batch;
+    }
+    // SWITCHYARD_INSPECT_ORDER=fifo (a benchmark's baseline): every slice queued at once, in order.
     const perJob = projectsPerJob(projectIds.length);
     const jobs = [];
     for (let start = 0; start < projectIds.length; start += perJob) {
@@ -260,6 +297,8 @@ export class BatchService {
       return batch;
     }
     const first = await this.store.markCancelled(batchId, actor);
+    await this.fair.cancel(batchId);
+    // Slices of FIFO order (the benchmark switch, or queued before the fair queue) by their ids.
     const jobs = inspectJobIds(batch.total);
     // A job a worker holds is locked and stays; the worker skips its remaining projects (the mark).
     await Promise.all(
@@ -302,7 +341,11 @@ export class BatchService {
   }
 
   /** A new batch over the same plugin and projects (only failed and cancelled ones with failedOnly). */
-  async retry(batchId: string, options: { failedOnly?: boolean }, actor: string): Promise<BatchView> {
+  async retry(
+    batchId: string,
+    options: { failedOnly?: boolean } & BatchShareOptions,
+    actor: string,
+  ): Promise<BatchView> {
     const source = await this.get(batchId);
     let projectIds = await this.store.projectIds(batchId);
     if (options.failedOnly) {
@@ -321,7 +364,9 @@ export class BatchService {
           : `nothing to retry: ${batchId} covers no project that still exists`,
       );
     }
+    const { failedOnly: _failedOnly, ...share } = options;
     return this.create(source.pluginId, projectIds, actor, {
+      ...share,
       retryOf: batchId,
       partial: source.partial === true || projectIds.length < source.total,
     });

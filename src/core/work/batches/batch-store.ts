@@ -43,6 +43,10 @@ export interface BatchView {
   scheduleId?: string;
   /** It covers part of the fleet (named projects, a label, a retry of the failed ones), not --all. */
   partial?: true;
+  /** Its class in the fair queue (fair-queue.ts); absent: normal. */
+  priority?: 'high' | 'low';
+  /** Whose share its calls count to, when not createdBy (a schedule's batch: the schedule's owner). */
+  requester?: string;
   results?: ProjectOutcome[];
 }
 
@@ -135,7 +139,13 @@ export class BatchStore {
     projectIds: string[],
     createdBy: string,
     audit?: AuditInput,
-    extra: { retryOf?: string; scheduleId?: string; partial?: boolean } = {},
+    extra: {
+      retryOf?: string;
+      scheduleId?: string;
+      partial?: boolean;
+      priority?: 'high' | 'normal' | 'low';
+      requester?: string;
+    } = {},
   ): Promise<BatchView> {
     const batchId = `batch_${randomUUID()}`;
     const createdAt = new Date().toISOString();
@@ -152,6 +162,8 @@ export class BatchStore {
       ...(extra.retryOf ? { retryOf: extra.retryOf } : {}),
       ...(extra.scheduleId ? { scheduleId: extra.scheduleId } : {}),
       ...(extra.partial ? { partial: '1' } : {}),
+      ...(extra.priority && extra.priority !== 'normal' ? { priority: extra.priority } : {}),
+      ...(extra.requester && extra.requester !== createdBy ? { requester: extra.requester } : {}),
     };
     const multi = this.redis
       .multi()
@@ -552,6 +564,8 @@ function toView(hash: Record<string, string>): BatchView {
     ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
     ...(hash.scheduleId ? { scheduleId: hash.scheduleId } : {}),
     ...(hash.partial ? { partial: true as const } : {}),
+    ...(hash.priority === 'high' || hash.priority === 'low' ? { priority: hash.priority } : {}),
+    ...(hash.requester ? { requester: hash.requester } : {}),
   };
 }
 

@@ -11,3 +11,7 @@ export { BATCH_STATES, BatchStore, isBatchOver, KEEP_PER_PLUGIN, withoutResults 
 export type { BatchQuery, BatchState, BatchView, HistoryEntry, ProjectOutcome } from './batch-store.js';
 export { countFactValues } from './fleet-facts.js';
 export type { FleetRow } from './fleet-facts.js';
+export { PRIORITIES, RECONCILE_EVERY_MS } from './fair-queue.js';
+export { checkPriority } from './batch-service.js';
+export type { Priority } from './fair-queue.js';
+export { inspectJobSchema } from './inspect-jobs.js';

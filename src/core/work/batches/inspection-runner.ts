@@ -8,7 +8,10 @@
 // running here are killed through their signal (cancelBatch). What each call
 // is checked against is read once per job and kept while the call-state token
 // stands (job-call-state.ts): one Redis command per call instead of a read of
-// every record; outcomes are written together (PendingOutcomes).
+// every record; outcomes are written together (PendingOutcomes). A job of a
+// large slice gives the rest back to the fair queue when, on that same read,
+// the contention generation moved since its slice was chosen (another batch
+// now waits): the worker then takes a fairly chosen slice (fair-queue.ts).
 import { RunningInspections, isBatchCancellation } from './batch-cancellation.js';
 import type { BatchStore, ProjectOutcome } from './batch-store.js';
 import { JobCallState } from './job-call-state.js';
@@ -20,7 +23,8 @@ import {
   messageOf,
   sleep,
 } from '../../platform/index.js';
-import { INSPECT_ATTEMPTS, INSPECT_BACKOFF_MS, type InspectJob } from '../../redis/index.js';
+import { CONTENDED_SLICE } from './fair-queue.js';
+import { INSPECT_ATTEMPTS, INSPECT_BACKOFF_MS, type InspectJob } from './inspect-jobs.js';
 import type { PluginService } from '../../plugins/index.js';
 import { boundedMessage } from '../../safety/index.js';
 
@@ -47,21 +51,38 @@ export class InspectionRunner {
     private readonly gate?: InspectionGate,
   ) {}
 
-  /** Runs one job; throws FinalJobError when it ended here for good, anything else to be retried. */
-  async runJob(data: InspectJob, attempt: InspectionAttempt): Promise<{ inspected: number }> {
+  /**
+   * Runs one job; throws FinalJobError when it ended here for good, anything
+   * else to be retried. `givenBack`: the projects from that place of the
+   * batch on were not run and go back to the fair queue.
+   */
+  async runJob(
+    data: InspectJob,
+    attempt: InspectionAttempt,
+  ): Promise<{ inspected: number; givenBack?: { start: number; count: number } }> {
     const { signal } = attempt;
-    // A job taken again (retry, dead worker) skips what is already recorded.
-    const pending = attempt.firstRun
-      ? data.projectIds
-      : await this.batches.unrecorded(data.batchId, data.projectIds);
+    // A job taken again (retry, dead worker, the fair queue's repair) skips what is already recorded.
+    const fresh = attempt.firstRun && !data.resumed;
+    const pending = fresh ? data.projectIds : await this.batches.unrecorded(data.batchId, data.projectIds);
     const outcomes = new PendingOutcomes(this.batches, data.batchId, data.pluginId);
     const callState = new JobCallState(this.plugins, this.batches, data.batchId, data.pluginId, pending);
+    // Only a fresh job gives back: its pending projects are its whole slice, in order, none recorded.
+    const { start, generation } = data;
+    const yieldAt = (index: number) =>
+      fresh && start !== undefined && generation !== undefined && pending.length - index > CONTENDED_SLICE
+        ? (now: string) => now !== String(generation)
+        : undefined;
+    let givenBack: { start: number; count: number } | undefined;
     try {
-      for (const projectId of pending) {
+      for (const [index, projectId] of pending.entries()) {
         if (signal?.aborted) throw new Error('worker shutting down; the rest of this job will be retried');
-        const outcome = await this.#inspectOne(data.batchId, projectId, callState, signal);
+        const outcome = await this.#inspectOne(data.batchId, projectId, callState, signal, yieldAt(index));
         // A cancelled batch's queued inspections never start (batch cancel records them).
         if (outcome === 'batch-cancelled') break;
+        if (outcome === 'give-back') {
+          givenBack = { start: start! + index, count: pending.length - index };
+          break;
+        }
         await outcomes.add(outcome);
       }
       await outcomes.flush();
@@ -78,7 +99,7 @@ export class InspectionRunner {
       // BullMQ stores the reason with the job: redacted too.
       throw new FinalJobError(message);
     }
-    return { inspected: pending.length };
+    return givenBack ? { inspected: givenBack.start - start!, givenBack } : { inspected: pending.length };
   }
 
   /** `batch cancel` was heard: kill this batch's calls running in this process; how many. */
@@ -108,21 +129,24 @@ export class InspectionRunner {
   /**
    * One project of a batch: retried with exponential backoff for transient
    * failures only; its one outcome (succeeded, failed or cancelled) to be
-   * recorded, or 'batch-cancelled' when the batch was cancelled before it started.
+   * recorded, 'batch-cancelled' when the batch was cancelled before it started,
+   * or 'give-back' when `yieldIf` says another batch now waits.
    */
   async #inspectOne(
     batchId: string,
     projectId: string,
     callState: JobCallState,
     signal?: AbortSignal,
-  ): Promise<ProjectOutcome | 'batch-cancelled'> {
+    yieldIf?: (generation: string) => boolean,
+  ): Promise<ProjectOutcome | 'batch-cancelled' | 'give-back'> {
     for (let attempt = 1; ; attempt += 1) {
       await this.gate?.clear(signal); // every attempt is a new plugin call
       const call = this.#running.track(batchId, signal);
       try {
         // Tracked first, then checked: a cancel can no longer fall between the two.
-        const { cancelled, state } = await callState.current();
+        const { cancelled, state, generation } = await callState.current();
         if (cancelled) return 'batch-cancelled';
+        if (attempt === 1 && yieldIf?.(generation)) return 'give-back';
         const result = await this.plugins.inspectWith(state, projectId, {
           signal: call.signal,
           batchId,

@@ -26,6 +26,7 @@ import { announceOperationEnd } from './operation-notices.js';
 import { operationActivityMessage, type OperationActivity } from './operation-messages.js';
 import { OperationRunner } from './operation-runner.js';
 import { workerLostOf } from './operation-liveness.js';
+import { nextTurn, turnTaken } from './operation-turns.js';
 import type { ProjectService } from '../../projects/index.js';
 import type { Notices } from '../notify/index.js';
 import {
@@ -112,7 +113,7 @@ export class OperationService {
       await this.#replicaAck.confirm(redis);
       return { operation: view, created };
     }
-    await this.#enqueue(operation.id);
+    await this.#enqueue(operation.id, actor);
     await appendAudit(redis, keys, {
       actor,
       action: 'operation.request',
@@ -124,21 +125,32 @@ export class OperationService {
     return { operation: toOperationView(operation), created };
   }
 
-  #enqueue(operationId: string): Promise<unknown> {
-    return this.deps.queues.operate.add('operate', operateJobSchema.parse({ operationId }), {
+  /** The operate job, at its requester's turn among the queued operations (operation-turns.ts): fair between people. */
+  async #enqueue(operationId: string, requester: string): Promise<void> {
+    const { redis, keys, queues } = this.deps;
+    const turn = await nextTurn(redis, keys, queues.operate, requester);
+    await queues.operate.add('operate', operateJobSchema.parse({ operationId }), {
       jobId: operateJobId(operationId),
+      priority: turn,
       attempts: OPERATE_ATTEMPTS,
       backoff: { type: 'exponential', delay: 500 },
     });
   }
 
   /**
-   * A queued operation's job is added again: a no-op while BullMQ holds it
-   * (its id is the operation's); after a crash between the record and its
-   * job (a rollout's sweep), the job that was never added.
+   * A queued operation's job is added again when BullMQ does not hold it: after a crash between
+   * the record and its job (a rollout's sweep), the job that was never added.
    */
   async ensureQueued(id: string): Promise<void> {
-    if ((await this.store.get(id))?.state === 'queued') await this.#enqueue(id);
+    const operation = await this.store.get(id);
+    if (operation?.state !== 'queued') return;
+    if (await this.deps.queues.operate.getJob(operateJobId(id))) return;
+    await this.#enqueue(id, operation.requestedBy);
+  }
+
+  /** A worker took an operate job: the turn it carries (its BullMQ priority) is reached (operation-turns.ts). */
+  async turnTaken(priority: number | undefined): Promise<void> {
+    await turnTaken(this.deps.redis, this.deps.keys, priority);
   }
 
   /** The operation a key already names, if it was requested with this request; else a conflict. */

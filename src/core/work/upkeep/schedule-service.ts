@@ -5,13 +5,13 @@
 // skips while the schedule's previous batch still runs; and the bulk cancel
 // of a schedule's batches. Every change is audited with its actor.
 import { randomUUID } from 'node:crypto';
-import { appendAudit } from '../../access/index.js';
+import { appendAudit, type Role } from '../../access/index.js';
 import { errorCode, NotFoundError } from '../../platform/index.js';
 import type { Redis } from 'ioredis';
 import type { PluginService } from '../../plugins/index.js';
 import { checkLabels, type ProjectService } from '../../projects/index.js';
 import { scriptsOn, type Keys, type Queues } from '../../redis/index.js';
-import type { BatchService, BatchView } from '../batches/index.js';
+import { checkPriority, type BatchService, type BatchView } from '../batches/index.js';
 import type { Notices } from '../notify/index.js';
 import {
   recurringId,
@@ -72,7 +72,14 @@ const authorize = (runtime: Stores, pluginId: string) =>
 const timingOf = (schedule: Schedule) =>
   schedule.cron ? { cron: schedule.cron } : { everyMs: schedule.everyMs };
 
-async function addSchedule(runtime: Stores, input: ScheduleInput, actor: string): Promise<Schedule> {
+async function addSchedule(
+  runtime: Stores,
+  input: ScheduleInput,
+  actor: string,
+  role: Role | undefined,
+): Promise<Schedule> {
+  // The role rule of `inspect --priority` holds when the schedule is set; its runs keep the class.
+  if (input.priority !== undefined) checkPriority(input.priority, role);
   await authorize(runtime, input.pluginId);
   await checkProjects(runtime, input.projects);
   const created = await runtime.store.add(input, actor, runtime.queues, scheduleMinIntervalMs());
@@ -81,6 +88,7 @@ async function addSchedule(runtime: Stores, input: ScheduleInput, actor: string)
     pluginId: created.pluginId,
     projects: created.projects,
     ...timingOf(created),
+    ...(created.priority ? { priority: created.priority } : {}),
   });
   return created;
 }
@@ -90,7 +98,9 @@ async function editSchedule(
   idOrName: string,
   changes: ScheduleChanges,
   actor: string,
+  role: Role | undefined,
 ): Promise<Schedule> {
+  if (changes.priority !== undefined) checkPriority(changes.priority, role);
   const schedule = await runtime.store.resolve(idOrName);
   await authorize(runtime, schedule.pluginId);
   if (changes.projects !== undefined) await checkProjects(runtime, changes.projects);
@@ -230,8 +240,11 @@ async function runScheduleGuarded(
       ...(skipping.batchId ? { runningBatchId: skipping.batchId } : {}),
     });
   try {
+    // Its calls count to the schedule's owner's share (fair-queue.ts).
     const batch = await batches.create(schedule.pluginId, schedule.projects, `scheduler:${schedule.id}`, {
       scheduleId: schedule.id,
+      requester: schedule.createdBy,
+      ...(schedule.priority ? { priority: schedule.priority } : {}),
     });
     await schedules.recordRun(schedule.id, { at, outcome: 'started', batchId: batch.batchId });
     return { batchId: batch.batchId };
@@ -320,12 +333,13 @@ export class ScheduleService {
     this.#stores = { ...deps, store: this.store };
   }
 
-  add(input: ScheduleInput, actor: string): Promise<Schedule> {
-    return addSchedule(this.#stores, input, actor);
+  /** `role`: the caller's token's (remote mode), which decides whether `priority: high` is allowed. */
+  add(input: ScheduleInput, actor: string, role?: Role): Promise<Schedule> {
+    return addSchedule(this.#stores, input, actor, role);
   }
 
-  edit(idOrName: string, changes: ScheduleChanges, actor: string): Promise<Schedule> {
-    return editSchedule(this.#stores, idOrName, changes, actor);
+  edit(idOrName: string, changes: ScheduleChanges, actor: string, role?: Role): Promise<Schedule> {
+    return editSchedule(this.#stores, idOrName, changes, actor, role);
   }
 
   setPaused(idOrName: string, paused: boolean, actor: string): Promise<Schedule> {

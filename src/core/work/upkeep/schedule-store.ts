@@ -101,6 +101,8 @@ export const scheduleSchema = z.strictObject({
       if (problem) context.addIssue({ code: 'custom', message: `not a cron pattern (${problem})` });
     })
     .optional(),
+  /** Its batches' class in the fair queue (fair-queue.ts); absent: normal. */
+  priority: z.enum(['high', 'low']).optional(),
   /** Set while paused: a paused schedule has no job scheduler and starts nothing. */
   pausedAt: z.string().optional(),
   pausedBy: z.string().optional(),
@@ -153,10 +155,17 @@ export interface ScheduleInput {
   cron?: string;
   /** Unique; derived from the plugin and the projects when absent. */
   name?: string;
+  /** Its batches' class in the fair queue; default normal (high: docs/CLI.md "Fair share"). */
+  priority?: SchedulePriority;
 }
+
+/** A schedule's batches' class in the fair queue (batches/fair-queue.ts PRIORITIES). */
+export type SchedulePriority = 'high' | 'normal' | 'low';
 
 export interface ScheduleChanges {
   name?: string;
+  /** normal removes a class set before. */
+  priority?: SchedulePriority;
   projects?: ScheduleProjects;
   everyMs?: number;
   cron?: string;
@@ -214,6 +223,7 @@ export class ScheduleStore {
       projects: input.projects,
       ...(input.everyMs !== undefined ? { everyMs: input.everyMs } : {}),
       ...(input.cron !== undefined ? { cron: input.cron } : {}),
+      ...(input.priority !== undefined && input.priority !== 'normal' ? { priority: input.priority } : {}),
       createdBy: actor,
       createdAt: new Date().toISOString(),
     });
@@ -238,9 +248,11 @@ export class ScheduleStore {
       : { everyMs: schedule.everyMs, cron: schedule.cron };
     if (timingChanged) checkTiming(timing, minMs);
     if (changes.name !== undefined && changes.name !== schedule.name) checkName(changes.name);
-    const { everyMs: _every, cron: _cron, ...rest } = schedule;
+    const { everyMs: _every, cron: _cron, priority: before, ...rest } = schedule;
+    const priority = changes.priority ?? before;
     const next = validated({
       ...rest,
+      ...(priority !== undefined && priority !== 'normal' ? { priority } : {}),
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.projects !== undefined ? { projects: changes.projects } : {}),
       ...(timing.everyMs !== undefined ? { everyMs: timing.everyMs } : {}),
