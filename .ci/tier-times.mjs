@@ -2,8 +2,9 @@
 // Where the suite's time goes, from the JSON report vitest writes beside its
 // usual output (vitest.config.ts): per tier (the folder under test/, and the
 // SDK's tests), the files' summed time and the span from its first file's
-// start to its last file's end (files of all tiers run side by side, so the
-// spans overlap), then the slowest files. The suite's time is a budget: a
+// start to its last file's end (files run two at a time, then the serial project
+// one at a time, vitest.config.ts: a tier's file time can exceed its span, and
+// the spans of tiers overlap), then the slowest files. The suite's time is a budget: a
 // clean-clone CI run must stay well under its 90-minute stop.
 //   node .ci/tier-times.mjs [report=test-artifacts/vitest-report.json] [slowest=10]
 import { existsSync, readFileSync } from 'node:fs';

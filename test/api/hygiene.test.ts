@@ -13,7 +13,8 @@ let setup: ApiSetup | undefined;
 let redis: Redis;
 
 beforeAll(async () => {
-  setup = await setUpApi('api-hygiene');
+  // Redis is killed and restarted below: every acknowledged write on disk first.
+  setup = await setUpApi('api-hygiene', undefined, { appendfsync: 'always' });
   redis = new Redis(setup.redis.url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => {});
 }, 60_000);

@@ -19,7 +19,7 @@ import {
   type CliProcess,
 } from '../support/cli-process.js';
 import { FIXTURE_INSPECTOR_DIST, installPackage, uniquePrefix } from '../support/data-dir.js';
-import { freePort, startOwnedRedis, type OwnedRedis } from '../support/redis.js';
+import { freePort, startOwnedRedis, type OwnedRedis, type OwnedRedisOptions } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 export { CLI, globalArgs, requireBuiltCli };
@@ -115,9 +115,10 @@ export interface ApiSetup {
 export async function setUpApi(
   name: string,
   prepare: (root: string, dataDir: string) => Promise<void> = async () => {},
+  redisOptions: OwnedRedisOptions = {},
 ): Promise<ApiSetup> {
   requireBuiltCli();
-  const redis = await startOwnedRedis();
+  const redis = await startOwnedRedis(redisOptions);
   let root: string | undefined;
   const close = async () => {
     await stopAll();

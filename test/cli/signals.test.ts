@@ -14,7 +14,8 @@ let dataDir: string;
 
 beforeAll(async () => {
   requireBuiltCli();
-  redis = await startOwnedRedis();
+  // Redis is killed and restarted below: every acknowledged write on disk first.
+  redis = await startOwnedRedis({ appendfsync: 'always' });
   dataDir = await mkdtemp(join(tmpdir(), 'switchyard-cli-signals-'));
 });
 

@@ -1,15 +1,16 @@
 // The boundary rules of eslint.config.js (import-x/no-restricted-paths on
 // resolved paths, import-x/no-cycle) fire on planted bad imports (files
-// written into the tree for the test and removed after it) and pass on the
-// real tree: every core room imports only the rooms below it and only through
+// written into a temporary copy of the tree, never into src/, which other test
+// files read while this one runs) and pass on the real tree: every core room imports only the rooms below it and only through
 // their index.ts, src/core imports no shell, shells import only room doors
 // and not each other (the CLI only starts the others through *-process.ts),
 // sdk/ never imports src/, and no import cycle. One plant per zone.
 // And the web UI's modules import no cycle (views once imported app.js back).
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { ESLint } from 'eslint';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/data-dir.js';
 // @ts-expect-error eslint.config.js is plain JavaScript without types
 import { ROOMS as ROOMS_UNTYPED } from '../../eslint.config.js';
@@ -17,7 +18,22 @@ import { ROOMS as ROOMS_UNTYPED } from '../../eslint.config.js';
 const ROOMS = ROOMS_UNTYPED as Record<string, string[]>;
 const ZONES = 'import-x/no-restricted-paths';
 const CYCLE = 'import-x/no-cycle';
-const tag = `__planted_${process.pid}__`;
+const tag = '__planted__';
+
+/**
+ * A copy of what the boundary rules read (the eslint config, the tsconfigs the resolver
+ * follows, src/ and sdk/ without builds), node_modules linked: the plants go there.
+ */
+async function copyOfTree(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'switchyard-layers-'));
+  for (const file of ['eslint.config.js', 'package.json', 'tsconfig.base.json', 'tsconfig.json'])
+    await cp(join(REPO, file), join(root, file));
+  const noBuilds = (source: string) => !/[/\\](dist|node_modules)$/.test(source);
+  for (const dir of ['src', 'sdk'])
+    await cp(join(REPO, dir), join(root, dir), { recursive: true, filter: noBuilds });
+  await symlink(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir');
+  return root;
+}
 
 /** The import specifier from a file in room `from` to `file` (a path under src/core). */
 const specifier = (from: string, file: string) => {
@@ -28,7 +44,7 @@ const specifier = (from: string, file: string) => {
 /** A module of the room other than its door (for an import that skips the door). */
 async function insideOf(room: string): Promise<string> {
   const files = (await readdir(join(REPO, 'src/core', room))).filter(
-    (file) => file.endsWith('.ts') && file !== 'index.ts' && !file.includes('__planted_'),
+    (file) => file.endsWith('.ts') && file !== 'index.ts',
   );
   return `${room}/${files.sort()[0]}`;
 }
@@ -110,74 +126,84 @@ async function planted(): Promise<[string, string, RegExp[]][]> {
   return plants;
 }
 
+/** Only the boundary rules run, from the tree at `root`: the rest of the lint is `npm run lint`'s job. */
+const boundaryLinter = (root: string) =>
+  // They need no type information, so the type-aware parsing of src/ (the promise rules) is off.
+  new ESLint({
+    cwd: root,
+    ruleFilter: ({ ruleId }) => ruleId === ZONES || ruleId === CYCLE,
+    // The root named: a parser that has seen two trees' configs in one process will not guess it.
+    overrideConfig: { languageOptions: { parserOptions: { projectService: false, tsconfigRootDir: root } } },
+  });
+
+/** The messages of `rule` per file of the tree at `root` (the keys relative to it). */
 async function boundaryErrors(
-  eslint: ESLint,
+  root: string,
   files: string[],
   rule: string = ZONES,
 ): Promise<Map<string, string[]>> {
-  const results = await eslint.lintFiles(files);
+  // The zones' paths (no-restricted-paths' basePath) and the resolver's tsconfig paths are
+  // relative to the process's directory, not to ESLint's cwd: lint from inside the tree.
+  const before = process.cwd();
+  process.chdir(root);
+  let results: ESLint.LintResult[];
+  try {
+    results = await boundaryLinter(root).lintFiles(files.map((file) => join(root, file)));
+  } finally {
+    process.chdir(before);
+  }
   return new Map(
     results.map((result) => [
-      result.filePath.slice(REPO.length + 1),
-      result.messages.filter((message) => message.ruleId === rule).map((message) => message.message),
+      relative(root, result.filePath),
+      // A file that does not parse (ruleId null) says so rather than passing with no message.
+      result.messages
+        .filter((message) => message.ruleId === rule || message.fatal)
+        .map((message) => message.message),
     ]),
   );
 }
 
 describe('boundary rules (eslint import-x/no-restricted-paths, import-x/no-cycle)', () => {
-  // Only the boundary rules run: the rest of the lint is `npm run lint`'s job. They need no
-  // type information, so the type-aware parsing of src/ (the promise rules) is off here.
-  const eslint = new ESLint({
-    cwd: REPO,
-    ruleFilter: ({ ruleId }) => ruleId === ZONES || ruleId === CYCLE,
-    overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
+  let tree: string;
+  beforeAll(async () => {
+    tree = await copyOfTree();
   });
+  afterAll(() => rm(tree, { recursive: true, force: true }));
 
   it('fire on a planted import for every zone, and not on imports that keep the rules', async () => {
     const plants = await planted();
-    try {
-      for (const [file, content] of plants) {
-        await mkdir(dirname(join(REPO, file)), { recursive: true });
-        await writeFile(join(REPO, file), content);
-      }
-      const errors = await boundaryErrors(
-        eslint,
-        plants.map(([file]) => join(REPO, file)),
-      );
-      for (const [file, , expected] of plants) {
-        const messages = errors.get(file) ?? [];
-        expect(messages, file).toHaveLength(expected.length);
-        expected.forEach((pattern, index) => expect(messages[index], file).toMatch(pattern));
-      }
-      // Every room above the lowest is planted an upward import; every room with rooms below, a door skip.
-      const rooms = Object.keys(ROOMS).length;
-      expect(plants.filter(([file]) => file.endsWith('-up.ts')).length).toBe(rooms - 1);
-      expect(plants.filter(([file]) => file.endsWith('-inside.ts')).length).toBe(rooms - 1 + 1);
-    } finally {
-      for (const [file] of plants) await rm(join(REPO, file), { force: true });
+    for (const [file, content] of plants) {
+      await mkdir(dirname(join(tree, file)), { recursive: true });
+      await writeFile(join(tree, file), content);
     }
+    const errors = await boundaryErrors(
+      tree,
+      plants.map(([file]) => file),
+    );
+    for (const [file, , expected] of plants) {
+      const messages = errors.get(file) ?? [];
+      expect(messages, file).toHaveLength(expected.length);
+      expected.forEach((pattern, index) => expect(messages[index], file).toMatch(pattern));
+    }
+    // Every room above the lowest is planted an upward import; every room with rooms below, a door skip.
+    const rooms = Object.keys(ROOMS).length;
+    expect(plants.filter(([file]) => file.endsWith('-up.ts')).length).toBe(rooms - 1);
+    expect(plants.filter(([file]) => file.endsWith('-inside.ts')).length).toBe(rooms - 1 + 1);
   });
 
   it('fire on a planted import cycle', async () => {
     const a = `src/core/platform/${tag}-cycle-a.ts`;
     const b = `src/core/platform/${tag}-cycle-b.ts`;
-    try {
-      await writeFile(join(REPO, a), `import { b } from './${tag}-cycle-b.js';\nexport const a = () => b;\n`);
-      await writeFile(join(REPO, b), `import { a } from './${tag}-cycle-a.js';\nexport const b = () => a;\n`);
-      const errors = await boundaryErrors(eslint, [join(REPO, a)], CYCLE);
-      expect(errors.get(a)).toEqual(['Dependency cycle detected']);
-    } finally {
-      await rm(join(REPO, a), { force: true });
-      await rm(join(REPO, b), { force: true });
-    }
+    await writeFile(join(tree, a), `import { b } from './${tag}-cycle-b.js';\nexport const a = () => b;\n`);
+    await writeFile(join(tree, b), `import { a } from './${tag}-cycle-a.js';\nexport const b = () => a;\n`);
+    const errors = await boundaryErrors(tree, [a], CYCLE);
+    expect(errors.get(a)).toEqual(['Dependency cycle detected']);
   });
 
   it('pass on the real tree (the CLI starting the other processes through *-process.ts is the one exception)', async () => {
-    const errors = await boundaryErrors(eslint, [join(REPO, 'src'), join(REPO, 'sdk')]);
-    expect(
-      [...errors].filter(([file, messages]) => messages.length > 0 && !file.includes('__planted_')),
-    ).toEqual([]);
-    const cycles = await boundaryErrors(eslint, [join(REPO, 'src')], CYCLE);
+    const errors = await boundaryErrors(REPO, ['src', 'sdk']);
+    expect([...errors].filter(([, messages]) => messages.length > 0)).toEqual([]);
+    const cycles = await boundaryErrors(REPO, ['src'], CYCLE);
     expect([...cycles].filter(([, messages]) => messages.length > 0)).toEqual([]);
     expect(errors.get('src/cli/commands/up-command.ts')).toEqual([]);
     expect(errors.get('src/cli/commands/processes.ts')).toEqual([]);
@@ -193,11 +219,7 @@ describe('boundary rules (eslint import-x/no-restricted-paths, import-x/no-cycle
       for (const entry of await readdir(join(REPO, dir), { withFileTypes: true })) {
         const path = `${dir}/${entry.name}`;
         if (entry.isDirectory()) await walk(path);
-        else if (
-          /\.(ts|js|lua)$/.test(entry.name) &&
-          entry.name !== 'index.ts' &&
-          !entry.name.includes('__planted_')
-        )
+        else if (/\.(ts|js|lua)$/.test(entry.name) && entry.name !== 'index.ts')
           names.set(entry.name, [...(names.get(entry.name) ?? []), path]);
       }
     };

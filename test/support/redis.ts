@@ -2,6 +2,10 @@
 // answers, otherwise a redis-server process from the launcher `up` uses
 // (src/core/redis/redis-server.ts) on a free port with a temp dir; fault tests kill
 // and restart it; it dies with the test process. Never the shared 6379 instance.
+// AOF with appendfsync everysec, as `up` runs it: Redis writes each command to the
+// file before it answers, so a SIGKILL of the server loses nothing acknowledged;
+// `always` (an fsync per write, some milliseconds each on a VM's disk, which made the
+// busiest files wait on the disk) is for the files that kill Redis and count on it.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -25,6 +29,7 @@ export interface OwnedRedis {
 }
 
 export interface OwnedRedisOptions {
+  /** everysec by default. */
   appendfsync?: 'always' | 'everysec' | 'no';
 }
 
@@ -47,7 +52,7 @@ async function dockerAnswers(): Promise<boolean> {
 async function startContainer(options: OwnedRedisOptions): Promise<OwnedRedis> {
   const { GenericContainer, Wait } = await import('testcontainers');
   const container = await new GenericContainer('redis:7')
-    .withCommand(['redis-server', '--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always'])
+    .withCommand(['redis-server', '--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'everysec'])
     .withExposedPorts(6379)
     .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
     .start();
@@ -78,7 +83,7 @@ async function startProcess(options: OwnedRedisOptions): Promise<OwnedRedis> {
     server = await startRedisServer({
       dir,
       port,
-      appendfsync: options.appendfsync ?? 'always',
+      appendfsync: options.appendfsync ?? 'everysec',
       readyTimeoutMs: 10_000,
     });
   };

@@ -324,7 +324,7 @@ export class Report {
     const lines = [
       '# Queued worker pool: fault tests',
       '',
-      'Observed by `test/queue/*.test.ts` against an owned redis-server (AOF, appendfsync always) and real ' +
+      'Observed by `test/queue/*.test.ts` against an owned redis-server (AOF; appendfsync always where Redis is killed) and real ' +
         '`switchyard worker` / `switchyard scheduler` processes spawned from `dist/cli/main.js`; every ' +
         `\`kill -9\` is a real SIGKILL. Node ${process.version}. Every "observed" cell is a value seen in the run ` +
         '(section time in parentheses).',
