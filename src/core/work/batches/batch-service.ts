@@ -32,6 +32,7 @@ import {
   inspectJobIds,
   inspectJobSchema,
   projectsPerJob,
+  type InspectJob,
 } from './inspect-jobs.js';
 import { announceBatchEnd } from './batch-notices.js';
 import { batchCancelMessage } from './batch-messages.js';
@@ -169,6 +170,43 @@ export class BatchService {
     this.fair = new FairQueue(deps.redis, deps.keys, deps.queues.inspect);
     const { notices } = deps;
     if (notices) this.store.onBatchEnd = (batchId) => announceBatchEnd(this.store, notices, batchId);
+  }
+
+  // ---- a worker's part in the fair queue (fair-queue.ts) ----------------------------------
+
+  /**
+   * A worker took a slice's job: once that worker's slots expire (killed), the slice stops
+   * counting against the buffer (fair-pick.lua). A job of FIFO order has no slice record.
+   */
+  async sliceTaken(job: InspectJob, jobId: string | undefined, identity: string): Promise<void> {
+    if (job.start !== undefined && jobId !== undefined) await this.fair.taken(jobId, identity);
+  }
+
+  /**
+   * A slice's job ended for good: its place in the buffer goes to the next slice (with
+   * `givenBack`, the projects from there on go back to the front of their batch). The buffer
+   * is refilled in the background; a failure of that goes to `onFillError`.
+   */
+  async sliceEnded(
+    job: InspectJob,
+    jobId: string | undefined,
+    onFillError: (error: Error) => void,
+    givenBack?: { start: number; count: number },
+  ): Promise<void> {
+    if (job.start === undefined || jobId === undefined) return;
+    await this.fair.sliceEnded(job.batchId, jobId, givenBack);
+    void this.fair.fill().catch(onFillError);
+  }
+
+  /** A worker's heartbeat: its slots size the buffer; slices whose jobs are gone are added again, and the buffer filled. How many were repaired. */
+  async shareSlots(identity: string, slots: number): Promise<number> {
+    await this.fair.heartbeat(identity, slots);
+    return (await this.fair.reconcile()).repaired;
+  }
+
+  /** A worker stops: its slots no longer count. */
+  withdrawSlots(identity: string): Promise<void> {
+    return this.fair.withdraw(identity);
   }
 
   /** The inspect-job lifecycle a worker hands its inspect jobs to (inspection-runner.ts). */

@@ -15,3 +15,4 @@ export { PRIORITIES, RECONCILE_EVERY_MS } from './fair-queue.js';
 export { checkPriority } from './batch-service.js';
 export type { Priority } from './fair-queue.js';
 export { inspectJobSchema } from './inspect-jobs.js';
+export type { InspectionRunner } from './inspection-runner.js';

@@ -12,3 +12,4 @@ export {
   OperationStore,
 } from './operation-store.js';
 export type { OperationFilter, OperationQuery, OperationView, WorkerLost } from './operation-store.js';
+export type { OperationRunner } from './operation-runner.js';
