@@ -45,9 +45,12 @@ const DELIVERY_ID = /^([0-9a-f]{8})[0-9a-f]{8}-wh_[0-9a-f]{12}$/;
 /** A generated id inside long text ("… batch_0e07e306-8f26-… succeeded"). */
 const GENERATED_IN_TEXT = /\b([a-z]+_[0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g;
 
+/** Columns of ids a person copies into the next command besides a list's first (the audit's TARGET). */
+const ID_COLUMNS = new Set(['TARGET']);
+
 /** A list's first column is the id `show`, `cancel` and the rest take: never cut (a generated one shortens). */
-export function isIdColumn(_title: string, index: number): boolean {
-  return index === 0;
+export function isIdColumn(title: string, index: number): boolean {
+  return index === 0 || ID_COLUMNS.has(title);
 }
 
 export function isDetailColumn(title: string, index: number): boolean {
@@ -100,8 +103,13 @@ export function planTable(head: string[], rows: string[][], width: number): Tabl
   // Inline while every detail column keeps DETAIL_FLOOR and the rest keep their whole width.
   const inline = (index: number) =>
     detail.includes(index) ? Math.min(shortened[index]!, detailFloor(head[index]!)) : shortened[index]!;
-  if (detail.length === 0 || fits(shown, inline)) return { cells, grid: shown, below: [] };
-  return { cells, grid: shown.filter((index) => !detail.includes(index)), below: detail };
+  const below = detail.length === 0 || fits(shown, inline) ? [] : detail;
+  const grid = shown.filter((index) => !below.includes(index));
+  // An id column besides the first (the audit's TARGET) is never cut: when the grid cannot hold
+  // it whole beside the names and states, it goes under the row, whole, before the long text.
+  const ids = grid.filter((index) => index > 0 && isIdColumn(head[index]!, index));
+  if (ids.length === 0 || fits(grid, (index) => shortened[index]!)) return { cells, grid, below };
+  return { cells, grid: grid.filter((index) => !ids.includes(index)), below: [...ids, ...below] };
 }
 
 /** `text` cut to `width` display columns, ending in … when it was longer. */
@@ -151,6 +159,11 @@ export function belowLines(head: string[], row: string[], below: number[], width
     const room = lines.findIndex((line) => stringWidth(`${line}   ${item}`) <= width);
     if (room >= 0) {
       lines[room] = `${lines[room]}   ${item}`;
+      continue;
+    }
+    // An id is copied into the next command: whole on its own line, however narrow.
+    if (ID_COLUMNS.has(title)) {
+      lines.push(`${INDENT}${item}`);
       continue;
     }
     const hanging = INDENT.length + stringWidth(title) + 1;

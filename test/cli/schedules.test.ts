@@ -128,7 +128,7 @@ describe('what a schedule may be', () => {
   it('--every 1s is refused (exit 2) naming the host minimum, and nothing is saved', async () => {
     const run = await cli(['schedule', 'add', FIXTURE, 'shop', '--every', '1s'], {});
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toMatch(/the interval 1s is too short: the minimum interval is 1m/);
+    expect(run.stderr).toMatch(/the interval 1s \(--every\) is too short: the minimum interval is 1m/);
     expect(run.stderr).toContain('SWITCHYARD_SCHEDULE_MIN_INTERVAL');
     // The api applies its own host's policy (1s here): 500 ms is under any minimum.
     const answer = await call<{ status: number }>(api, 'POST', '/api/v1/schedules', {
@@ -142,7 +142,7 @@ describe('what a schedule may be', () => {
   it('--every 0s is refused naming the real minimum, not a parser floor', async () => {
     const run = await cli(['schedule', 'add', FIXTURE, 'shop', '--every', '0s'], {});
     expect(run.code, run.stderr).toBe(2);
-    expect(run.stderr).toMatch(/the interval 0ms is too short: the minimum interval is 1m/);
+    expect(run.stderr).toMatch(/the interval 0ms \(--every\) is too short: the minimum interval is 1m/);
     expect(run.stderr).not.toMatch(/from 1s/);
     expect(await schedules()).toEqual([]);
   });

@@ -66,7 +66,7 @@ export function checkTiming(
     );
   const policy = `the minimum interval is ${ms(minMs)} (host policy SWITCHYARD_SCHEDULE_MIN_INTERVAL)`;
   if (timing.everyMs !== undefined && timing.everyMs < minMs)
-    throw new InvalidInputError(`the interval ${ms(timing.everyMs)} is too short: ${policy}`);
+    throw new InvalidInputError(`the interval ${ms(timing.everyMs)} (--every) is too short: ${policy}`);
   if (timing.cron !== undefined) {
     const problem = cronProblem(timing.cron);
     if (problem) throw new InvalidInputError(`not a cron pattern (${problem})`);
