@@ -280,6 +280,51 @@ describe('a rollout', () => {
     await expect(runtime.rollouts.retry(retry.id, ACTOR)).rejects.toThrow(/no failed project to retry/);
   }, 120_000);
 
+  it('failures that end while a person paused it still trip the budget: only an admin resumes', async () => {
+    const installation = await suite.install('rollout-paused-budget');
+    const { runtime, packageDir } = installation;
+    await writeFile(join(packageDir, 'append-risk'), 'none\n');
+    const roots = await addProjects(installation, 6);
+    for (const id of ['p00', 'p01']) await writeFile(join(roots.get(id)!, 'operate-fail'), '');
+    await startWorker(installation);
+    await inspectAll(installation);
+
+    const rollout = await runtime.rollouts.create(
+      {
+        pluginId: PLUGIN_ID,
+        action: 'append',
+        input: { append: 'ran', sleepMs: 3_000, recordTimes: true },
+        selection: { all: true },
+        waves: '100%',
+        concurrency: 2,
+        maxFailures: '1',
+      },
+      ACTOR,
+    );
+    await untilRollout(
+      installation,
+      rollout.id,
+      'two operations running',
+      (view) => view.counts.running === 2,
+    );
+    // An operator pauses while both run; both then fail, past the budget of 1.
+    await runtime.rollouts.pause(rollout.id, ACTOR);
+    const ended = await untilRollout(
+      installation,
+      rollout.id,
+      'both running operations to end',
+      (view) => view.counts.running === 0,
+    );
+    expect(ended.state).toBe('paused');
+    expect(ended.counts).toMatchObject({ failed: 2, pending: 4 });
+    expect(ended.pausedReason).toMatch(/failure budget is exceeded: 2 failed, at most 1 allowed/);
+    // The person's pause does not let an operator start more past the budget.
+    await expect(runtime.rollouts.resume(rollout.id, ACTOR, { admin: false })).rejects.toThrow(
+      /only an admin/,
+    );
+    expect((await runtime.rollouts.get(rollout.id)).counts.pending).toBe(4);
+  }, 120_000);
+
   it('cancelled: queued projects never start, the running operation is cancelled', async () => {
     const installation = await suite.install('rollout-cancel');
     const { runtime, packageDir } = installation;

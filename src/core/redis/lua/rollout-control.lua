@@ -18,23 +18,22 @@
   Returns {outcome, state before}: outcome 'ok', 'missing' or 'refused'.
 ]]
 local function listed(csv, value) return string.find(',' .. csv .. ',', ',' .. value .. ',', 1, true) ~= nil end
-local rollout = KEYS[1]
-local state = redis.call('HGET', rollout, 'state')
+local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', ''} end
 if not listed(ARGV[1], state) then return {'refused', state} end
-redis.call('HSET', rollout, 'state', ARGV[2])
+redis.call('HSET', KEYS[1], 'state', ARGV[2])
 for i = 5, #ARGV, 2 do
-  if ARGV[i + 1] == '-' then redis.call('HDEL', rollout, ARGV[i])
-  else redis.call('HSET', rollout, ARGV[i], ARGV[i + 1]) end
+  if ARGV[i + 1] == '-' then redis.call('HDEL', KEYS[1], ARGV[i])
+  else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 if ARGV[4] == '1' then
-  local failures = tonumber(redis.call('HGET', rollout, 'c_failed') or '0') +
-    tonumber(redis.call('HGET', rollout, 'c_outcome_unknown') or '0')
-  redis.call('HSET', rollout, 'budgetBase', failures)
+  local failures = tonumber(redis.call('HGET', KEYS[1], 'c_failed') or '0') +
+    tonumber(redis.call('HGET', KEYS[1], 'c_outcome_unknown') or '0')
+  redis.call('HSET', KEYS[1], 'budgetBase', failures)
 end
 if ARGV[2] == 'cancelled' then
-  local total = tonumber(redis.call('HGET', rollout, 'total') or '0')
-  local nextIndex = tonumber(redis.call('HGET', rollout, 'next') or '0')
+  local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
+  local nextIndex = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
   local ended = 0
   for index = nextIndex, total - 1 do
     local projectId = redis.call('LINDEX', KEYS[2], index)
@@ -43,10 +42,10 @@ if ARGV[2] == 'cancelled' then
       ended = ended + 1
     end
   end
-  redis.call('HINCRBY', rollout, 'c_pending', -ended)
-  redis.call('HINCRBY', rollout, 'c_cancelled', ended)
-  redis.call('HSET', rollout, 'next', total)
-  if tonumber(redis.call('HGET', rollout, 'c_running') or '0') == 0 then
+  redis.call('HINCRBY', KEYS[1], 'c_pending', -ended)
+  redis.call('HINCRBY', KEYS[1], 'c_cancelled', ended)
+  redis.call('HSET', KEYS[1], 'next', total)
+  if tonumber(redis.call('HGET', KEYS[1], 'c_running') or '0') == 0 then
     redis.call('SREM', KEYS[4], ARGV[3])
   end
 end

@@ -23,10 +23,9 @@
   Counts live in the rollout hash as c_<bucket>; `starting` counts as running.
   Returns {state after, events as a JSON array ('paused', 'finished'), claimed project ids...}.
 ]]
-local rollout = KEYS[1]
-local state = redis.call('HGET', rollout, 'state')
+local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', '[]'} end
-local function num(field) return tonumber(redis.call('HGET', rollout, field) or '0') end
+local function num(field) return tonumber(redis.call('HGET', KEYS[1], field) or '0') end
 local function bucket(s) if s == 'starting' then return 'running' end return s end
 local events = {}
 
@@ -34,22 +33,29 @@ if ARGV[3] ~= '' then
   local current = redis.call('HGET', KEYS[3], ARGV[3])
   if current == 'pending' or current == 'starting' or current == 'running' then
     redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-    redis.call('HINCRBY', rollout, 'c_' .. bucket(current), -1)
-    redis.call('HINCRBY', rollout, 'c_' .. ARGV[4], 1)
-    local failures = num('c_failed') + num('c_outcome_unknown') - num('budgetBase')
-    if state == 'running' and failures > num('maxFailures') then
-      state = 'paused'
-      redis.call('HSET', rollout, 'state', 'paused', 'pausedKind', 'budget', 'pausedAt', ARGV[1],
-        'pausedReason', 'the failure budget is exceeded: ' .. failures .. ' failed, at most ' ..
-        num('maxFailures') .. ' allowed; no new operation starts (rollout resume goes on, as an admin)')
-      table.insert(events, 'paused')
-    end
+    redis.call('HINCRBY', KEYS[1], 'c_' .. bucket(current), -1)
+    redis.call('HINCRBY', KEYS[1], 'c_' .. ARGV[4], 1)
+  end
+end
+
+-- The budget is checked at every step, not only when an end is recorded while running: ends
+-- recorded while a person had paused it count too, so resuming past it stays an admin's call.
+local failures = num('c_failed') + num('c_outcome_unknown') - num('budgetBase')
+if failures > num('maxFailures') then
+  local reason = 'the failure budget is exceeded: ' .. failures .. ' failed, at most ' ..
+    num('maxFailures') .. ' allowed; no new operation starts (rollout resume goes on, as an admin)'
+  if state == 'running' then
+    state = 'paused'
+    redis.call('HSET', KEYS[1], 'state', 'paused', 'pausedKind', 'budget', 'pausedAt', ARGV[1], 'pausedReason', reason)
+    table.insert(events, 'paused')
+  elseif state == 'paused' and redis.call('HGET', KEYS[1], 'pausedKind') ~= 'budget' then
+    redis.call('HSET', KEYS[1], 'pausedKind', 'budget', 'pausedReason', reason)
   end
 end
 
 local claimed = {}
 if state == 'running' then
-  local waves = cjson.decode(redis.call('HGET', rollout, 'waves'))
+  local waves = cjson.decode(redis.call('HGET', KEYS[1], 'waves'))
   local wave = num('wave')
   local nextIndex = num('next')
   local running = num('c_running')
@@ -60,8 +66,8 @@ if state == 'running' then
       while nextIndex < waveEnd and running < concurrency do
         local projectId = redis.call('LINDEX', KEYS[2], nextIndex)
         redis.call('HSET', KEYS[3], projectId, 'starting')
-        redis.call('HINCRBY', rollout, 'c_pending', -1)
-        redis.call('HINCRBY', rollout, 'c_running', 1)
+        redis.call('HINCRBY', KEYS[1], 'c_pending', -1)
+        redis.call('HINCRBY', KEYS[1], 'c_running', 1)
         table.insert(claimed, projectId)
         nextIndex = nextIndex + 1
         running = running + 1
@@ -73,21 +79,21 @@ if state == 'running' then
     if wave + 1 >= #waves then
       local bad = num('c_failed') + num('c_outcome_unknown') + num('c_cancelled')
       state = bad == 0 and 'succeeded' or 'failed'
-      redis.call('HSET', rollout, 'state', state, 'finishedAt', ARGV[1])
-      redis.call('HDEL', rollout, 'pausedReason', 'pausedKind')
+      redis.call('HSET', KEYS[1], 'state', state, 'finishedAt', ARGV[1])
+      redis.call('HDEL', KEYS[1], 'pausedReason', 'pausedKind')
       table.insert(events, 'finished')
       break
     end
     wave = wave + 1
-    if redis.call('HGET', rollout, 'pauseBetween') == '1' then
+    if redis.call('HGET', KEYS[1], 'pauseBetween') == '1' then
       state = 'paused'
-      redis.call('HSET', rollout, 'state', 'paused', 'pausedKind', 'wave', 'pausedAt', ARGV[1],
+      redis.call('HSET', KEYS[1], 'state', 'paused', 'pausedKind', 'wave', 'pausedAt', ARGV[1],
         'pausedReason', 'wave ' .. wave .. ' of ' .. #waves .. ' ended (--pause-between); rollout resume starts wave ' .. (wave + 1))
       table.insert(events, 'paused')
       break
     end
   end
-  redis.call('HSET', rollout, 'wave', wave, 'next', nextIndex)
+  redis.call('HSET', KEYS[1], 'wave', wave, 'next', nextIndex)
 end
 
 -- An ended rollout leaves the sweep once none of its operations is left to record.
