@@ -6,7 +6,7 @@
 // page opens it pre-filled.
 import { get, post } from './api.js';
 import { navigate } from './router.js';
-import { busy, errorBox, field, h, isolatedText, pretty, when } from './dom.js';
+import { busy, errorBox, field, h, isolatedText, nextId, pretty, when } from './dom.js';
 
 /** @import { AnswerOf, BodyIn, routes } from '../../core/contract/index.js' */
 /** @typedef {BodyIn<typeof routes.createOperation>} NewOperation */
@@ -62,6 +62,7 @@ export function runForm(plugins, projects, signal) {
   const project = h('select', { required: true, testid: 'op-project' }, projects.map(projectOption));
   // Hundreds of projects in one drop-down cannot be scanned: typing narrows it (id or name).
   const projectSearch = h('input', {
+    id: nextId('f'),
     type: 'search',
     placeholder: 'Type to narrow the list',
     'aria-label': 'Search projects by id or name',
@@ -205,7 +206,15 @@ export function runForm(plugins, projects, signal) {
       'div',
       { class: 'row' },
       field('Plugin', plugin),
-      h('div', { class: 'field' }, field('Project (trusted only)', project), projectSearch, projectCount),
+      h(
+        'div',
+        { class: 'field' },
+        field('Project (trusted only)', project),
+        // A real <label>: every control of the UI has one (screen readers, the review test).
+        h('label', { class: 'visually-hidden', for: projectSearch.id }, 'Search projects by id or name'),
+        projectSearch,
+        projectCount,
+      ),
       field('Action (as the plugin advertised it)', action),
     ),
     actionNote,
