@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const SERIAL = [
   'test/core/supervision/**/*.test.ts', // containment, live stderr, keeper timing
   'test/core/faults-*.test.ts', // time limits and kills measured in milliseconds
+  'test/queue/long-operations.test.ts', // a cancelled call's processes gone within 5 s
   'test/browser/**/*.test.ts', // Chromium
   'test/multihost/**/*.test.ts', // network namespaces, partitions
   'test/sentinel/**/*.test.ts', // failover windows

@@ -318,6 +318,12 @@ describe('review web UI in Chromium', () => {
         .getByTestId('batch-progress')
         .evaluate((el) => [el.getAttribute('aria-valuenow'), el.getAttribute('aria-valuemax')]),
     ).toEqual(['3', '3']);
+    // The rows are read again once the stream says done: they may follow the state by a moment.
+    await page.waitForFunction(() =>
+      globalThis.document
+        .querySelector('[data-testid="batch-results"]')
+        ?.textContent?.includes('package.json'),
+    );
     const results = await page.getByTestId('batch-results').innerText();
     expect(results).toContain('alpha');
     expect(results).toContain('beta');
