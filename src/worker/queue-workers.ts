@@ -31,14 +31,12 @@ export interface Runners {
   operations: OperationRunner;
 }
 
-export type QueueWorker = Worker | LockWatchedWorker;
-
 /** The five workers, each logging its errors and failed jobs; not yet known to be ready. */
 export function createQueueWorkers(
   runtime: Runtime,
   runners: Runners,
   settings: QueueWorkerSettings,
-): { inspect: LockWatchedWorker; operate: LockWatchedWorker; all: QueueWorker[] } {
+): Worker[] {
   const common: Common = {
     connection: runtime.bullConnection,
     prefix: runtime.keys.bullPrefix,
@@ -48,14 +46,14 @@ export function createQueueWorkers(
   };
   const inspect = inspectWorker(runtime, runners.inspections, settings, common);
   const operate = operateWorker(runtime, runners.operations, settings, common);
-  const all: QueueWorker[] = [inspect, operate, ...upkeepWorkers(runtime, settings, common)];
+  const all: Worker[] = [inspect, operate, ...upkeepWorkers(runtime, settings, common)];
   for (const worker of all) {
     worker.on('error', (error) => settings.log('worker-error', { queue: worker.name, error: error.message }));
     worker.on('failed', (job, error) =>
       settings.log('job-failed', { queue: worker.name, job: job?.id, error: error.message }),
     );
   }
-  return { inspect, operate, all };
+  return all;
 }
 
 /** What every queue's worker shares. */

@@ -4,13 +4,14 @@
 // whose workers all died (stalled-out.ts), the timers of the fair queue and
 // rollouts (worker-upkeep.ts), and a watchdog of its own pulling. Shutdown
 // undoes it in reverse. No state machine of its own: the core holds those.
+import type { Worker } from 'bullmq';
 import { ABORT_REASONS } from '../core/platform/index.js';
 import { WorkerSlots } from '../core/plugins/index.js';
 import type { Runtime } from '../core/runtime/index.js';
 import type { OperationRunner } from '../core/work/operations/index.js';
 import { OperationPriority } from './operation-priority.js';
 import { reconnectWorker, watchPulling } from './pull-watchdog.js';
-import { createQueueWorkers, type QueueWorker } from './queue-workers.js';
+import { createQueueWorkers } from './queue-workers.js';
 import { endStalledOut } from './stalled-out.js';
 import { listenForCancels } from './worker-channels.js';
 import { confineAndReport } from './worker-confinement.js';
@@ -76,7 +77,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
     stalledIntervalMs: options.stalledIntervalMs ?? 30_000,
     projectBusyDelayMs: options.projectBusyDelayMs ?? 500,
     log,
-  }).all;
+  });
   const stalledOut = endStalledOut(runtime, runners, log);
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const upkeep = await startUpkeep(runtime, {
@@ -105,7 +106,7 @@ export async function startWorkers(runtime: Runtime, options: WorkerOptions): Pr
 
 /** No new jobs; running calls finish until the deadline, then are cancelled. */
 async function drain(
-  workers: QueueWorker[],
+  workers: Worker[],
   operations: OperationRunner,
   deadlineMs: number,
   log: WorkerLog,
@@ -118,7 +119,7 @@ async function drain(
   if ((await Promise.race([closing.then(() => 'closed' as const), deadline])) === 'deadline') {
     log('shutdown-deadline', { cancelling: operations.running });
     operations.abortAll(ABORT_REASONS.shutdown);
-    for (const worker of workers) if ('cancelAllJobs' in worker) worker.cancelAllJobs(ABORT_REASONS.shutdown);
+    for (const worker of workers) worker.cancelAllJobs(ABORT_REASONS.shutdown);
     await closing;
   }
 }
