@@ -60,11 +60,22 @@ async function checked<T = unknown>(
   return answer;
 }
 
+function apiLogAbout(answer: Answer<unknown>): string {
+  const requestId = (answer.json as { requestId?: string } | undefined)?.requestId;
+  const lines = api.proc.output().split('\n');
+  return (requestId ? lines.filter((line) => line.includes(requestId)) : lines.slice(-20)).join('\n');
+}
+
 function validate(method: string, template: string, answer: Answer<unknown>): void {
   const operation = doc.paths[template]?.[method.toLowerCase()];
   expect(operation, `${method} ${template} is documented`).toBeDefined();
   const response = operation!.responses[String(answer.status)];
-  expect(response, `${method} ${template} documents status ${answer.status}: ${answer.text}`).toBeDefined();
+  // An internal error is never documented: show what the api logged under its request id.
+  const logged = answer.status >= 500 ? `\napi log:\n${apiLogAbout(answer)}` : '';
+  expect(
+    response,
+    `${method} ${template} documents status ${answer.status}: ${answer.text}${logged}`,
+  ).toBeDefined();
   const type = (answer.headers.get('content-type') ?? '').split(';')[0]!;
   const schema = response!.content?.[type]?.schema;
   expect(schema, `${method} ${template} ${answer.status} documents ${type}`).toBeDefined();

@@ -364,6 +364,40 @@ describe('a rollout', () => {
     expect(ran).toBe(1);
   }, 120_000);
 
+  it('cancelled when every project has already started (none pending): its operations are cancelled', async () => {
+    const installation = await suite.install('rollout-cancel-all-started');
+    const { runtime, packageDir } = installation;
+    await writeFile(join(packageDir, 'append-risk'), 'none\n');
+    const roots = await addProjects(installation, 2);
+    await startWorker(installation);
+    await inspectAll(installation);
+
+    const rollout = await runtime.rollouts.create(
+      {
+        pluginId: PLUGIN_ID,
+        action: 'append',
+        input: { append: 'ran', sleepMs: 30_000 },
+        selection: { all: true },
+        waves: '100%',
+        concurrency: 2,
+      },
+      ACTOR,
+    );
+    await waitFor('both projects to start', async () =>
+      [...(await runsOf(roots)).values()].every((lines) => lines.length > 0),
+    );
+    // Nothing is left pending: the cancel ends no pending project (the count it adds is zero).
+    const cancelled = await runtime.rollouts.cancel(rollout.id, ADMIN);
+    expect(cancelled.state).toBe('cancelled');
+    const ended = await untilRollout(
+      installation,
+      rollout.id,
+      'its operations to end',
+      (view) => view.counts.running === 0,
+    );
+    expect(ended.counts).toMatchObject({ cancelled: 2, pending: 0, running: 0, succeeded: 0 });
+  }, 120_000);
+
   it('survives a worker killed with SIGKILL mid-wave: no project runs twice, the lost one is OUTCOME_UNKNOWN', async () => {
     const installation = await suite.install('rollout-kill');
     const { runtime, packageDir } = installation;

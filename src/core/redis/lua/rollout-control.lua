@@ -42,8 +42,11 @@ if ARGV[2] == 'cancelled' then
       ended = ended + 1
     end
   end
-  redis.call('HINCRBY', KEYS[1], 'c_pending', -ended)
-  redis.call('HINCRBY', KEYS[1], 'c_cancelled', ended)
+  -- Only when some ended: Lua writes a negated 0 as "-0", which HINCRBY refuses.
+  if ended > 0 then
+    redis.call('HINCRBY', KEYS[1], 'c_pending', -ended)
+    redis.call('HINCRBY', KEYS[1], 'c_cancelled', ended)
+  end
   redis.call('HSET', KEYS[1], 'next', total)
   if tonumber(redis.call('HGET', KEYS[1], 'c_running') or '0') == 0 then
     redis.call('SREM', KEYS[4], ARGV[3])
