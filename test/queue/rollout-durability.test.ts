@@ -221,7 +221,7 @@ describe('a rollout across restarts', () => {
     await writeFile(join(packageDir, 'append-risk'), 'none\n');
     const roots = await addProjects(installation, 6);
     const receiver = await hookRolloutEvents(installation);
-    const workers = [await startWorker(installation), await startWorker(installation)];
+    const workers = await Promise.all([startWorker(installation), startWorker(installation)]);
     await inspectAll(installation);
 
     const rollout = await runtime.rollouts.create(
