@@ -4,14 +4,14 @@
 // the raw body with the secret); a 500 answered once is retried; a worker
 // killed with SIGKILL mid-delivery loses no delivery.
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryView } from '../../src/core/work/notify/index.js';
 import { BatchStore } from '../../src/core/work/batches/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
+import { closeReceivers, startReceiver, type Received } from '../support/webhook-receiver.js';
 import {
   ACTOR,
   PLUGIN_ID,
@@ -25,47 +25,7 @@ import {
 const suite = useQueueSuite('webhooks');
 const SECRET = 'webhook-secret-for-the-test-0123456789';
 
-interface Received {
-  event: string;
-  delivery: string;
-  signature: string;
-  raw: string;
-  body: { event: string; deliveryId: string; data: Record<string, unknown> };
-}
-
-/** A receiver on 127.0.0.1; `answer` decides each request's fate (default 200). */
-async function startReceiver(
-  answer: (request: Received, index: number, response: ServerResponse) => void = (_r, _i, response) =>
-    response.writeHead(200).end('ok'),
-): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((request: IncomingMessage, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const entry: Received = {
-        event: String(request.headers['x-switchyard-event']),
-        delivery: String(request.headers['x-switchyard-delivery']),
-        signature: String(request.headers['x-switchyard-signature-256']),
-        raw,
-        body: JSON.parse(raw),
-      };
-      received.push(entry);
-      answer(entry, received.length - 1, response);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(server);
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, server };
-}
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
+afterEach(closeReceivers);
 
 const verify = (entry: Received) =>
   expect(entry.signature).toBe(`sha256=${createHmac('sha256', SECRET).update(entry.raw).digest('hex')}`);

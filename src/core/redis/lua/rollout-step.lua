@@ -21,6 +21,7 @@
   ARGV[4] its end: succeeded | failed | cancelled | outcome_unknown
 
   Counts live in the rollout hash as c_<bucket>; `starting` counts as running.
+  Its events are also kept as fields unannounced:paused:<now> / unannounced:finished until published.
   Returns {state after, events as a JSON array ('paused', 'finished'), claimed project ids...}.
 ]]
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -96,8 +97,21 @@ if state == 'running' then
   redis.call('HSET', KEYS[1], 'wave', wave, 'next', nextIndex)
 end
 
--- An ended rollout leaves the sweep once none of its operations is left to record.
-if (state == 'succeeded' or state == 'failed' or state == 'cancelled') and num('c_running') == 0 then
+-- Each event stays marked (a field unannounced:<event>) until a process has published its webhook,
+-- so one whose process died before publishing is published by the sweep (publishing is keyed: once).
+for _, event in ipairs(events) do
+  redis.call('HSET', KEYS[1], 'unannounced:' .. (event == 'paused' and ('paused:' .. ARGV[1]) or event), '1')
+end
+local function unannounced()
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 12) == 'unannounced:' then return true end
+  end
+  return false
+end
+
+-- An ended rollout leaves the sweep once none of its operations is left to record, nor an event to publish.
+if (state == 'succeeded' or state == 'failed' or state == 'cancelled') and num('c_running') == 0
+  and not unannounced() then
   redis.call('SREM', KEYS[4], ARGV[2])
 end
 local result = {state, #events == 0 and '[]' or cjson.encode(events)}

@@ -189,7 +189,7 @@ export class RolloutService {
       skipped: selected.skipped.length,
       risk: record.risk,
     });
-    if (record.state === 'awaiting-approval') await this.#announce('rollout.awaiting-approval', record.id);
+    if (record.state === 'awaiting-approval') await this.#announcePending(record.id);
     else await this.advance(record.id);
     return this.get(record.id);
   }
@@ -374,7 +374,7 @@ export class RolloutService {
     if (outcome === 'ok') {
       await this.#audit(actor, 'rollout.cancel', id, { stateBefore: record.state });
       await this.#cancelRunning(id, actor);
-      await this.#announce('rollout.finished', id);
+      await this.#announce('rollout.finished', id, id);
     }
     return this.get(id);
   }
@@ -407,6 +407,7 @@ export class RolloutService {
     for (const id of await this.store.active()) {
       const record = await this.store.get(id);
       if (!record) continue;
+      await this.#announcePending(id);
       for (const project of await this.store.projects(id)) {
         if (project.state !== 'starting' && project.state !== 'running') continue;
         if (!project.operationId) {
@@ -431,8 +432,7 @@ export class RolloutService {
   }
 
   async #afterStep(id: string, step: { state: string; events: string[]; claimed: string[] }): Promise<void> {
-    if (step.events.includes('paused')) await this.#announce('rollout.paused', id);
-    if (step.events.includes('finished')) await this.#announce('rollout.finished', id);
+    if (step.events.length > 0) await this.#announcePending(id);
     if (step.claimed.length === 0) return;
     const record = await this.#record(id);
     await Promise.all(step.claimed.map((projectId) => this.#start(record, projectId)));
@@ -527,25 +527,33 @@ export class RolloutService {
     await appendAudit(this.deps.redis, this.deps.keys, { actor, action, target, detail });
   }
 
-  /** rollout.awaiting-approval, rollout.paused (once per pause), rollout.finished: the rollout without its input. */
+  /**
+   * Publishes every event of the rollout still marked unannounced, then
+   * unmarks it: the producing process does it at once, the sweep when that
+   * process died first. Publishing is keyed by event, so twice is once.
+   */
+  async #announcePending(id: string): Promise<void> {
+    for (const event of await this.store.unannounced(id)) {
+      if (event === 'awaiting-approval') await this.#announce('rollout.awaiting-approval', id, id);
+      else if (event === 'finished') await this.#announce('rollout.finished', id, id);
+      else if (event.startsWith('paused:'))
+        await this.#announce('rollout.paused', id, `${id}:${event.slice('paused:'.length)}`);
+      await this.store.announced(id, event);
+    }
+  }
+
+  /** rollout.awaiting-approval, rollout.paused (once per pause: `key`), rollout.finished: the rollout without its input. */
   async #announce(
     event: 'rollout.awaiting-approval' | 'rollout.paused' | 'rollout.finished',
     id: string,
+    key: string,
   ): Promise<void> {
     const { notices } = this.deps;
     if (!notices) return;
     const record = await this.store.get(id);
     if (!record) return;
     const { input: _input, ...rollout } = toRolloutView(record);
-    const pausedAt = (await this.deps.redis.hget(this.deps.keys.rollout(id), 'pausedAt')) ?? '';
-    await notices.publish(
-      event,
-      { rollout },
-      {
-        key: event === 'rollout.paused' ? `${id}:${pausedAt}` : id,
-        pluginId: record.pluginId,
-      },
-    );
+    await notices.publish(event, { rollout }, { key, pluginId: record.pluginId });
   }
 }
 

@@ -106,6 +106,9 @@ export interface RolloutQuery extends PageRequest {
   pluginId?: string;
 }
 
+/** The prefix of the rollout hash's fields that mark an event not yet published (rollout-step.lua). */
+const UNANNOUNCED = 'unannounced:';
+
 export class RolloutStore {
   readonly #scripts: Scripts;
 
@@ -142,6 +145,8 @@ export class RolloutStore {
       ...(input.retryOf ? { retryOf: input.retryOf } : {}),
       createdAt: now.toISOString(),
       ...(input.state === 'running' ? { startedAt: now.toISOString() } : {}),
+      // Published by the creator right after; by the sweep if the creator died first (see step()).
+      ...(input.state === 'awaiting-approval' ? { [`${UNANNOUNCED}awaiting-approval`]: '1' } : {}),
       ...Object.fromEntries(COUNT_NAMES.map((name) => [`c_${name}`, '0'])),
       c_pending: String(projectIds.length),
     };
@@ -206,7 +211,8 @@ export class RolloutStore {
   /**
    * rollout-step.lua: records a project's end (when given), then claims the
    * projects to start now. Answers the state after it, what happened
-   * (`paused`, `finished`) and the claimed project ids.
+   * (`paused`, `finished`: also marked unannounced until published) and the
+   * claimed project ids.
    */
   async step(
     id: string,
@@ -283,6 +289,23 @@ export class RolloutStore {
     return values.map((value) =>
       value ? (JSON.parse(value) as { errorCode: string; errorMessage: string }) : undefined,
     );
+  }
+
+  /**
+   * The rollout's events whose webhooks no process has published yet
+   * (`awaiting-approval`, `paused:<pausedAt>`, `finished`): a process that
+   * produced one died before publishing it, or is publishing it now.
+   */
+  async unannounced(id: string): Promise<string[]> {
+    const fields = await this.redis.hkeys(this.keys.rollout(id));
+    return fields
+      .filter((field) => field.startsWith(UNANNOUNCED))
+      .map((field) => field.slice(UNANNOUNCED.length));
+  }
+
+  /** The event's webhooks are published (enqueued). */
+  async announced(id: string, event: string): Promise<void> {
+    await this.redis.hdel(this.keys.rollout(id), `${UNANNOUNCED}${event}`);
   }
 
   /** The rollouts the sweep looks at. */
