@@ -96,8 +96,9 @@ if state == 'running' then
   redis.call('HSET', KEYS[1], 'wave', wave, 'next', nextIndex)
 end
 
--- An ended rollout leaves the sweep once none of its operations is left to record.
-if (state == 'succeeded' or state == 'failed' or state == 'cancelled') and num('c_running') == 0 then
+-- An ended rollout leaves the sweep once none of its operations (previews too) is left to record.
+if (state == 'succeeded' or state == 'failed' or state == 'cancelled') and num('c_running') == 0
+  and num('p_running') == 0 then
   redis.call('SREM', KEYS[4], ARGV[2])
 end
 local result = {state, #events == 0 and '[]' or cjson.encode(events)}
