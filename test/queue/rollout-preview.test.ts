@@ -5,11 +5,11 @@
 // the failure budget); the rollout then waits for a second admin even when
 // the action is risk none; a risky preview action is refused; a cancel while
 // previewing cancels the previews; a claimed preview whose process died gets
-// its operation from the sweep.
+// its operation from the sweep; a long output is cut.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RolloutView } from '../../src/core/work/rollouts/index.js';
+import { PREVIEW_OUTPUT_MAX_CHARS, type RolloutView } from '../../src/core/work/rollouts/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
 import {
   ACTOR,
@@ -260,7 +260,8 @@ describe('a rollout with a preview', () => {
         pluginId: PLUGIN_ID,
         action: 'append',
         previewAction: 'preview',
-        input: { append: 'y' },
+        // An output longer than a page carries: its beginning, marked truncated.
+        input: { append: 'y', previewPad: PREVIEW_OUTPUT_MAX_CHARS },
         state: 'previewing',
         risk: 'low',
         createdBy: ACTOR,
@@ -287,5 +288,10 @@ describe('a rollout with a preview', () => {
     for (const lines of (await linesOf(roots, 'previews.log')).values()) expect(lines).toHaveLength(1);
     const { items } = await runtime.rollouts.projects(record.id);
     expect(new Set(items.map((project) => project.preview?.operationId)).size).toBe(3);
+    const preview = items[0]!.preview!;
+    expect(preview.outputTruncated).toBe(true);
+    expect(typeof preview.output).toBe('string');
+    expect((preview.output as string).length).toBe(PREVIEW_OUTPUT_MAX_CHARS + 1);
+    expect(preview.output as string).toMatch(/^\{"diff":"\+y","project":"p00","pad":"xxx/);
   }, 120_000);
 });

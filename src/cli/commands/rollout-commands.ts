@@ -322,6 +322,7 @@ async function watch(backend: Backend, id: string, json: boolean): Promise<void>
 }
 
 function progressLine(view: RolloutView): string {
+  if (view.state === 'previewing' && view.previewCounts) return `previewing  ${previewLine(view)}`;
   const { counts } = view;
   const wave = view.waves.find((entry) => entry.state !== 'done') ?? view.waves.at(-1);
   return `${view.state}  wave ${wave?.index ?? '-'}/${view.waves.length}  ✓${counts.succeeded} ✗${counts.failed + counts.outcome_unknown} ⊘${counts.cancelled} ▶${counts.running} …${counts.pending} /${view.total}${view.pausedReason ? `  (${view.pausedReason})` : ''}`;
