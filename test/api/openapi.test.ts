@@ -271,6 +271,30 @@ describe('every route answers what /api/v1/openapi.json says', () => {
     }); // 400: nothing failed
     for (const format of ['jsonl', 'csv'])
       await streamed(`${P}/rollouts/{id}/export`, `${P}/rollouts/${rollout.json.id}/export?format=${format}`);
+    // A preview by fixture.echo (risk none) of another action: it runs, then the rollout awaits approval.
+    const previewed = await checked<{ id: string }>('POST', `${P}/rollouts`, `${P}/rollouts`, {
+      body: {
+        pluginId: PLUGIN_ID,
+        action: 'fixture.other',
+        previewAction: 'fixture.echo',
+        projects: ['shop'],
+      },
+    });
+    await waitFor('the preview to end', async () => {
+      const answer = await call<{ state: string }>(api, 'GET', `${P}/rollouts/${previewed.json.id}`, {
+        token: api.adminToken,
+      });
+      return answer.json.state === 'awaiting-approval' ? answer : undefined;
+    });
+    const previews = await checked<{ items: { preview?: { state: string } }[] }>(
+      'GET',
+      `${P}/rollouts/{id}/projects`,
+      `${P}/rollouts/${previewed.json.id}/projects`,
+    );
+    expect(previews.json.items[0]?.preview?.state).toBe('succeeded');
+    await checked('POST', `${P}/rollouts`, `${P}/rollouts`, {
+      body: { pluginId: PLUGIN_ID, action: 'fixture.echo', all: true, previewAction: 'fixture.other' },
+    }); // 400 problem: the preview action's risk is not none
 
     const schedule = await checked<{ id: string }>('POST', `${P}/schedules`, `${P}/schedules`, {
       body: { pluginId: PLUGIN_ID, projects: 'all', cron: '0 3 * * *' },

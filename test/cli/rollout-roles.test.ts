@@ -1,6 +1,7 @@
 // Rollouts through the remote CLI and the api, with a worker (test/support/team.ts):
 // who may create, approve, pause and resume (docs/CLI.md "Rollouts"), the
-// two-person approval by a second admin token, ids by prefix and latest,
+// two-person approval by a second admin token, a preview action of risk other
+// than none refused, ids by prefix and latest,
 // `show --watch` exiting 0 on success, `--json` shapes with projects.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PLUGIN_ID, trustEnableAndScan } from '../api/support.js';
@@ -36,6 +37,22 @@ describe('rollouts remotely', () => {
     const refused = await as('viewer', ['rollout', 'create', PLUGIN_ID, 'fixture.echo', '--all', '--yes']);
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/rollout create needs the operator role/);
+
+    // A preview action must be of risk none: fixture.echo is not advertised yet (risk unknown).
+    const risky = await as('operator', [
+      'rollout',
+      'create',
+      PLUGIN_ID,
+      'fixture.echo',
+      '--all',
+      '--preview-action',
+      'fixture.dry-run',
+      '--yes',
+    ]);
+    expect(risky.code).toBe(2);
+    expect(risky.stderr).toMatch(
+      /--preview-action fixture\.dry-run must be an action of risk none.*risk unknown/,
+    );
 
     const unconfirmed = await as('operator', ['rollout', 'create', PLUGIN_ID, 'fixture.echo', '--all']);
     expect(unconfirmed.code).toBe(2);

@@ -47,6 +47,7 @@ interface CreateOptions {
   concurrency?: number;
   maxFailures?: string;
   pauseBetween?: boolean;
+  previewAction?: string;
   yes?: boolean;
   wait?: boolean;
 }
@@ -78,11 +79,15 @@ export function registerRolloutCommands(program: Command): void {
     )
     .option('--max-failures <n|p%>', `failures allowed before it pauses (default ${DEFAULT_MAX_FAILURES})`)
     .option('--pause-between', 'pause after each wave until rollout resume')
+    .option(
+      '--preview-action <action>',
+      'first run this action (risk none, e.g. a dry run) on every project; then await approval',
+    )
     .option('--yes', 'confirm: this lets the plugin change every selected project')
     .option('--wait', 'follow it to its end (exit 1 unless it succeeded)')
     .addHelpText(
       'after',
-      "\nAn action whose risk is not none waits for `rollout approve` by another admin.\n\nExample:\n  switchyard rollout create go-inspector go.upgrade --where 'go.version<1.21' --waves 1,10%,100% --max-failures 5 --yes",
+      "\nAn action whose risk is not none waits for `rollout approve` by another admin; so does any rollout\nwith --preview-action, once its previews have ended (rollout show lists them).\n\nExample:\n  switchyard rollout create go-inspector go.upgrade --where 'go.version<1.21' --waves 1,10%,100% --max-failures 5 --yes",
     )
     .action(
       async (
@@ -109,6 +114,7 @@ export function registerRolloutCommands(program: Command): void {
             ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
             ...(options.maxFailures !== undefined ? { maxFailures: options.maxFailures } : {}),
             ...(options.pauseBetween ? { pauseBetween: true } : {}),
+            ...(options.previewAction !== undefined ? { previewAction: options.previewAction } : {}),
             selection: {
               ...(options.all ? { all: true } : {}),
               ...(options.label.length > 0 ? { labels: options.label } : {}),
@@ -286,6 +292,10 @@ function rolloutIdOf(backend: Backend, ref: string, plugin: string | undefined):
 function describeStart(created: RolloutView): void {
   const skipped = created.skipped.length > 0 ? `, ${created.skipped.length} skipped` : '';
   say(`  ${created.total} projects in ${created.waves.length} waves${skipped}; ${created.state}`);
+  if (created.state === 'previewing')
+    say(
+      `  previewing with ${created.previewAction} on every project; then it awaits approval (rollout show ${created.id} lists the previews)`,
+    );
   if (created.state === 'awaiting-approval')
     say(
       `  risk ${created.risk}: another admin approves it with  switchyard rollout approve ${created.id} --yes`,
@@ -312,9 +322,40 @@ async function watch(backend: Backend, id: string, json: boolean): Promise<void>
 }
 
 function progressLine(view: RolloutView): string {
+  if (view.state === 'previewing' && view.previewCounts) return `previewing  ${previewLine(view)}`;
   const { counts } = view;
   const wave = view.waves.find((entry) => entry.state !== 'done') ?? view.waves.at(-1);
   return `${view.state}  wave ${wave?.index ?? '-'}/${view.waves.length}  ✓${counts.succeeded} ✗${counts.failed + counts.outcome_unknown} ⊘${counts.cancelled} ▶${counts.running} …${counts.pending} /${view.total}${view.pausedReason ? `  (${view.pausedReason})` : ''}`;
+}
+
+function previewLine(view: RolloutView): string {
+  const counts = view.previewCounts!;
+  return `${view.previewAction}: ✓${counts.succeeded} ✗${counts.failed + counts.outcome_unknown} ⊘${counts.cancelled} ▶${counts.running} …${counts.pending} /${view.total}`;
+}
+
+/** Each project's preview, failures first: state, summary or error, and its output (one line, cut). */
+function printPreviews(projects: RolloutProjectView[]): void {
+  const previewed = projects.filter((project) => project.preview);
+  if (previewed.length === 0) return;
+  say('');
+  const sorted = [...previewed].sort(
+    (a, b) => ORDER.indexOf(a.preview!.state) - ORDER.indexOf(b.preview!.state),
+  );
+  printTable(
+    ['PREVIEW', 'STATE', 'SUMMARY', 'OUTPUT', 'OPERATION'],
+    sorted.map(({ projectId, preview }) => [
+      projectId,
+      preview!.state,
+      preview!.errorCode ? errorText(preview!.errorCode, preview!.errorMessage) : preview!.summary,
+      preview!.output !== undefined ? oneLine(JSON.stringify(preview!.output)) : undefined,
+      preview!.operationId,
+    ]),
+  );
+}
+
+const PREVIEW_OUTPUT_CHARS = 120;
+function oneLine(text: string): string {
+  return text.length > PREVIEW_OUTPUT_CHARS ? `${text.slice(0, PREVIEW_OUTPUT_CHARS)}…` : text;
 }
 
 const ORDER = ['outcome_unknown', 'failed', 'running', 'starting', 'cancelled', 'pending', 'succeeded'];
@@ -336,8 +377,10 @@ function printRollout(view: RolloutView, projects: RolloutProjectView[]): void {
     ['waves', view.waves.map((wave) => `${wave.index}: ${wave.size} projects, ${wave.state}`)],
     ['concurrency', String(view.concurrency)],
     ['max failures', String(view.maxFailures)],
+    ['preview', view.previewCounts ? previewLine(view) : undefined],
     ['progress', progressLine(view)],
   ]);
+  printPreviews(projects);
   if (view.skipped.length > 0) {
     say('');
     printTable(

@@ -87,6 +87,13 @@ export const bodies = {
     concurrency: z.number().int().min(1).max(100).optional(),
     maxFailures: z.string().min(1).max(20).optional().describe('N or P%'),
     pauseBetween: z.boolean().optional(),
+    previewAction: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'an action of the same plugin, of risk none, run first on every project; then it awaits approval',
+      ),
   }),
   /** POST /rollouts/:id/retry: which projects (only the failed ones, so far). */
   retryRollout: z.strictObject({ failed: z.literal(true) }),

@@ -17,6 +17,7 @@ import type { BatchDiff, BatchView } from '../work/batches/index.js';
 import { BATCH_STATES } from '../work/batches/index.js';
 import { OPERATION_STATES, type OperationView } from '../work/operations/index.js';
 import {
+  PREVIEW_OUTPUT_MAX_CHARS,
   ROLLOUT_PROJECT_STATES,
   ROLLOUT_STATES,
   type RolloutProjectView,
@@ -332,6 +333,15 @@ export const operationView: z.ZodType<OperationView> = z.object({
     ),
 });
 
+const rolloutCounts = z.object({
+  pending: z.number().int(),
+  running: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  cancelled: z.number().int(),
+  outcome_unknown: z.number().int(),
+});
+
 export const rolloutView: z.ZodType<RolloutView> = z.object({
   id: z.string(),
   name: z.string(),
@@ -351,14 +361,7 @@ export const rolloutView: z.ZodType<RolloutView> = z.object({
       state: z.enum(['pending', 'running', 'paused', 'done', 'cancelled']),
     }),
   ),
-  counts: z.object({
-    pending: z.number().int(),
-    running: z.number().int(),
-    succeeded: z.number().int(),
-    failed: z.number().int(),
-    cancelled: z.number().int(),
-    outcome_unknown: z.number().int(),
-  }),
+  counts: rolloutCounts,
   maxFailures: z.number().int().describe('failures (failed and outcome_unknown) allowed before it pauses'),
   concurrency: z.number().int(),
   pauseBetween: z.boolean(),
@@ -369,6 +372,8 @@ export const rolloutView: z.ZodType<RolloutView> = z.object({
   pausedReason: z.string().exactOptional(),
   cancelledBy: z.string().exactOptional(),
   retryOf: z.string().exactOptional().describe('the rollout whose failed projects this one retries'),
+  previewAction: z.string().exactOptional().describe('the action of risk none run first on every project'),
+  previewCounts: rolloutCounts.exactOptional().describe('how the previews stand, as counts for the real run'),
 });
 
 export const rolloutProject: z.ZodType<RolloutProjectView> = z.object({
@@ -378,6 +383,23 @@ export const rolloutProject: z.ZodType<RolloutProjectView> = z.object({
   state: z.enum(ROLLOUT_PROJECT_STATES),
   errorCode: z.string().exactOptional(),
   errorMessage: z.string().exactOptional(),
+  preview: z
+    .object({
+      state: z.enum(ROLLOUT_PROJECT_STATES),
+      operationId: z.string().exactOptional(),
+      summary: z.string().exactOptional(),
+      output: json
+        .exactOptional()
+        .describe(`redacted; at most ${PREVIEW_OUTPUT_MAX_CHARS} characters of JSON`),
+      outputTruncated: z
+        .literal(true)
+        .exactOptional()
+        .describe('the output was longer: `output` is the beginning of its JSON, as a string'),
+      errorCode: z.string().exactOptional(),
+      errorMessage: z.string().exactOptional(),
+    })
+    .exactOptional()
+    .describe("with a preview action: this project's preview"),
 });
 
 const slotView = z.object({

@@ -81,6 +81,10 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     rolloutStates: (id: string) => `${prefix}:rollout-states:${id}`,
     /** Per rollout: project id → the id of the operation it runs as. */
     rolloutOperations: (id: string) => `${prefix}:rollout-operations:${id}`,
+    /** Per rollout with --preview-action: project id → its preview's state (pending, starting, running, an end). */
+    rolloutPreviewStates: (id: string) => `${prefix}:rollout-preview-states:${id}`,
+    /** Per rollout with --preview-action: project id → the id of its preview operation. */
+    rolloutPreviewOperations: (id: string) => `${prefix}:rollout-preview-operations:${id}`,
     rolloutsByTime: `${prefix}:rollouts-by-time`,
     /** The rollouts the sweep looks at: not ended, or ended with operations still to record. */
     rolloutsActive: `${prefix}:rollouts-active`,

@@ -24,6 +24,7 @@ const SCRIPTS = {
   rolloutStep: { file: 'rollout-step.lua', keys: 4 },
   rolloutStarted: { file: 'rollout-started.lua', keys: 3 },
   rolloutControl: { file: 'rollout-control.lua', keys: 4 },
+  rolloutPreviewStep: { file: 'rollout-preview-step.lua', keys: 4 },
   fairEnter: { file: 'fair-enter.lua', keys: 3 },
   fairPick: { file: 'fair-pick.lua', keys: 8 },
   fairSliceEnd: { file: 'fair-slice-end.lua', keys: 4 },
@@ -62,6 +63,8 @@ interface ScriptResults {
   rolloutStarted: number;
   /** [outcome ('ok' | 'missing' | 'refused'), state before]. */
   rolloutControl: [string, string];
+  /** [state after, events (JSON array), ...project ids whose preview is claimed to start now]. */
+  rolloutPreviewStep: string[];
   /** How many other batches had work waiting. */
   fairEnter: number;
   /** ['full'] | ['empty'] | ['slice', slice id, batch id, plugin id, start, count, generation]. */

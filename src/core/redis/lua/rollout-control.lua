@@ -48,7 +48,8 @@ if ARGV[2] == 'cancelled' then
     redis.call('HINCRBY', KEYS[1], 'c_cancelled', ended)
   end
   redis.call('HSET', KEYS[1], 'next', total)
-  if tonumber(redis.call('HGET', KEYS[1], 'c_running') or '0') == 0 then
+  if tonumber(redis.call('HGET', KEYS[1], 'c_running') or '0') == 0
+    and tonumber(redis.call('HGET', KEYS[1], 'p_running') or '0') == 0 then
     redis.call('SREM', KEYS[4], ARGV[3])
   end
 end

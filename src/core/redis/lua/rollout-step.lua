@@ -109,9 +109,10 @@ local function unannounced()
   return false
 end
 
--- An ended rollout leaves the sweep once none of its operations is left to record, nor an event to publish.
+-- An ended rollout leaves the sweep once none of its operations (previews too) is left to record,
+-- nor an event to publish.
 if (state == 'succeeded' or state == 'failed' or state == 'cancelled') and num('c_running') == 0
-  and not unannounced() then
+  and num('p_running') == 0 and not unannounced() then
   redis.call('SREM', KEYS[4], ARGV[2])
 end
 local result = {state, #events == 0 and '[]' or cjson.encode(events)}

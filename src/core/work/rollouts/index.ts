@@ -4,6 +4,12 @@ export { ROLLOUT_EXPORT_FORMATS } from './rollout-export.js';
 export type { RolloutExportFormat } from './rollout-export.js';
 export type { RolloutSelection } from './rollout-selection.js';
 export { RolloutService, toRolloutView } from './rollout-service.js';
-export type { RolloutProjectView, RolloutRequest, RolloutView } from './rollout-service.js';
+export { PREVIEW_OUTPUT_MAX_CHARS } from './rollout-service.js';
+export type {
+  RolloutPreviewView,
+  RolloutProjectView,
+  RolloutRequest,
+  RolloutView,
+} from './rollout-service.js';
 export { isRolloutOver, ROLLOUT_PROJECT_STATES, ROLLOUT_STATES } from './rollout-store.js';
 export type { RolloutProjectState, RolloutQuery, RolloutState } from './rollout-store.js';

@@ -3,7 +3,7 @@
 // latest successful inspection advertised the action) and project ids; the
 // intersection of those given. Untrusted projects and projects whose root is
 // gone are set aside as skipped, with the reason. The action's risk is read
-// from the same inspections.
+// from the same inspections, and so is the preview action's (--preview-action).
 import { InvalidInputError, NotFoundError } from '../../platform/index.js';
 import { checkLabels, type ProjectService } from '../../projects/index.js';
 import type { BatchService } from '../batches/index.js';
@@ -23,6 +23,8 @@ export interface SelectedProjects {
   risk: string;
   /** How the selection was given, as a person reads it. */
   described: string[];
+  /** The preview action's risk, read as `risk` is (only when a preview action was given). */
+  previewRisk?: string;
 }
 
 const HARMLESS = 'none';
@@ -32,6 +34,7 @@ export async function selectProjects(
   pluginId: string,
   action: string,
   selection: RolloutSelection,
+  previewAction?: string,
 ): Promise<SelectedProjects> {
   const described = describe(selection);
   if (described.length === 0)
@@ -60,9 +63,12 @@ export async function selectProjects(
     candidates = candidates.filter((project) => matching.has(project.id));
   }
   const risks = new Map<string, string | undefined>();
+  const previewRisks = new Map<string, string | undefined>();
   for (const project of candidates) {
     const { actions } = await deps.batches.actions(project.id, pluginId);
     risks.set(project.id, actions.find((advertised) => advertised.id === action)?.risk);
+    if (previewAction !== undefined)
+      previewRisks.set(project.id, actions.find((advertised) => advertised.id === previewAction)?.risk);
   }
   if (selection.advertised) candidates = candidates.filter((project) => risks.get(project.id) !== undefined);
 
@@ -75,7 +81,15 @@ export async function selectProjects(
       skipped.push({ projectId: project.id, reason: `its root ${project.root} is missing` });
     else projectIds.push(project.id);
   }
-  return { projectIds, skipped, risk: riskOf(projectIds.map((id) => risks.get(id))), described };
+  return {
+    projectIds,
+    skipped,
+    risk: riskOf(projectIds.map((id) => risks.get(id))),
+    described,
+    ...(previewAction !== undefined
+      ? { previewRisk: riskOf(projectIds.map((id) => previewRisks.get(id))) }
+      : {}),
+  };
 }
 
 function riskOf(risks: (string | undefined)[]): string {

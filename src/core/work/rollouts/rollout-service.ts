@@ -7,7 +7,10 @@
 // (a timer in every worker), each an idempotent step (rollout-step.lua) that
 // records and claims atomically; a claimed project's operation is created
 // with an idempotency key of the rollout and the project, so whichever
-// process repeats a step after a crash, no project runs twice.
+// process repeats a step after a crash, no project runs twice. A preview
+// action (risk none) runs first, the same way, on every project
+// (rollout-preview-step.lua, key rollout:<id>:preview:<project>), while the
+// rollout is `previewing`; then the rollout waits for approval.
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
 import { appendAudit } from '../../access/index.js';
 import {
@@ -72,6 +75,8 @@ export interface RolloutRequest {
   pauseBetween?: boolean;
   /** The rollout this one retries (`rollout retry --failed`). */
   retryOf?: string;
+  /** An action of risk none run first on every project, for a person to look at before approving. */
+  previewAction?: string;
 }
 
 /** docs/CLI.md's JSON shape of a rollout. */
@@ -99,6 +104,21 @@ export interface RolloutView {
   pausedReason?: string;
   cancelledBy?: string;
   retryOf?: string;
+  previewAction?: string;
+  /** How the previews stand, as `counts` does for the real run. */
+  previewCounts?: RolloutRecord['counts'];
+}
+
+/** A project's preview: its operation's state and what it answered (output bounded, redacted as stored). */
+export interface RolloutPreviewView {
+  state: RolloutProjectState;
+  operationId?: string;
+  summary?: string;
+  output?: JsonValue;
+  /** The output was longer than PREVIEW_OUTPUT_MAX_CHARS of JSON: `output` is its beginning, as a string. */
+  outputTruncated?: true;
+  errorCode?: string;
+  errorMessage?: string;
 }
 
 export interface RolloutProjectView {
@@ -109,7 +129,12 @@ export interface RolloutProjectView {
   state: RolloutProjectState;
   errorCode?: string;
   errorMessage?: string;
+  /** With a preview action: how this project's preview went. */
+  preview?: RolloutPreviewView;
 }
+
+/** A page of projects carries each one's preview output: at most this much JSON of it. */
+export const PREVIEW_OUTPUT_MAX_CHARS = 16_384;
 
 export interface RolloutServiceDeps {
   redis: Redis;
@@ -149,16 +174,28 @@ export class RolloutService {
       throw new InvalidInputError('--name must be 1–100 letters, digits, spaces or . _ : / -');
     await plugins.authorize(request.pluginId, 'project.operate', 'project.operate');
     const concurrency = checkConcurrency(request.concurrency ?? DEFAULT_CONCURRENCY);
+    const { previewAction } = request;
+    if (previewAction !== undefined && (typeof previewAction !== 'string' || previewAction.trim() === ''))
+      throw new InvalidInputError("--preview-action must name one of the plugin's actions (of risk none)");
+    if (previewAction === request.action)
+      throw new InvalidInputError(
+        `--preview-action ${previewAction} is the action itself: name another action of the plugin, of risk none (a dry run)`,
+      );
     const selected = await selectProjects(
       { projects, batches },
       request.pluginId,
       request.action,
       request.selection,
+      previewAction,
     );
     const total = selected.projectIds.length;
     if (total === 0)
       throw new InvalidInputError(
         `the selection (${selected.described.join(' ')}) holds no project to run on${selected.skipped.length > 0 ? `; skipped: ${selected.skipped.map((entry) => `${entry.projectId} (${entry.reason})`).join(', ')}` : ''}`,
+      );
+    if (previewAction !== undefined && selected.previewRisk !== 'none')
+      throw new InvalidInputError(
+        `--preview-action ${previewAction} must be an action of risk none (a dry run), but the selected projects' latest inspections advertise it as risk ${selected.previewRisk ?? 'unknown'}${selected.previewRisk === 'unknown' ? ' (not advertised by every one of them)' : ''}`,
       );
     const ends = waveEnds(request.waves ?? DEFAULT_WAVES, total);
     const maxFailures = maxFailuresOf(request.maxFailures ?? DEFAULT_MAX_FAILURES, total);
@@ -168,7 +205,8 @@ export class RolloutService {
         pluginId: request.pluginId,
         action: request.action,
         input,
-        state: selected.risk === 'none' ? 'running' : 'awaiting-approval',
+        // A preview is looked at by a person before anything changes: it always ends awaiting approval.
+        state: previewAction ? 'previewing' : selected.risk === 'none' ? 'running' : 'awaiting-approval',
         risk: selected.risk,
         createdBy: actor,
         total,
@@ -179,6 +217,7 @@ export class RolloutService {
         pauseBetween: request.pauseBetween === true,
         selection: selected.described,
         ...(request.retryOf ? { retryOf: request.retryOf } : {}),
+        ...(previewAction ? { previewAction } : {}),
       },
       selected.projectIds,
     );
@@ -188,6 +227,7 @@ export class RolloutService {
       total,
       skipped: selected.skipped.length,
       risk: record.risk,
+      ...(previewAction ? { previewAction } : {}),
     });
     if (record.state === 'awaiting-approval') await this.#announcePending(record.id);
     else await this.advance(record.id);
@@ -225,15 +265,18 @@ export class RolloutService {
       id,
       slice.map((project) => project.projectId),
     );
+    const previews = record.previewAction ? await this.#previews(id, slice) : [];
     const items = slice.map((project, index) => {
       const operation = operations[index];
       const error = errors[index];
       const code = operation?.errorCode ?? error?.errorCode;
       const message = operation?.errorMessage ?? error?.errorMessage;
+      const preview = previews[index];
       return {
         ...project,
         ...(code ? { errorCode: code } : {}),
         ...(message ? { errorMessage: message } : {}),
+        ...(preview ? { preview } : {}),
       };
     });
     return {
@@ -342,8 +385,11 @@ export class RolloutService {
       throw new NotPermittedError(
         `rollout ${id} paused because its failure budget was exceeded: only an admin may resume it`,
       );
-    // Paused before anyone approved it: back to waiting for approval.
-    const to = record.approvedBy || record.risk === 'none' ? 'running' : 'awaiting-approval';
+    // Paused before anyone approved it: back to waiting for approval (always after a preview).
+    const to =
+      record.approvedBy || (record.risk === 'none' && !record.previewAction)
+        ? 'running'
+        : 'awaiting-approval';
     await this.#control(
       id,
       ['paused'],
@@ -374,6 +420,7 @@ export class RolloutService {
     if (outcome === 'ok') {
       await this.#audit(actor, 'rollout.cancel', id, { stateBefore: record.state });
       await this.#cancelRunning(id, actor);
+      if (record.previewAction) await this.#cancelPreviews(id, actor);
       await this.#announce('rollout.finished', id, id);
     }
     return this.get(id);
@@ -385,6 +432,7 @@ export class RolloutService {
    */
   async advance(id: string): Promise<void> {
     await this.#afterStep(id, await this.store.step(id));
+    await this.#afterPreviewStep(id, await this.store.previewStep(id));
   }
 
   /** Called by the worker that ended an operation: records it in its rollout, if any, and advances it. */
@@ -393,7 +441,9 @@ export class RolloutService {
     if (!rolloutId) return;
     const operation = await this.#operation(operationId);
     if (!operation || !isTerminal(operation.state)) return;
-    await this.#recordEnd(rolloutId, operation.projectId, operation);
+    if (await this.store.isPreview(rolloutId, operation.projectId, operationId))
+      await this.#recordPreviewEnd(rolloutId, operation.projectId, operation);
+    else await this.#recordEnd(rolloutId, operation.projectId, operation);
   }
 
   /**
@@ -422,8 +472,116 @@ export class RolloutService {
           await this.deps.operations.cancel(operation.id, record.cancelledBy ?? 'rollout');
         else await this.deps.operations.ensureQueued(operation.id);
       }
+      if (record.previewAction) await this.#sweepPreviews(record);
       await this.advance(id);
     }
+  }
+
+  /** The sweep's part for previews: the same repairs, on the preview hashes. */
+  async #sweepPreviews(record: RolloutRecord): Promise<void> {
+    const { id } = record;
+    for (const preview of await this.store.previews(id)) {
+      if (preview.state !== 'starting' && preview.state !== 'running') continue;
+      if (!preview.operationId) {
+        if (record.state === 'cancelled') await this.#recordPreviewEnd(id, preview.projectId, 'cancelled');
+        else await this.#startPreview(record, preview.projectId);
+        continue;
+      }
+      const operation = await this.#operation(preview.operationId);
+      if (!operation) await this.#recordPreviewEnd(id, preview.projectId, 'failed');
+      else if (isTerminal(operation.state)) await this.#recordPreviewEnd(id, preview.projectId, operation);
+      else if (record.state === 'cancelled')
+        await this.deps.operations.cancel(operation.id, record.cancelledBy ?? 'rollout');
+      else await this.deps.operations.ensureQueued(operation.id);
+    }
+  }
+
+  async #recordPreviewEnd(
+    id: string,
+    projectId: string,
+    ended: OperationView | RolloutProjectEnd,
+  ): Promise<void> {
+    const end = typeof ended === 'string' ? ended : endOf(ended);
+    await this.#afterPreviewStep(id, await this.store.previewStep(id, { projectId, end }));
+  }
+
+  async #afterPreviewStep(id: string, step: { events: string[]; claimed: string[] }): Promise<void> {
+    if (step.events.length > 0) await this.#announcePending(id);
+    if (step.claimed.length === 0) return;
+    const record = await this.#record(id);
+    await Promise.all(step.claimed.map((projectId) => this.#startPreview(record, projectId)));
+  }
+
+  /** A claimed preview's operation: created once (rollout:<id>:preview:<project>), linked, recorded if it ended. */
+  async #startPreview(record: RolloutRecord, projectId: string): Promise<void> {
+    const { operations } = this.deps;
+    let operation: OperationView;
+    try {
+      ({ operation } = await operations.create(
+        {
+          pluginId: record.pluginId,
+          projectId,
+          action: record.previewAction!,
+          input: record.input,
+          idempotencyKey: `rollout:${record.id}:preview:${projectId}`,
+        },
+        record.createdBy,
+      ));
+    } catch (error) {
+      if (!(error instanceof SwitchyardError) || error.transient) throw error;
+      await this.store.noteError(
+        record.id,
+        projectId,
+        { errorCode: errorCode(error), errorMessage: messageOf(error) },
+        { preview: true },
+      );
+      return this.#recordPreviewEnd(record.id, projectId, 'failed');
+    }
+    await this.store.previewStarted(record.id, projectId, operation.id);
+    if (isTerminal(operation.state)) return this.#recordPreviewEnd(record.id, projectId, operation);
+    const now = await this.store.get(record.id);
+    if (now?.state === 'cancelled') await operations.cancel(operation.id, now.cancelledBy ?? 'rollout');
+  }
+
+  /** Previews not claimed never start; running preview operations are cancelled; those ended are recorded. */
+  async #cancelPreviews(id: string, actor: string): Promise<void> {
+    await this.#afterPreviewStep(id, await this.store.previewStep(id));
+    for (const preview of await this.store.previews(id)) {
+      if (!preview.operationId || (preview.state !== 'running' && preview.state !== 'starting')) continue;
+      await this.deps.operations.cancel(preview.operationId, actor).catch(() => undefined);
+      const operation = await this.#operation(preview.operationId);
+      if (operation && isTerminal(operation.state))
+        await this.#recordPreviewEnd(id, preview.projectId, operation);
+    }
+  }
+
+  /** Each project's preview (state, operation, summary, bounded output, error), for one page of projects. */
+  async #previews(id: string, slice: readonly { projectId: string }[]): Promise<RolloutPreviewView[]> {
+    const byProject = new Map((await this.store.previews(id)).map((entry) => [entry.projectId, entry]));
+    const entries = slice.map((project) => byProject.get(project.projectId));
+    const [operations, errors] = await Promise.all([
+      Promise.all(
+        entries.map((entry) => (entry?.operationId ? this.#operation(entry.operationId) : undefined)),
+      ),
+      this.store.errors(
+        id,
+        slice.map((project) => project.projectId),
+        { preview: true },
+      ),
+    ]);
+    return entries.map((entry, index) => {
+      const operation = operations[index];
+      const code = operation?.errorCode ?? errors[index]?.errorCode;
+      const message = operation?.errorMessage ?? errors[index]?.errorMessage;
+      return {
+        state: entry?.state ?? 'pending',
+        ...(entry?.operationId ? { operationId: entry.operationId } : {}),
+        ...(operation?.result ? { summary: operation.result.summary } : {}),
+        ...(operation?.result ? boundedOutput(operation.result.output) : {}),
+        ...(code ? { errorCode: code } : {}),
+        ...(message ? { errorMessage: message } : {}),
+      };
+    });
   }
 
   async #recordEnd(id: string, projectId: string, ended: OperationView | RolloutProjectEnd): Promise<void> {
@@ -607,7 +765,16 @@ export function toRolloutView(record: RolloutRecord): RolloutView {
     ...(record.pausedReason ? { pausedReason: record.pausedReason } : {}),
     ...(record.cancelledBy ? { cancelledBy: record.cancelledBy } : {}),
     ...(record.retryOf ? { retryOf: record.retryOf } : {}),
+    ...(record.previewAction ? { previewAction: record.previewAction } : {}),
+    ...(record.previewCounts ? { previewCounts: record.previewCounts } : {}),
   };
+}
+
+/** A preview's output as a page carries it: whole, or its first PREVIEW_OUTPUT_MAX_CHARS of JSON. */
+function boundedOutput(output: JsonValue): { output: JsonValue; outputTruncated?: true } {
+  const text = JSON.stringify(output) ?? 'null';
+  if (text.length <= PREVIEW_OUTPUT_MAX_CHARS) return { output };
+  return { output: `${text.slice(0, PREVIEW_OUTPUT_MAX_CHARS)}…`, outputTruncated: true };
 }
 
 function waveState(record: RolloutRecord, index: number): RolloutView['waves'][number]['state'] {

@@ -4,6 +4,9 @@
 // time and the active ones. Every change of state is one Lua script (./lua in
 // the redis room): rollout-step claims and records, rollout-started links an
 // operation, rollout-control is a person's approve, pause, resume or cancel.
+// A rollout with a preview action has the same for its previews: their
+// states and operations (two more hashes), p_<bucket> counts and a cursor
+// (pnext) in the rollout hash, stepped by rollout-preview-step.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { JsonValue } from '@switchyard/plugin-sdk/protocol';
@@ -94,12 +97,32 @@ export interface RolloutRecord {
   pausedKind?: string;
   cancelledBy?: string;
   retryOf?: string;
+  /** The action of risk none run first on every project (--preview-action). */
+  previewAction?: string;
+  /** How the previews stand (with a preview action only). */
+  previewCounts?: RolloutCounts;
 }
 
 export type NewRollout = Omit<
   RolloutRecord,
-  'id' | 'state' | 'wave' | 'next' | 'counts' | 'createdAt' | 'approvedBy' | 'startedAt' | 'finishedAt'
-> & { state: 'awaiting-approval' | 'running' };
+  | 'id'
+  | 'state'
+  | 'wave'
+  | 'next'
+  | 'counts'
+  | 'createdAt'
+  | 'approvedBy'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'previewCounts'
+> & { state: 'previewing' | 'awaiting-approval' | 'running' };
+
+/** A project's preview: its state and, once it has one, its operation. */
+export interface RolloutPreviewEntry {
+  projectId: string;
+  state: RolloutProjectState;
+  operationId?: string;
+}
 
 export interface RolloutQuery extends PageRequest {
   state?: RolloutState;
@@ -143,6 +166,14 @@ export class RolloutStore {
       pauseBetween: input.pauseBetween ? '1' : '0',
       selection: JSON.stringify(input.selection),
       ...(input.retryOf ? { retryOf: input.retryOf } : {}),
+      ...(input.previewAction
+        ? {
+            previewAction: input.previewAction,
+            pnext: '0',
+            ...Object.fromEntries(COUNT_NAMES.map((name) => [`p_${name}`, '0'])),
+            p_pending: String(projectIds.length),
+          }
+        : {}),
       createdAt: now.toISOString(),
       ...(input.state === 'running' ? { startedAt: now.toISOString() } : {}),
       // Published by the creator right after; by the sweep if the creator died first (see step()).
@@ -158,6 +189,11 @@ export class RolloutStore {
         this.keys.rolloutStates(id),
         Object.fromEntries(projectIds.map((projectId) => [projectId, 'pending'])),
       );
+      if (input.previewAction)
+        multi.hset(
+          this.keys.rolloutPreviewStates(id),
+          Object.fromEntries(projectIds.map((projectId) => [projectId, 'pending'])),
+        );
     }
     multi.zadd(this.keys.rolloutsByTime, now.getTime(), id);
     multi.sadd(this.keys.rolloutsActive, id);
@@ -233,6 +269,64 @@ export class RolloutStore {
     return { state: state ?? 'missing', events: JSON.parse(events ?? '[]') as string[], claimed };
   }
 
+  /** Each selected project's preview in wave order: its state and, once it has one, its operation. */
+  async previews(id: string): Promise<RolloutPreviewEntry[]> {
+    const [ids, states, operations] = await Promise.all([
+      this.redis.lrange(this.keys.rolloutProjects(id), 0, -1),
+      this.redis.hgetall(this.keys.rolloutPreviewStates(id)),
+      this.redis.hgetall(this.keys.rolloutPreviewOperations(id)),
+    ]);
+    return ids.map((projectId) => ({
+      projectId,
+      state: (states[projectId] ?? 'pending') as RolloutProjectState,
+      ...(operations[projectId] ? { operationId: operations[projectId] } : {}),
+    }));
+  }
+
+  /**
+   * rollout-preview-step.lua: records a preview's end (when given), then
+   * claims the previews to start now; `awaiting-approval` among the events
+   * once every preview has ended.
+   */
+  async previewStep(
+    id: string,
+    ended?: { projectId: string; end: RolloutProjectEnd },
+  ): Promise<{ state: string; events: string[]; claimed: string[] }> {
+    const [state, events, ...claimed] = await this.#scripts.rolloutPreviewStep(
+      [
+        this.keys.rollout(id),
+        this.keys.rolloutProjects(id),
+        this.keys.rolloutPreviewStates(id),
+        this.keys.rolloutsActive,
+      ],
+      new Date().toISOString(),
+      id,
+      ended?.projectId ?? '',
+      ended?.end ?? '',
+    );
+    return { state: state ?? 'missing', events: JSON.parse(events ?? '[]') as string[], claimed };
+  }
+
+  /** rollout-started.lua on the preview hashes: the project's preview operation exists. */
+  async previewStarted(id: string, projectId: string, operationId: string): Promise<boolean> {
+    const moved = await this.#scripts.rolloutStarted(
+      [
+        this.keys.rolloutPreviewStates(id),
+        this.keys.rolloutPreviewOperations(id),
+        this.keys.rolloutOfOperation,
+      ],
+      projectId,
+      operationId,
+      id,
+    );
+    return moved === 1;
+  }
+
+  /** Whether this operation is the preview of its project in the rollout (not its real run). */
+  async isPreview(id: string, projectId: string, operationId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.rolloutPreviewOperations(id), projectId)) === operationId;
+  }
+
   /** rollout-started.lua: the project's operation exists; true when the project was still starting. */
   async started(id: string, projectId: string, operationId: string): Promise<boolean> {
     const moved = await this.#scripts.rolloutStarted(
@@ -273,17 +367,20 @@ export class RolloutStore {
     id: string,
     projectId: string,
     error: { errorCode: string; errorMessage: string },
+    options: { preview?: boolean } = {},
   ): Promise<void> {
-    await this.redis.hset(this.keys.rolloutOperations(id), `error:${projectId}`, JSON.stringify(error));
+    const hash = options.preview ? this.keys.rolloutPreviewOperations(id) : this.keys.rolloutOperations(id);
+    await this.redis.hset(hash, `error:${projectId}`, JSON.stringify(error));
   }
 
   async errors(
     id: string,
     projectIds: readonly string[],
+    options: { preview?: boolean } = {},
   ): Promise<({ errorCode: string; errorMessage: string } | undefined)[]> {
     if (projectIds.length === 0) return [];
     const values = await this.redis.hmget(
-      this.keys.rolloutOperations(id),
+      options.preview ? this.keys.rolloutPreviewOperations(id) : this.keys.rolloutOperations(id),
       ...projectIds.map((projectId) => `error:${projectId}`),
     );
     return values.map((value) =>
@@ -350,5 +447,13 @@ function fromHash(hash: Record<string, string>): RolloutRecord {
     ...(hash.pausedKind ? { pausedKind: hash.pausedKind } : {}),
     ...(hash.cancelledBy ? { cancelledBy: hash.cancelledBy } : {}),
     ...(hash.retryOf ? { retryOf: hash.retryOf } : {}),
+    ...(hash.previewAction
+      ? {
+          previewAction: hash.previewAction,
+          previewCounts: Object.fromEntries(
+            COUNT_NAMES.map((name) => [name, Number(hash[`p_${name}`] ?? 0)]),
+          ) as RolloutCounts,
+        }
+      : {}),
   };
 }
