@@ -20,6 +20,7 @@ import {
   ROLLOUT_PROJECT_STATES,
   ROLLOUT_STATES,
   type RolloutProjectView,
+  type RolloutListItem,
   type RolloutView,
 } from '../work/rollouts/index.js';
 import type { PluginDetail, PluginView } from '../plugins/index.js';
@@ -332,7 +333,7 @@ export const operationView: z.ZodType<OperationView> = z.object({
     ),
 });
 
-export const rolloutView: z.ZodType<RolloutView> = z.object({
+const rolloutFields = {
   id: z.string(),
   name: z.string(),
   pluginId: z.string(),
@@ -362,13 +363,20 @@ export const rolloutView: z.ZodType<RolloutView> = z.object({
   maxFailures: z.number().int().describe('failures (failed and outcome_unknown) allowed before it pauses'),
   concurrency: z.number().int(),
   pauseBetween: z.boolean(),
-  selection: z.array(z.string()).describe('how the projects were chosen'),
   createdAt: time,
   startedAt: time.exactOptional(),
   finishedAt: time.exactOptional(),
   pausedReason: z.string().exactOptional(),
   cancelledBy: z.string().exactOptional(),
   retryOf: z.string().exactOptional().describe('the rollout whose failed projects this one retries'),
+};
+
+/** A rollout in GET /rollouts: all but its selection (GET /rollouts/:id has it). */
+export const rolloutListItem: z.ZodType<RolloutListItem> = z.object(rolloutFields);
+
+export const rolloutView: z.ZodType<RolloutView> = z.object({
+  ...rolloutFields,
+  selection: z.array(z.string()).describe('how the projects were chosen'),
 });
 
 export const rolloutProject: z.ZodType<RolloutProjectView> = z.object({

@@ -81,6 +81,10 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     rolloutStates: (id: string) => `${prefix}:rollout-states:${id}`,
     /** Per rollout: project id → the id of the operation it runs as. */
     rolloutOperations: (id: string) => `${prefix}:rollout-operations:${id}`,
+    /** Per rollout: the project ids in flight (`starting` or `running`), all the sweep reads (rollout-step.lua). */
+    rolloutInFlight: (id: string) => `${prefix}:rollout-in-flight:${id}`,
+    /** An Idempotency-Key of POST /rollouts (or /retry), scoped to its requester (a hash of both): `<rollout id> <request hash>`. */
+    rolloutIdempotency: (scoped: string) => `${prefix}:rollout-idempotency:${scoped}`,
     rolloutsByTime: `${prefix}:rollouts-by-time`,
     /** The rollouts the sweep looks at: not ended, or ended with operations still to record. */
     rolloutsActive: `${prefix}:rollouts-active`,
