@@ -5,6 +5,8 @@
 // rollouts keep for themselves, the two-person rule across a token created
 // again under the creator's name, the export streamed page by page, and list
 // items without their selection.
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,6 +157,67 @@ describe('rollout requests', () => {
     expect(retries.json.items.filter((item) => item.retryOf === created.json.id)).toHaveLength(1);
     await call(api, 'POST', `/api/v1/rollouts/${first.json.id}/cancel`, { token: admin, body: {} });
   }, 60_000);
+
+  it('the remote CLI sends its key again when the answer is lost: one rollout; approve refuses latest', async () => {
+    // A proxy that hands the first POST /rollouts to the api, waits for its answer, then drops it.
+    const posts: IncomingHttpHeaders[] = [];
+    const target = new URL(api.base);
+    const proxy = createServer((incoming, outgoing) => {
+      const isCreate = incoming.method === 'POST' && incoming.url === '/api/v1/rollouts';
+      if (isCreate) posts.push(incoming.headers);
+      const forwarded = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: incoming.url,
+          method: incoming.method,
+          headers: incoming.headers,
+        },
+        (answer) => {
+          if (isCreate && posts.length === 1) {
+            answer.resume();
+            answer.on('end', () => outgoing.socket?.destroy());
+            return;
+          }
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        },
+      );
+      incoming.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const remote = (args: string[]) => runCli(args, 60_000, { SWITCHYARD_URL: url, SWITCHYARD_TOKEN: admin });
+    try {
+      const before = await rolloutIds(admin);
+      const created = await remote([
+        '--json',
+        'rollout',
+        'create',
+        PLUGIN_ID,
+        'fixture.echo',
+        'shop',
+        '--name',
+        'answer lost',
+        '--yes',
+      ]);
+      expect(created.code, created.output).toBe(0);
+      expect(posts).toHaveLength(2);
+      expect(posts[0]!['idempotency-key']).toMatch(/^cli-/);
+      expect(posts[1]!['idempotency-key']).toBe(posts[0]!['idempotency-key']);
+      const after = await rolloutIds(admin);
+      expect(after.length - before.length).toBe(1);
+
+      const latest = await remote(['rollout', 'approve', 'latest', '--yes']);
+      expect(latest.code, latest.output).toBe(2);
+      expect(latest.output).toMatch(
+        /rollout approve takes the rollout's id or a unique prefix of it, not "latest"/,
+      );
+      await call(api, 'POST', `/api/v1/rollouts/${after[0]!}/cancel`, { token: admin, body: {} });
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  }, 90_000);
 
   it("POST /operations refuses an Idempotency-Key of the rollouts' own (rollout:…)", async () => {
     const answer = await call(api, 'POST', '/api/v1/operations', {
