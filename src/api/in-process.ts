@@ -44,7 +44,8 @@ export async function buildInProcessApi(runtime: Runtime, actor: string): Promis
     if (!(error instanceof ProblemError)) thrown.set(request.raw, error);
   });
   const local: TokenView = {
-    id: 'local',
+    // The local OS user's own identity (a rollout's two-person rule and Idempotency-Key scope compare it).
+    id: `local:${actor}`,
     name: actor,
     role: 'admin',
     createdAt: new Date(0).toISOString(),

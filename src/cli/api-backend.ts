@@ -4,7 +4,9 @@
 // in this process (local mode, in-process-transport.ts). Each answer is parsed
 // with its route's schema, so the commands get the core services' view
 // objects either way, or a clear error naming the route.
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SCOPES } from '@switchyard/plugin-sdk/protocol';
 import { InvalidInputError, withoutUndefined } from '../core/platform/index.js';
 import { routes } from '../core/contract/index.js';
@@ -14,10 +16,31 @@ import { MAX_PAGE_LIMIT, needsResolving } from '../core/redis/index.js';
 import { parseWebhookEvents } from '../core/work/notify/index.js';
 import { callRoute, eventData, pathOf, type CallInput } from './api-calls.js';
 import type { Backend } from './backend.js';
-import { MalformedAnswerError } from './cli-errors.js';
+import { ApiUnreachableError, MalformedAnswerError } from './cli-errors.js';
 import { untilDone } from './event-stream.js';
 import { followOperationLogs, followPluginLogs } from './log-follow-output.js';
 import type { Transport } from './transport.js';
+
+/** Tries of a request that creates a rollout, when the api could not be reached or did not answer in time. */
+const CREATE_ATTEMPTS = 3;
+
+/**
+ * A request that creates (a rollout) under one fresh Idempotency-Key, sent
+ * again with the same key when the api could not be reached or did not
+ * answer in time: the api may have made it before the answer was lost, and
+ * the same key then answers the one it made rather than making another.
+ */
+async function onceWithRetries<T>(send: (headers: { 'idempotency-key': string }) => Promise<T>): Promise<T> {
+  const headers = { 'idempotency-key': `cli-${randomUUID()}` };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send(headers);
+    } catch (error) {
+      if (!(error instanceof ApiUnreachableError) || attempt >= CREATE_ATTEMPTS) throw error;
+      await sleep(500 * attempt);
+    }
+  }
+}
 
 /** Leaves out the fields not given (the query and body types are exact about optional ones). */
 function given<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
@@ -202,13 +225,16 @@ export function apiBackend(api: Transport): Backend {
     },
     rollouts: {
       create: ({ selection, input, ...plan }) =>
-        call(routes.createRollout, {
-          body: {
-            ...withoutUndefined(plan),
-            ...withoutUndefined(selection),
-            ...(isJsonObject(input) ? { input } : {}),
-          },
-        }),
+        onceWithRetries((headers) =>
+          call(routes.createRollout, {
+            body: {
+              ...withoutUndefined(plan),
+              ...withoutUndefined(selection),
+              ...(isJsonObject(input) ? { input } : {}),
+            },
+            headers,
+          }),
+        ),
       resolve: async (ref, scope = {}) =>
         !needsResolving(ref, 'rollout_')
           ? ref
@@ -232,7 +258,10 @@ export function apiBackend(api: Transport): Backend {
       pause: (rolloutId) => call(routes.pauseRollout, { ...id(rolloutId), body: {} }),
       resume: (rolloutId) => call(routes.resumeRollout, { ...id(rolloutId), body: {} }),
       cancel: (rolloutId) => call(routes.cancelRollout, { ...id(rolloutId), body: {} }),
-      retryFailed: (rolloutId) => call(routes.retryRollout, { ...id(rolloutId), body: { failed: true } }),
+      retryFailed: (rolloutId) =>
+        onceWithRetries((headers) =>
+          call(routes.retryRollout, { ...id(rolloutId), body: { failed: true }, headers }),
+        ),
       export: (rolloutId, format) =>
         api.stream(pathOf(routes.exportRollout, { ...id(rolloutId), query: { format } }), {
           accept: `${format === 'csv' ? 'text/csv' : 'application/x-ndjson'}, application/problem+json`,

@@ -22,6 +22,7 @@ import type {
   RolloutProjectView,
   RolloutQuery,
   RolloutRequest,
+  RolloutListItem,
   RolloutView,
 } from '../core/work/rollouts/index.js';
 import type { PluginDetail, PluginService, PluginView, PluginSettings } from '../core/plugins/index.js';
@@ -128,7 +129,8 @@ export interface Backend {
     get(id: string): Promise<RolloutView>;
     /** Every project of the rollout in wave order, with its operation and error. */
     projects(id: string): Promise<RolloutProjectView[]>;
-    list(query: RolloutQuery): Promise<Page<RolloutView>>;
+    /** Each without its selection (get has it). */
+    list(query: RolloutQuery): Promise<Page<RolloutListItem>>;
     approve(id: string): Promise<RolloutView>;
     pause(id: string): Promise<RolloutView>;
     resume(id: string): Promise<RolloutView>;

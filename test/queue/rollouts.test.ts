@@ -72,6 +72,12 @@ async function runsOf(roots: Map<string, string>): Promise<Map<string, string[]>
   return runs;
 }
 
+async function textOf(chunks: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const chunk of chunks) text += chunk;
+  return text;
+}
+
 const timesOf = (line: string) => ({
   start: Number(/start=(\d+)/.exec(line)?.[1]),
   end: Number(/end=(\d+)/.exec(line)?.[1]),
@@ -249,10 +255,10 @@ describe('a rollout', () => {
     );
 
     // The export lists every project; a retry of the failed ones (fixed meanwhile) runs only those two.
-    const csv = await runtime.rollouts.export(rollout.id, 'csv');
+    const csv = await textOf(await runtime.rollouts.export(rollout.id, 'csv'));
     expect(csv.split('\n')[0]).toBe('rolloutId,projectId,wave,state,operationId,errorCode,errorMessage');
     expect(csv.split('\n').filter((line) => line.includes(',failed,'))).toHaveLength(2);
-    const jsonl = (await runtime.rollouts.export(rollout.id, 'jsonl')).trim().split('\n');
+    const jsonl = (await textOf(await runtime.rollouts.export(rollout.id, 'jsonl'))).trim().split('\n');
     expect(jsonl.map((line) => (JSON.parse(line) as { projectId: string }).projectId)).toEqual([
       'p00',
       'p01',

@@ -2,7 +2,8 @@
 // Idempotency-Key), read them, their stderr, cancel them, follow their states.
 import { routes } from '../../core/contract/index.js';
 import { isTerminal } from '../../core/work/operations/index.js';
-import { withoutUndefined } from '../../core/platform/index.js';
+import { InvalidInputError, withoutUndefined } from '../../core/platform/index.js';
+import { ROLLOUT_KEY_PREFIX } from '../../core/work/rollouts/index.js';
 import type { ApiDeps, RouteKit } from '../route-kit.js';
 import { stream } from '../sse.js';
 import { STREAM_LIMIT_ERRORS } from '../stream-limits.js';
@@ -13,6 +14,12 @@ export function registerOperationRoutes({ route }: RouteKit, { runtime, streams 
     routes.createOperation,
     async ({ body, actor }, request, reply) => {
       const key = request.headers['idempotency-key'];
+      // `rollout:<rollout>:<project>` names the operation a rollout adopts for a project: a key a
+      // client chose could make that operation beforehand (another input, its requester's grants).
+      if (typeof key === 'string' && key.startsWith(ROLLOUT_KEY_PREFIX))
+        throw new InvalidInputError(
+          `the Idempotency-Key header may not start with ${JSON.stringify(ROLLOUT_KEY_PREFIX)}: those keys are the rollouts' own; choose another key`,
+        );
       const { operation, created } = await operations.create(
         {
           pluginId: body.pluginId,

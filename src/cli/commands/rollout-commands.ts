@@ -189,13 +189,20 @@ export function registerRolloutCommands(program: Command): void {
   rollout
     .command('approve <rollout>')
     .description('start a rollout awaiting approval (admin; another admin than its creator)')
-    .option('--plugin <id>', 'with latest or latest~N: the newest rollout of this plugin')
     .option('--yes', 'confirm: this lets the plugin change every selected project')
-    .addHelpText('after', `\n${REF_HELP}\n\nExample:\n  switchyard rollout approve 5c1d20aa --yes`)
-    .action(async (ref: string, options: { plugin?: string; yes?: boolean }, command: Command) =>
+    .addHelpText(
+      'after',
+      `\nThe rollout's whole id or a unique prefix of its hex digits; never latest (approve the one you reviewed).\n\nExample:\n  switchyard rollout approve 5c1d20aa --yes`,
+    )
+    .action(async (ref: string, options: { yes?: boolean }, command: Command) =>
       withBackend(command, async ({ config, backend, target }) => {
+        // `latest` names whichever rollout is newest when this runs, maybe not the one reviewed.
+        if (/^latest(~\d+)?$/i.test(ref.trim()))
+          throw new InvalidInputError(
+            `rollout approve takes the rollout's id or a unique prefix of it, not ${JSON.stringify(ref)}: approving lets the plugin change every selected project, so name the rollout you reviewed (rollout list --state awaiting-approval shows them)`,
+          );
         await refuseUnlessRole(target, routes.approveRollout, 'rollout approve');
-        const id = await rolloutIdOf(backend, ref, options.plugin);
+        const id = await rolloutIdOf(backend, ref, undefined);
         const pending = await backend.rollouts.get(id);
         requireYes(
           options.yes,

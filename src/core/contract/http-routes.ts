@@ -604,18 +604,20 @@ export const routes = {
     path: '/rollouts',
     role: 'operator',
     summary:
-      'run one action on a selection of projects (all, labels, where, advertised, ids: their intersection), in waves within a failure budget; risk none starts at once, any other waits for an admin',
+      'run one action on a selection of projects (all, labels, where, advertised, ids: their intersection), in waves within a failure budget; risk none starts at once, any other waits for an admin; with an Idempotency-Key header, the same key and body answer 200 and the rollout it made',
     body: bodies.createRollout,
     status: 201,
+    alsoStatus: 200,
     response: responses.rolloutView,
   }),
   listRollouts: define({
     method: 'GET',
     path: '/rollouts',
     role: 'viewer',
-    summary: 'newest rollouts, filtered (state, pluginId), paginated',
+    summary:
+      'newest rollouts, filtered (state, pluginId), paginated; each without its selection (GET /rollouts/:id has it)',
     query: queries.rollouts,
-    response: responses.page(responses.rolloutView),
+    response: responses.page(responses.rolloutListItem),
   }),
   resolveRollout: define({
     method: 'GET',
@@ -678,9 +680,10 @@ export const routes = {
     path: '/rollouts/:id/retry',
     role: 'operator',
     summary:
-      "a new rollout of this one's failed projects (never its outcome_unknown ones), with the same action, input, concurrency and budget",
+      "a new rollout of this one's failed projects (never its outcome_unknown ones), with the same action, input, concurrency and budget; with an Idempotency-Key header, the same key answers 200 and the rollout it made",
     body: bodies.retryRollout,
     status: 201,
+    alsoStatus: 200,
     response: responses.rolloutView,
   }),
   exportRollout: define({

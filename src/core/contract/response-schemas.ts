@@ -21,6 +21,7 @@ import {
   ROLLOUT_PROJECT_STATES,
   ROLLOUT_STATES,
   type RolloutProjectView,
+  type RolloutListItem,
   type RolloutView,
 } from '../work/rollouts/index.js';
 import type { PluginDetail, PluginView } from '../plugins/index.js';
@@ -342,7 +343,7 @@ const rolloutCounts = z.object({
   outcome_unknown: z.number().int(),
 });
 
-export const rolloutView: z.ZodType<RolloutView> = z.object({
+const rolloutFields = {
   id: z.string(),
   name: z.string(),
   pluginId: z.string(),
@@ -365,7 +366,6 @@ export const rolloutView: z.ZodType<RolloutView> = z.object({
   maxFailures: z.number().int().describe('failures (failed and outcome_unknown) allowed before it pauses'),
   concurrency: z.number().int(),
   pauseBetween: z.boolean(),
-  selection: z.array(z.string()).describe('how the projects were chosen'),
   createdAt: time,
   startedAt: time.exactOptional(),
   finishedAt: time.exactOptional(),
@@ -374,6 +374,14 @@ export const rolloutView: z.ZodType<RolloutView> = z.object({
   retryOf: z.string().exactOptional().describe('the rollout whose failed projects this one retries'),
   previewAction: z.string().exactOptional().describe('the action of risk none run first on every project'),
   previewCounts: rolloutCounts.exactOptional().describe('how the previews stand, as counts for the real run'),
+};
+
+/** A rollout in GET /rollouts: all but its selection (GET /rollouts/:id has it). */
+export const rolloutListItem: z.ZodType<RolloutListItem> = z.object(rolloutFields);
+
+export const rolloutView: z.ZodType<RolloutView> = z.object({
+  ...rolloutFields,
+  selection: z.array(z.string()).describe('how the projects were chosen'),
 });
 
 export const rolloutProject: z.ZodType<RolloutProjectView> = z.object({

@@ -63,7 +63,7 @@ export const ERROR_CATALOGUE = {
     status: 409,
     exit: badInput,
     means:
-      'The idempotency key is held by an operation requested with another plugin, project, action or input.',
+      'The idempotency key is held by an operation requested with another plugin, project, action or input (or by a rollout requested with another body).',
   },
   TRUST_REQUIRED: {
     status: 409,

@@ -143,15 +143,21 @@ export class PluginCallError extends CallFailure {
     super(`plugin error ${rpcCode}: ${rpcMessage}`);
   }
 }
-/** An idempotency key reused with another request (HTTP 409, exit 2); names the operation holding the key. */
+/**
+ * An idempotency key reused with another request (HTTP 409, exit 2); names what holds the key:
+ * an operation, or a rollout (`rolloutId`: POST /rollouts and /retry, whose key is a header).
+ */
 export class IdempotencyConflictError extends SwitchyardError {
   readonly code = ERROR_CODES.IDEMPOTENCY_CONFLICT;
   constructor(
     readonly idempotencyKey: string,
     readonly operationId: string,
+    rolloutId?: string,
   ) {
     super(
-      `idempotency key ${JSON.stringify(idempotencyKey)} is held by operation ${operationId}, which was requested with another plugin, project, action or input; use a new key for a new request`,
+      rolloutId
+        ? `the Idempotency-Key header ${JSON.stringify(idempotencyKey)} is held by rollout ${rolloutId}, which was requested with another body; use a new key for a new request`
+        : `idempotency key ${JSON.stringify(idempotencyKey)} is held by operation ${operationId}, which was requested with another plugin, project, action or input; use a new key for a new request`,
     );
   }
 }

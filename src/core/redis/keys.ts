@@ -85,6 +85,10 @@ export function keysFor(prefix: string = DEFAULT_PREFIX) {
     rolloutPreviewStates: (id: string) => `${prefix}:rollout-preview-states:${id}`,
     /** Per rollout with --preview-action: project id → the id of its preview operation. */
     rolloutPreviewOperations: (id: string) => `${prefix}:rollout-preview-operations:${id}`,
+    /** Per rollout: the project ids in flight (`starting` or `running`), all the sweep reads (rollout-step.lua). */
+    rolloutInFlight: (id: string) => `${prefix}:rollout-in-flight:${id}`,
+    /** An Idempotency-Key of POST /rollouts (or /retry), scoped to its requester (a hash of both): `<rollout id> <request hash>`. */
+    rolloutIdempotency: (scoped: string) => `${prefix}:rollout-idempotency:${scoped}`,
     rolloutsByTime: `${prefix}:rollouts-by-time`,
     /** The rollouts the sweep looks at: not ended, or ended with operations still to record. */
     rolloutsActive: `${prefix}:rollouts-active`,

@@ -21,7 +21,7 @@ const SCRIPTS = {
   batchRecord: { file: 'batch-record.lua', keys: 6 },
   capAcquire: { file: 'cap-acquire.lua', keys: 2 },
   capRenew: { file: 'cap-renew.lua', keys: 1 },
-  rolloutStep: { file: 'rollout-step.lua', keys: 4 },
+  rolloutStep: { file: 'rollout-step.lua', keys: 5 },
   rolloutStarted: { file: 'rollout-started.lua', keys: 3 },
   rolloutControl: { file: 'rollout-control.lua', keys: 4 },
   rolloutPreviewStep: { file: 'rollout-preview-step.lua', keys: 4 },

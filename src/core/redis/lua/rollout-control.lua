@@ -35,11 +35,19 @@ if ARGV[2] == 'cancelled' then
   local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
   local nextIndex = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
   local ended = 0
-  for index = nextIndex, total - 1 do
-    local projectId = redis.call('LINDEX', KEYS[2], index)
-    if redis.call('HGET', KEYS[3], projectId) == 'pending' then
-      redis.call('HSET', KEYS[3], projectId, 'cancelled')
-      ended = ended + 1
+  -- One LRANGE of the projects not yet claimed, one HMGET of their states: linear in them.
+  if nextIndex < total then
+    local remaining = redis.call('LRANGE', KEYS[2], nextIndex, total - 1)
+    for first = 1, #remaining, 1000 do
+      local chunk = {}
+      for index = first, math.min(first + 999, #remaining) do chunk[#chunk + 1] = remaining[index] end
+      local states = redis.call('HMGET', KEYS[3], unpack(chunk))
+      for index, projectId in ipairs(chunk) do
+        if states[index] == 'pending' then
+          redis.call('HSET', KEYS[3], projectId, 'cancelled')
+          ended = ended + 1
+        end
+      end
     end
   end
   -- Only when some ended: Lua writes a negated 0 as "-0", which HINCRBY refuses.

@@ -14,13 +14,15 @@
   KEYS[2] the rollout's project list (wave order)
   KEYS[3] the rollout's project states hash
   KEYS[4] the active rollouts set
+  KEYS[5] the rollout's in-flight set (project ids `starting` or `running`: all the sweep reads)
 
   ARGV[1] now (ISO 8601)
   ARGV[2] rollout id
   ARGV[3] project id whose operation ended ('' for none)
   ARGV[4] its end: succeeded | failed | cancelled | outcome_unknown
 
-  Counts live in the rollout hash as c_<bucket>; `starting` counts as running.
+  Counts live in the rollout hash as c_<bucket>; `starting` counts as running, and
+  the in-flight set holds exactly the projects c_running counts.
   Its events are also kept as fields unannounced:paused:<now> / unannounced:finished until published.
   Returns {state after, events as a JSON array ('paused', 'finished'), claimed project ids...}.
 ]]
@@ -34,6 +36,7 @@ if ARGV[3] ~= '' then
   local current = redis.call('HGET', KEYS[3], ARGV[3])
   if current == 'pending' or current == 'starting' or current == 'running' then
     redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+    redis.call('SREM', KEYS[5], ARGV[3])
     redis.call('HINCRBY', KEYS[1], 'c_' .. bucket(current), -1)
     redis.call('HINCRBY', KEYS[1], 'c_' .. ARGV[4], 1)
   end
@@ -64,14 +67,18 @@ if state == 'running' then
   while true do
     local waveEnd = waves[wave + 1]
     if nextIndex < waveEnd then
-      while nextIndex < waveEnd and running < concurrency do
-        local projectId = redis.call('LINDEX', KEYS[2], nextIndex)
-        redis.call('HSET', KEYS[3], projectId, 'starting')
-        redis.call('HINCRBY', KEYS[1], 'c_pending', -1)
-        redis.call('HINCRBY', KEYS[1], 'c_running', 1)
-        table.insert(claimed, projectId)
-        nextIndex = nextIndex + 1
-        running = running + 1
+      -- One LRANGE of the projects to claim (a LINDEX each walks the list).
+      local count = math.min(waveEnd - nextIndex, concurrency - running)
+      if count > 0 then
+        for _, projectId in ipairs(redis.call('LRANGE', KEYS[2], nextIndex, nextIndex + count - 1)) do
+          redis.call('HSET', KEYS[3], projectId, 'starting')
+          redis.call('SADD', KEYS[5], projectId)
+          redis.call('HINCRBY', KEYS[1], 'c_pending', -1)
+          redis.call('HINCRBY', KEYS[1], 'c_running', 1)
+          table.insert(claimed, projectId)
+          nextIndex = nextIndex + 1
+          running = running + 1
+        end
       end
       break
     end

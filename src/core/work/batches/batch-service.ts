@@ -595,6 +595,20 @@ export class BatchService {
   }
 
   /**
+   * actions() of many known projects at once (a rollout's selection): the
+   * actions each one's latest inspection advertised, in the order given,
+   * read in a few round trips however many projects.
+   */
+  async actionsOfEach(
+    pluginId: string,
+    projectIds: readonly string[],
+  ): Promise<AdvertisedActions['actions'][]> {
+    await this.deps.plugins.show(pluginId);
+    const latest = await this.store.latestOfEach(pluginId, projectIds);
+    return latest.map((entry) => redactDeep(entry?.actions ?? []));
+  }
+
+  /**
    * The plugin's trend over its newest `count` kept batches, oldest first: each batch's counts,
    * its new failures (failed here, not in the batch before it) and, with `fact`, how many
    * succeeded projects had each value of it.

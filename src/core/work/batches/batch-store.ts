@@ -472,13 +472,24 @@ export class BatchStore {
       this.redis.hget(this.keys.latestInspection, `${pluginId}/${projectId}`),
       this.redis.hget(this.keys.fleetFacts(pluginId), projectId),
     ]);
-    if (latest) {
-      const entry = JSON.parse(latest) as FailedLatest & Partial<ProjectOutcome>;
-      return { batchId: entry.batchId, at: entry.at, actions: entry.result?.actions ?? [] };
+    return latestOf(latest, fleet);
+  }
+
+  /** latest() of many projects: two HMGETs a slice of 500, not two round trips a project. */
+  async latestOfEach(
+    pluginId: string,
+    projectIds: readonly string[],
+  ): Promise<(LatestInspection | undefined)[]> {
+    const found: (LatestInspection | undefined)[] = [];
+    for (let start = 0; start < projectIds.length; start += 500) {
+      const ids = projectIds.slice(start, start + 500);
+      const [latest, fleet] = await Promise.all([
+        this.redis.hmget(this.keys.latestInspection, ...ids.map((projectId) => `${pluginId}/${projectId}`)),
+        this.redis.hmget(this.keys.fleetFacts(pluginId), ...ids),
+      ]);
+      ids.forEach((_, index) => found.push(latestOf(latest[index] ?? null, fleet[index] ?? null)));
     }
-    if (!fleet) return undefined;
-    const entry = JSON.parse(fleet) as StoredFleetEntry;
-    return { batchId: entry.batchId, at: entry.at, actions: entry.actions ?? [] };
+    return found;
   }
 
   /**
@@ -632,4 +643,15 @@ function historyEntry(batchId: string, at: string, outcome: ProjectOutcome): His
     warnings: outcome.result?.warnings ?? [],
     ...(outcome.error ? { error: outcome.error } : {}),
   };
+}
+
+/** A latest-inspection field (a failed one) wins over the fleet entry (the latest successful one). */
+function latestOf(latest: string | null, fleet: string | null): LatestInspection | undefined {
+  if (latest) {
+    const entry = JSON.parse(latest) as FailedLatest & Partial<ProjectOutcome>;
+    return { batchId: entry.batchId, at: entry.at, actions: entry.result?.actions ?? [] };
+  }
+  if (!fleet) return undefined;
+  const entry = JSON.parse(fleet) as StoredFleetEntry;
+  return { batchId: entry.batchId, at: entry.at, actions: entry.actions ?? [] };
 }

@@ -1,6 +1,8 @@
 // A rollout's projects as a file: one JSON line per project (jsonl) or one
 // CSV row per project, with its wave, state, operation and error; cells a
-// spreadsheet would run as a formula are escaped (csv-stringify).
+// spreadsheet would run as a formula are escaped (csv-stringify). Written a
+// page at a time as the pages are read: memory holds one page, whatever the
+// rollout's size.
 import { stringify } from 'csv-stringify/sync';
 import type { RolloutProjectView } from './rollout-service.js';
 
@@ -9,16 +11,20 @@ export type RolloutExportFormat = (typeof ROLLOUT_EXPORT_FORMATS)[number];
 
 const COLUMNS = ['projectId', 'wave', 'state', 'operationId', 'errorCode', 'errorMessage'] as const;
 
-export function rolloutExport(
+export async function* rolloutExportChunks(
   rolloutId: string,
-  projects: readonly RolloutProjectView[],
+  pages: AsyncIterable<readonly RolloutProjectView[]>,
   format: RolloutExportFormat,
-): string {
-  if (format === 'jsonl')
-    return projects.map((project) => `${JSON.stringify({ rolloutId, ...project })}\n`).join('');
-  const rows = projects.map((project) => [
-    rolloutId,
-    ...COLUMNS.map((column) => String(project[column] ?? '')),
-  ]);
-  return stringify([['rolloutId', ...COLUMNS], ...rows], { escape_formulas: true, record_delimiter: 'unix' });
+): AsyncGenerator<string> {
+  const csv = (rows: string[][]) => stringify(rows, { escape_formulas: true, record_delimiter: 'unix' });
+  if (format === 'csv') yield csv([['rolloutId', ...COLUMNS]]);
+  for await (const projects of pages) {
+    if (projects.length === 0) continue;
+    if (format === 'jsonl')
+      yield projects.map((project) => `${JSON.stringify({ rolloutId, ...project })}\n`).join('');
+    else
+      yield csv(
+        projects.map((project) => [rolloutId, ...COLUMNS.map((column) => String(project[column] ?? ''))]),
+      );
+  }
 }

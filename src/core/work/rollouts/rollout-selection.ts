@@ -62,14 +62,19 @@ export async function selectProjects(
     const matching = new Set(rows.map((row) => row.projectId));
     candidates = candidates.filter((project) => matching.has(project.id));
   }
+  // Every candidate's latest inspection in a few round trips (not a few a project).
+  const advertised = await deps.batches.actionsOfEach(
+    pluginId,
+    candidates.map((project) => project.id),
+  );
   const risks = new Map<string, string | undefined>();
   const previewRisks = new Map<string, string | undefined>();
-  for (const project of candidates) {
-    const { actions } = await deps.batches.actions(project.id, pluginId);
-    risks.set(project.id, actions.find((advertised) => advertised.id === action)?.risk);
+  candidates.forEach((project, index) => {
+    const actions = advertised[index] ?? [];
+    risks.set(project.id, actions.find((offered) => offered.id === action)?.risk);
     if (previewAction !== undefined)
-      previewRisks.set(project.id, actions.find((advertised) => advertised.id === previewAction)?.risk);
-  }
+      previewRisks.set(project.id, actions.find((offered) => offered.id === previewAction)?.risk);
+  });
   if (selection.advertised) candidates = candidates.filter((project) => risks.get(project.id) !== undefined);
 
   const skipped: SelectedProjects['skipped'] = [];

@@ -48,7 +48,8 @@ import {
   waveEnds,
   waveOf,
 } from './rollout-plan.js';
-import { rolloutExport, type RolloutExportFormat } from './rollout-export.js';
+import { rolloutExportChunks, type RolloutExportFormat } from './rollout-export.js';
+import { createOnce } from './rollout-idempotency.js';
 import { selectProjects, type RolloutSelection } from './rollout-selection.js';
 import {
   RolloutStore,
@@ -58,6 +59,8 @@ import {
   type RolloutQuery,
   type RolloutRecord,
   type RolloutState,
+  type HeldKey,
+  type RolloutProjectRow,
 } from './rollout-store.js';
 import type { Redis } from 'ioredis';
 
@@ -121,6 +124,17 @@ export interface RolloutPreviewView {
   errorMessage?: string;
 }
 
+/** Who asks, beyond the audit actor, and how (POST /rollouts and /retry). */
+export interface RolloutRequestOptions {
+  /** The Idempotency-Key header (rollout-idempotency.ts). */
+  idempotencyKey?: string;
+  /** The requesting token's id: what the two-person rule compares (docs/CLI.md); none in-process. */
+  tokenId?: string;
+}
+
+/** A rollout in a list: all but its selection (rollout show has it). */
+export type RolloutListItem = Omit<RolloutView, 'selection'>;
+
 export interface RolloutProjectView {
   projectId: string;
   /** The wave it belongs to (from 1). */
@@ -146,6 +160,21 @@ export interface RolloutServiceDeps {
   notices?: Notices;
 }
 
+/** The idempotency keys of rollouts' operations (`rollout:<rollout>:<project>`): POST /operations refuses them. */
+export const ROLLOUT_KEY_PREFIX = 'rollout:';
+
+/** What one sweep did: `skipped` when this process's previous sweep was still running. */
+export interface SweepReport {
+  skipped: boolean;
+  /** Rollouts looked at. */
+  rollouts: number;
+  /** Projects in flight looked at. */
+  projects: number;
+}
+
+/** Rollouts and in-flight projects one sweep looks at, at most (a rollout runs at most 100 at once). */
+export const SWEEP_BUDGET = 1000;
+
 const NAME = /^[\p{L}\p{N} ._:/-]{1,100}$/u;
 /** docs/ENVIRONMENT.md: a one-admin installation may approve its own rollouts. */
 function selfApprovalAllowed(): boolean {
@@ -163,7 +192,54 @@ export class RolloutService {
    * Fixes the selection and the plan; an action of risk `none` starts at
    * once, any other waits in `awaiting-approval` for an admin.
    */
-  async create(request: RolloutRequest, actor: string): Promise<RolloutView> {
+  async create(
+    request: RolloutRequest,
+    actor: string,
+    options: RolloutRequestOptions = {},
+  ): Promise<RolloutView> {
+    return (await this.createOnce(request, actor, options)).rollout;
+  }
+
+  /** create(), answering also whether it created the rollout or its Idempotency-Key already named one. */
+  createOnce(
+    request: RolloutRequest,
+    actor: string,
+    options: RolloutRequestOptions = {},
+  ): Promise<{ rollout: RolloutView; created: boolean }> {
+    return this.#once(actor, options, request, (placement) =>
+      this.#create(request, actor, options, placement),
+    );
+  }
+
+  async #once(
+    actor: string,
+    options: RolloutRequestOptions,
+    body: unknown,
+    make: (placement?: { id: string; heldKey: HeldKey }) => Promise<RolloutView>,
+  ): Promise<{ rollout: RolloutView; created: boolean }> {
+    if (options.idempotencyKey === undefined) return { rollout: await make(), created: true };
+    return createOnce(
+      this.store,
+      this.deps.keys,
+      {
+        key: options.idempotencyKey,
+        requester: options.tokenId ? `token-id:${options.tokenId}` : actor,
+        body,
+      },
+      (id, heldKey) => make({ id, heldKey }),
+      async (id) => {
+        const record = await this.store.get(id);
+        return record ? toRolloutView(record) : undefined;
+      },
+    );
+  }
+
+  async #create(
+    request: RolloutRequest,
+    actor: string,
+    options: RolloutRequestOptions,
+    placement?: { id: string; heldKey: HeldKey },
+  ): Promise<RolloutView> {
     const { plugins, projects, batches } = this.deps;
     const input = request.input ?? {};
     if (typeof input !== 'object' || input === null || Array.isArray(input))
@@ -209,6 +285,7 @@ export class RolloutService {
         state: previewAction ? 'previewing' : selected.risk === 'none' ? 'running' : 'awaiting-approval',
         risk: selected.risk,
         createdBy: actor,
+        ...(options.tokenId ? { createdByTokenId: options.tokenId } : {}),
         total,
         skipped: selected.skipped,
         waveEnds: ends,
@@ -220,6 +297,7 @@ export class RolloutService {
         ...(previewAction ? { previewAction } : {}),
       },
       selected.projectIds,
+      placement ?? {},
     );
     await this.#audit(actor, 'rollout.create', record.id, {
       pluginId: record.pluginId,
@@ -239,25 +317,40 @@ export class RolloutService {
   }
 
   /** Newest first, filtered, one page. */
-  async list(query: RolloutQuery = {}): Promise<Page<RolloutView>> {
+  async list(query: RolloutQuery = {}): Promise<Page<RolloutListItem>> {
     const page = await this.store.list(query);
-    return { ...page, items: page.items.map(toRolloutView) };
+    return {
+      ...page,
+      items: page.items.map((record) => {
+        const { selection: _selection, ...item } = toRolloutView(record);
+        return item;
+      }),
+    };
   }
 
-  /** The rollout's projects in wave order, with how each one's operation ended; one page. */
+  /**
+   * The rollout's projects in wave order, with how each one's operation ended; one page, read as
+   * a slice of the wave order (a `state` filter reads on until the page is full), never the whole.
+   */
   async projects(
     id: string,
     query: { state?: RolloutProjectState; limit?: number; cursor?: string } = {},
   ): Promise<Page<RolloutProjectView>> {
     const record = await this.#record(id);
-    const all = (await this.store.projects(id)).map((project, index) => ({
-      ...project,
-      wave: waveOf(record.waveEnds, index) + 1,
-    }));
-    const matching = query.state ? all.filter((project) => project.state === query.state) : all;
-    const start = query.cursor ? decodeCursor(query.cursor, isOffset).o : 0;
+    // The cursor is a position in the wave order.
+    let position = query.cursor ? decodeCursor(query.cursor, isOffset).o : 0;
     const limit = pageLimit(query.limit);
-    const slice = matching.slice(start, start + limit);
+    const slice: (RolloutProjectRow & { wave: number })[] = [];
+    while (slice.length < limit && position < record.total) {
+      const rows = await this.store.projectRange(id, position, query.state ? Math.max(limit, 500) : limit);
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        if (slice.length === limit) break;
+        if (!query.state || row.state === query.state)
+          slice.push({ ...row, wave: waveOf(record.waveEnds, position) + 1 });
+        position += 1;
+      }
+    }
     const operations = await Promise.all(
       slice.map((project) => (project.operationId ? this.#operation(project.operationId) : undefined)),
     );
@@ -281,7 +374,7 @@ export class RolloutService {
     });
     return {
       items,
-      ...(start + limit < matching.length ? { nextCursor: encodeCursor({ o: start + limit }) } : {}),
+      ...(position < record.total ? { nextCursor: encodeCursor({ o: position }) } : {}),
     };
   }
 
@@ -289,41 +382,59 @@ export class RolloutService {
    * A new rollout of this one's failed projects (not its OUTCOME_UNKNOWN ones: the plugin may have
    * acted there, so a person looks first), with the same action, input, concurrency and budget.
    */
-  async retry(id: string, actor: string): Promise<RolloutView> {
-    const record = await this.#record(id);
-    const failed = (await this.store.projects(id))
-      .filter((project) => project.state === 'failed')
-      .map((project) => project.projectId);
-    if (failed.length === 0)
-      throw new InvalidInputError(
-        `rollout ${id} has no failed project to retry (OUTCOME_UNKNOWN ones are never retried: check them, then name them in a new rollout)`,
-      );
-    return this.create(
-      {
-        pluginId: record.pluginId,
-        action: record.action,
-        input: record.input,
-        name: `retry of ${record.name}`.replace(/[^\p{L}\p{N} ._:/-]/gu, '-').slice(0, 100),
-        selection: { projects: failed },
-        concurrency: record.concurrency,
-        maxFailures: String(record.maxFailures),
-        pauseBetween: record.pauseBetween,
-        retryOf: id,
-      },
-      actor,
-    );
+  async retry(id: string, actor: string, options: RolloutRequestOptions = {}): Promise<RolloutView> {
+    return (await this.retryOnce(id, actor, options)).rollout;
   }
 
-  /** Every project with its wave, state, operation and error, as JSON lines or CSV. */
-  async export(id: string, format: RolloutExportFormat): Promise<string> {
-    const projects: RolloutProjectView[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.projects(id, { limit: 500, ...(cursor ? { cursor } : {}) });
-      projects.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return rolloutExport(id, projects, format);
+  /** retry(), answering also whether it created the rollout or its Idempotency-Key already named one. */
+  retryOnce(
+    id: string,
+    actor: string,
+    options: RolloutRequestOptions = {},
+  ): Promise<{ rollout: RolloutView; created: boolean }> {
+    return this.#once(actor, options, { retryOf: id, failed: true }, async (placement) => {
+      const record = await this.#record(id);
+      const failed = (await this.store.projects(id))
+        .filter((project) => project.state === 'failed')
+        .map((project) => project.projectId);
+      if (failed.length === 0)
+        throw new InvalidInputError(
+          `rollout ${id} has no failed project to retry (OUTCOME_UNKNOWN ones are never retried: check them, then name them in a new rollout)`,
+        );
+      return this.#create(
+        {
+          pluginId: record.pluginId,
+          action: record.action,
+          input: record.input,
+          name: `retry of ${record.name}`.replace(/[^\p{L}\p{N} ._:/-]/gu, '-').slice(0, 100),
+          selection: { projects: failed },
+          concurrency: record.concurrency,
+          maxFailures: String(record.maxFailures),
+          pauseBetween: record.pauseBetween,
+          retryOf: id,
+        },
+        actor,
+        options,
+        placement,
+      );
+    });
+  }
+
+  /**
+   * Every project with its wave, state, operation and error, as JSON lines or CSV: written page by
+   * page as it is read (an unknown rollout fails here, before anything is written).
+   */
+  async export(id: string, format: RolloutExportFormat): Promise<AsyncGenerator<string>> {
+    await this.#record(id);
+    const pages = async function* (service: RolloutService) {
+      let cursor: string | undefined;
+      do {
+        const page = await service.projects(id, { limit: 500, ...(cursor ? { cursor } : {}) });
+        yield page.items;
+        cursor = page.nextCursor;
+      } while (cursor);
+    };
+    return rolloutExportChunks(id, pages(this), format);
   }
 
   /** A rollout id from what a person typed: whole, a unique prefix, or latest~N (of a plugin). */
@@ -344,13 +455,13 @@ export class RolloutService {
   }
 
   /** An admin other than the creator starts a rollout that waits for approval (self-approval: a host setting). */
-  async approve(id: string, actor: string): Promise<RolloutView> {
+  async approve(id: string, actor: string, options: { tokenId?: string } = {}): Promise<RolloutView> {
     const record = await this.#record(id);
     if (record.state !== 'awaiting-approval')
       throw new ConflictError(
         `rollout ${id} is ${record.state}, not awaiting-approval: there is nothing to approve`,
       );
-    if (record.createdBy === actor && !selfApprovalAllowed())
+    if (isCreator(record, actor, options.tokenId) && !selfApprovalAllowed())
       throw new NotPermittedError(
         `${actor} created rollout ${id}: another admin must approve it (a one-admin installation sets SWITCHYARD_ROLLOUT_SELF_APPROVAL=1 on the api)`,
       );
@@ -450,16 +561,42 @@ export class RolloutService {
    * What a crash may have left undone, for every active rollout: a claimed
    * project without its operation gets it (the same one, by its idempotency
    * key), an ended operation not yet recorded is recorded, an operation of a
-   * cancelled rollout is cancelled; then one step. Every worker runs it on a
-   * timer; running it twice at once is harmless.
+   * cancelled rollout is cancelled; then one step. It reads only the projects
+   * in flight (the in-flight set the Lua scripts keep), at most `budget`
+   * (SWEEP_BUDGET) rollouts and projects a run (the next run goes on after the
+   * last rollout this one looked at), and a run still going when the timer
+   * fires again is not doubled (one per process; other processes' runs at
+   * the same time are harmless). Answers what it did.
    */
-  async sweep(): Promise<void> {
-    for (const id of await this.store.active()) {
+  async sweep(options: { budget?: number } = {}): Promise<SweepReport> {
+    if (this.#sweeping) return { skipped: true, rollouts: 0, projects: 0 };
+    this.#sweeping = true;
+    try {
+      return await this.#sweepOnce(options.budget ?? SWEEP_BUDGET);
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+
+  #sweeping = false;
+  /** Where the next sweep starts among the active rollouts (a run cut short by the budget goes on there). */
+  #sweepFrom = 0;
+
+  async #sweepOnce(budget: number): Promise<SweepReport> {
+    const active = (await this.store.active()).sort();
+    const report: SweepReport = { skipped: false, rollouts: 0, projects: 0 };
+    const first = this.#sweepFrom % Math.max(active.length, 1);
+    for (let offset = 0; offset < active.length; offset++) {
+      if (report.rollouts + report.projects >= budget) break;
+      const index = (first + offset) % active.length;
+      const id = active[index]!;
+      this.#sweepFrom = index + 1;
       const record = await this.store.get(id);
       if (!record) continue;
+      report.rollouts += 1;
       await this.#announcePending(id);
-      for (const project of await this.store.projects(id)) {
-        if (project.state !== 'starting' && project.state !== 'running') continue;
+      for (const project of await this.store.inFlight(id)) {
+        report.projects += 1;
         if (!project.operationId) {
           if (record.state === 'cancelled') await this.#recordEnd(id, project.projectId, 'cancelled');
           else await this.#start(record, project.projectId);
@@ -472,9 +609,11 @@ export class RolloutService {
           await this.deps.operations.cancel(operation.id, record.cancelledBy ?? 'rollout');
         else await this.deps.operations.ensureQueued(operation.id);
       }
-      if (record.previewAction) await this.#sweepPreviews(record);
+      // Previews are read only while some are in flight (previewing, or a cancel's last ones).
+      if ((record.previewCounts?.running ?? 0) > 0) await this.#sweepPreviews(record);
       await this.advance(id);
     }
+    return report;
   }
 
   /** The sweep's part for previews: the same repairs, on the preview hashes. */
@@ -607,7 +746,7 @@ export class RolloutService {
           projectId,
           action: record.action,
           input: record.input,
-          idempotencyKey: `rollout:${record.id}:${projectId}`,
+          idempotencyKey: `${ROLLOUT_KEY_PREFIX}${record.id}:${projectId}`,
         },
         record.createdBy,
       ));
@@ -629,8 +768,8 @@ export class RolloutService {
   }
 
   async #cancelRunning(id: string, actor: string): Promise<void> {
-    for (const project of await this.store.projects(id)) {
-      if (project.operationId && (project.state === 'running' || project.state === 'starting'))
+    for (const project of await this.store.inFlight(id)) {
+      if (project.operationId)
         await this.deps.operations.cancel(project.operationId, actor).catch(() => undefined);
     }
     // Those already ended meanwhile are recorded (and the rollout leaves the sweep once none is left).
@@ -641,8 +780,7 @@ export class RolloutService {
   async sweepOne(id: string): Promise<void> {
     const record = await this.store.get(id);
     if (!record) return;
-    for (const project of await this.store.projects(id)) {
-      if (project.state !== 'starting' && project.state !== 'running') continue;
+    for (const project of await this.store.inFlight(id)) {
       const operation = project.operationId ? await this.#operation(project.operationId) : undefined;
       if (operation && isTerminal(operation.state)) await this.#recordEnd(id, project.projectId, operation);
     }
@@ -722,6 +860,16 @@ function isOffset(value: unknown): value is { o: number } {
     Number.isInteger((value as { o?: unknown }).o) &&
     (value as { o: number }).o >= 0
   );
+}
+
+/**
+ * docs/CLI.md "two-person rule": the creating token (by its id, which a token re-created under the
+ * same name does not share) or any token of the creator's name (a name re-created stands for the
+ * same person) is the creator.
+ */
+function isCreator(record: RolloutRecord, actor: string, tokenId: string | undefined): boolean {
+  if (tokenId !== undefined && record.createdByTokenId === tokenId) return true;
+  return record.createdBy === actor;
 }
 
 function unknownRollout(id: string): NotFoundError {

@@ -1,7 +1,8 @@
 // A rollout's durable state in Redis (docs/ARCHITECTURE.md "Rollouts"): one
 // hash (plan, state, cursor, counts), the selected projects in wave order (a
-// list), each project's state and operation (two hashes), the rollouts by
-// time and the active ones. Every change of state is one Lua script (./lua in
+// list), each project's state and operation (two hashes), the projects in
+// flight (a set: all the sweep reads), the rollouts by time and the active
+// ones. Every change of state is one Lua script (./lua in
 // the redis room): rollout-step claims and records, rollout-started links an
 // operation, rollout-control is a person's approve, pause, resume or cancel.
 // A rollout with a preview action has the same for its previews: their
@@ -74,6 +75,8 @@ export interface RolloutRecord {
   /** The action's risk as the selected projects' latest inspections advertised it (`unknown` when none did). */
   risk: string;
   createdBy: string;
+  /** The creating token's id (docs/CLI.md "two-person rule"); none for a local OS user. */
+  createdByTokenId?: string;
   approvedBy?: string;
   total: number;
   skipped: SkippedProject[];
@@ -124,6 +127,17 @@ export interface RolloutPreviewEntry {
   operationId?: string;
 }
 
+/** An Idempotency-Key held by the rollout being created: its key in Redis and what it holds. */
+export interface HeldKey {
+  redisKey: string;
+  value: string;
+}
+
+/** How long an Idempotency-Key of a rollout names it (as an operation's). */
+export const IDEMPOTENCY_TTL_SECONDS = 7 * 24 * 3600;
+
+export type RolloutProjectRow = { projectId: string; state: RolloutProjectState; operationId?: string };
+
 export interface RolloutQuery extends PageRequest {
   state?: RolloutState;
   pluginId?: string;
@@ -143,8 +157,12 @@ export class RolloutStore {
   }
 
   /** Writes the rollout, its projects (all pending) and its index entries in one transaction. */
-  async create(input: NewRollout, projectIds: readonly string[]): Promise<RolloutRecord> {
-    const id = `rollout_${randomUUID()}`;
+  async create(
+    input: NewRollout,
+    projectIds: readonly string[],
+    options: { id?: string; heldKey?: HeldKey } = {},
+  ): Promise<RolloutRecord> {
+    const id = options.id ?? newRolloutId();
     const now = new Date();
     const fields: Record<string, string> = {
       id,
@@ -155,6 +173,7 @@ export class RolloutStore {
       state: input.state,
       risk: input.risk,
       createdBy: input.createdBy,
+      ...(input.createdByTokenId ? { createdByTokenId: input.createdByTokenId } : {}),
       total: String(input.total),
       skipped: JSON.stringify(input.skipped),
       waves: JSON.stringify(input.waveEnds),
@@ -197,6 +216,9 @@ export class RolloutStore {
     }
     multi.zadd(this.keys.rolloutsByTime, now.getTime(), id);
     multi.sadd(this.keys.rolloutsActive, id);
+    // The key reserved for a short while before the selection now names the rollout for its whole time.
+    if (options.heldKey)
+      multi.set(options.heldKey.redisKey, options.heldKey.value, 'EX', IDEMPOTENCY_TTL_SECONDS);
     await multi.exec();
     const record = await this.get(id);
     if (!record) throw new Error(`rollout ${id} vanished right after it was created`);
@@ -229,9 +251,7 @@ export class RolloutStore {
   }
 
   /** Each selected project in wave order: its state and, once it has one, its operation. */
-  async projects(
-    id: string,
-  ): Promise<{ projectId: string; state: RolloutProjectState; operationId?: string }[]> {
+  async projects(id: string): Promise<RolloutProjectRow[]> {
     const [ids, states, operations] = await Promise.all([
       this.redis.lrange(this.keys.rolloutProjects(id), 0, -1),
       this.redis.hgetall(this.keys.rolloutStates(id)),
@@ -242,6 +262,66 @@ export class RolloutStore {
       state: (states[projectId] ?? 'pending') as RolloutProjectState,
       ...(operations[projectId] ? { operationId: operations[projectId] } : {}),
     }));
+  }
+
+  /**
+   * The projects from position `start` of the wave order, `count` of them
+   * (fewer at the end): one LRANGE and two HMGETs, whatever the rollout's size.
+   */
+  async projectRange(id: string, start: number, count: number): Promise<RolloutProjectRow[]> {
+    const ids = await this.redis.lrange(this.keys.rolloutProjects(id), start, start + count - 1);
+    return this.#rows(id, ids);
+  }
+
+  /**
+   * The projects in flight (`starting` or `running`): the in-flight set
+   * rollout-step.lua keeps, read with their states and operations. A member
+   * that is no longer in flight is dropped; fewer members than the rollout
+   * counts running (a rollout written before the set was kept) are found
+   * again in its states hash, once.
+   */
+  async inFlight(id: string): Promise<RolloutProjectRow[]> {
+    const [[, running], [, members]] = ((await this.redis
+      .multi()
+      .hget(this.keys.rollout(id), 'c_running')
+      .smembers(this.keys.rolloutInFlight(id))
+      .exec()) ?? []) as [[unknown, string | null], [unknown, string[]]];
+    let rows = await this.#rows(id, members);
+    const stale = rows.filter((row) => !isInFlight(row.state)).map((row) => row.projectId);
+    if (stale.length > 0) await this.redis.srem(this.keys.rolloutInFlight(id), ...stale);
+    rows = rows.filter((row) => isInFlight(row.state));
+    if (rows.length < Number(running ?? 0)) {
+      const states = await this.redis.hgetall(this.keys.rolloutStates(id));
+      const found = Object.keys(states).filter((projectId) => isInFlight(states[projectId]!));
+      if (found.length > 0) await this.redis.sadd(this.keys.rolloutInFlight(id), ...found);
+      rows = await this.#rows(id, found);
+    }
+    return rows;
+  }
+
+  async #rows(id: string, projectIds: readonly string[]): Promise<RolloutProjectRow[]> {
+    if (projectIds.length === 0) return [];
+    const [states, operations] = await Promise.all([
+      this.redis.hmget(this.keys.rolloutStates(id), ...projectIds),
+      this.redis.hmget(this.keys.rolloutOperations(id), ...projectIds),
+    ]);
+    return projectIds.map((projectId, index) => ({
+      projectId,
+      state: (states[index] ?? 'pending') as RolloutProjectState,
+      ...(operations[index] ? { operationId: operations[index] } : {}),
+    }));
+  }
+
+  /** Holds an Idempotency-Key for a rollout about to be created, unless it is held; answers who holds it. */
+  async holdKey(key: HeldKey, seconds: number): Promise<string | undefined> {
+    const set = await this.redis.set(key.redisKey, key.value, 'EX', seconds, 'NX');
+    if (set === 'OK') return undefined;
+    return (await this.redis.get(key.redisKey)) ?? undefined;
+  }
+
+  /** Lets go of a held key whose rollout was never created (its request was refused). */
+  async releaseKey(key: HeldKey): Promise<void> {
+    await this.#scripts.lockRelease([key.redisKey], key.value);
   }
 
   /**
@@ -260,6 +340,7 @@ export class RolloutStore {
         this.keys.rolloutProjects(id),
         this.keys.rolloutStates(id),
         this.keys.rolloutsActive,
+        this.keys.rolloutInFlight(id),
       ],
       new Date().toISOString(),
       id,
@@ -416,6 +497,14 @@ export class RolloutStore {
   }
 }
 
+export function newRolloutId(): string {
+  return `rollout_${randomUUID()}`;
+}
+
+function isInFlight(state: string | undefined): boolean {
+  return state === 'starting' || state === 'running';
+}
+
 function fromHash(hash: Record<string, string>): RolloutRecord {
   const counts = Object.fromEntries(
     COUNT_NAMES.map((name) => [name, Number(hash[`c_${name}`] ?? 0)]),
@@ -429,6 +518,7 @@ function fromHash(hash: Record<string, string>): RolloutRecord {
     state: (hash.state ?? 'running') as RolloutState,
     risk: hash.risk ?? 'unknown',
     createdBy: hash.createdBy ?? '',
+    ...(hash.createdByTokenId ? { createdByTokenId: hash.createdByTokenId } : {}),
     ...(hash.approvedBy ? { approvedBy: hash.approvedBy } : {}),
     total: Number(hash.total ?? 0),
     skipped: hash.skipped ? (JSON.parse(hash.skipped) as SkippedProject[]) : [],
