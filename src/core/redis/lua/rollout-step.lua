@@ -106,8 +106,13 @@ end
 
 -- Each event stays marked (a field unannounced:<event>) until a process has published its webhook,
 -- so one whose process died before publishing is published by the sweep (publishing is keyed: once).
+-- A pause's mark holds its reason: the webhook tells that pause even when published after a resume.
 for _, event in ipairs(events) do
-  redis.call('HSET', KEYS[1], 'unannounced:' .. (event == 'paused' and ('paused:' .. ARGV[1]) or event), '1')
+  if event == 'paused' then
+    redis.call('HSET', KEYS[1], 'unannounced:paused:' .. ARGV[1], redis.call('HGET', KEYS[1], 'pausedReason') or '')
+  else
+    redis.call('HSET', KEYS[1], 'unannounced:' .. event, '1')
+  end
 end
 local function unannounced()
   for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do

@@ -829,11 +829,14 @@ export class RolloutService {
    * process died first. Publishing is keyed by event, so twice is once.
    */
   async #announcePending(id: string): Promise<void> {
-    for (const event of await this.store.unannounced(id)) {
+    for (const { event, reason } of await this.store.unannounced(id)) {
       if (event === 'awaiting-approval') await this.#announce('rollout.awaiting-approval', id, id);
       else if (event === 'finished') await this.#announce('rollout.finished', id, id);
       else if (event.startsWith('paused:'))
-        await this.#announce('rollout.paused', id, `${id}:${event.slice('paused:'.length)}`);
+        await this.#announce('rollout.paused', id, `${id}:${event.slice('paused:'.length)}`, {
+          state: 'paused',
+          pausedReason: reason,
+        });
       await this.store.announced(id, event);
     }
   }
@@ -843,12 +846,14 @@ export class RolloutService {
     event: 'rollout.awaiting-approval' | 'rollout.paused' | 'rollout.finished',
     id: string,
     key: string,
+    /** What the event saw (a pause's reason), over the rollout as it is when published. */
+    seen: Partial<RolloutView> = {},
   ): Promise<void> {
     const { notices } = this.deps;
     if (!notices) return;
     const record = await this.store.get(id);
     if (!record) return;
-    const { input: _input, ...rollout } = toRolloutView(record);
+    const { input: _input, ...rollout } = { ...toRolloutView(record), ...seen };
     await notices.publish(event, { rollout }, { key, pluginId: record.pluginId });
   }
 }

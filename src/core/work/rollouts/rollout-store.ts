@@ -474,11 +474,11 @@ export class RolloutStore {
    * (`awaiting-approval`, `paused:<pausedAt>`, `finished`): a process that
    * produced one died before publishing it, or is publishing it now.
    */
-  async unannounced(id: string): Promise<string[]> {
-    const fields = await this.redis.hkeys(this.keys.rollout(id));
-    return fields
-      .filter((field) => field.startsWith(UNANNOUNCED))
-      .map((field) => field.slice(UNANNOUNCED.length));
+  async unannounced(id: string): Promise<{ event: string; reason: string }[]> {
+    const hash = await this.redis.hgetall(this.keys.rollout(id));
+    return Object.entries(hash)
+      .filter(([field]) => field.startsWith(UNANNOUNCED))
+      .map(([field, value]) => ({ event: field.slice(UNANNOUNCED.length), reason: value }));
   }
 
   /** The event's webhooks are published (enqueued). */
