@@ -163,8 +163,11 @@ describe('rollouts in the web UI', () => {
     // Its creator (the first admin) may not approve it.
     expect(await page.getByTestId('rollout-approve').isHidden()).toBe(true);
     expect(await page.getByTestId('rollout-approve-who').innerText()).toContain('another admin approves it');
-    const rows = await page.locator('[data-testid="rollout-projects-table"] tbody tr').allInnerTexts();
-    expect(rows.map((row) => row.split(/\s/)[0]).sort()).toEqual(SELECTED);
+    const projectIds = async () =>
+      (await page.locator('[data-testid="rollout-projects-table"] tbody tr').allInnerTexts())
+        .map((row) => row.split(/\s/)[0])
+        .sort();
+    await expect.poll(projectIds).toEqual(SELECTED);
     expect(await unlabelled()).toEqual([]);
     await page.screenshot({ path: join(SHOTS, 'rollout-awaiting-1280.png'), fullPage: true });
 

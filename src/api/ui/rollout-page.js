@@ -202,7 +202,11 @@ export async function rolloutView(container, { signal, params: [id] }) {
         'retry-of',
       ]);
     rows.push(
-      ['Concurrency', `${rollout.concurrency} operations at once in a wave`, 'concurrency'],
+      [
+        'Concurrency',
+        `${rollout.concurrency} operation${rollout.concurrency === 1 ? '' : 's'} at once in a wave`,
+        'concurrency',
+      ],
       [
         'Failures allowed',
         `${rollout.maxFailures} (failed and outcome unknown count; one more pauses it)`,
