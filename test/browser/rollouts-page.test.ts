@@ -31,6 +31,7 @@ const SELECTED = ['svc-0', 'svc-1', 'svc-3', 'svc-4'];
 /** Its operation answers status "failed": the rollout ends failed, the row comes first. */
 const FAILING = 'svc-1';
 const NAME = 'go upgrade: below 1.21';
+const LABEL = 'go-team';
 /** Markup in the input: shown as text, never parsed. */
 const MARKUP = '<img src=x data-injected=1>';
 
@@ -58,6 +59,8 @@ describe('rollouts in the web UI', () => {
       );
       if (project === FAILING) await writeFile(join(root, 'operate-fail'), '');
     }
+    // The Fleet page's label: on five projects, four of them below Go 1.21.
+    for (const project of [...SELECTED, 'svc-2']) await runtime.projects.addLabels(project, [LABEL], ACTOR);
     await startWorker(installation, { concurrency: 2 });
     const batch = await runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
     await untilBatchFinished(runtime, batch.batchId, { timeoutMs: 60_000, results: false });
@@ -104,15 +107,21 @@ describe('rollouts in the web UI', () => {
 
   it('"Act on these" on the Fleet page opens the form with its filter; the rollout waits for approval', async () => {
     await page.goto(`${base}/#/plugins/${PLUGIN_ID}/fleet`);
+    const untilRange = (text: string) =>
+      page.waitForFunction(
+        (wanted) => globalThis.document.querySelector('[data-testid="fleet-range"]')?.textContent === wanted,
+        text,
+      );
+    await page.getByTestId('fleet-label').selectOption(LABEL);
+    await untilRange('Rows 1–5 of 5');
     await page.getByTestId('fleet-where').fill('go.version<1.21');
     await page.getByTestId('fleet-where-add').click();
-    await page.waitForFunction(
-      () => globalThis.document.querySelector('[data-testid="fleet-range"]')?.textContent === 'Rows 1–4 of 4',
-    );
+    await untilRange('Rows 1–4 of 4');
     await page.getByTestId('fleet-act').click();
     await page.getByTestId('rollout-form').waitFor();
-    expect(page.url()).toContain(`#/rollouts/new?plugin=${PLUGIN_ID}&where=go.version%3C1.21`);
+    expect(page.url()).toContain(`#/rollouts/new?plugin=${PLUGIN_ID}&where=go.version%3C1.21&label=${LABEL}`);
     expect(await page.getByTestId('rollout-where').inputValue()).toBe('go.version<1.21');
+    expect(await page.getByTestId('rollout-labels').inputValue()).toBe(LABEL);
     expect(await page.getByTestId('rollout-plugin').inputValue()).toBe(PLUGIN_ID);
     // The actions the plugin's projects advertised, with their risk.
     await page
@@ -157,6 +166,7 @@ describe('rollouts in the web UI', () => {
     expect(await page.getByTestId('rollout-input-shown').innerText()).toContain(MARKUP);
     expect(await page.locator('[data-injected]').count()).toBe(0);
     expect(await page.getByTestId('rollout-total').innerText()).toBe('4 projects to run.');
+    expect(await page.getByTestId('rollout-selection').innerText()).toContain(LABEL);
     expect(await page.getByTestId('rollout-waves').locator('progress').count()).toBe(2);
     expect(await page.getByTestId('rollout-wave-1').innerText()).toContain('0 of 1 project ended');
     expect(await page.getByTestId('rollout-wave-2').innerText()).toContain('0 of 3 projects ended');
