@@ -3,6 +3,7 @@
 // than the window (a wide table scrolls inside itself), the review page keeps a
 // reading width (no value wrapped a letter per line) and shows the whole
 // fingerprint, the schedules table keeps its Remove button in view at 1280 px,
+// the rollout pages (list, create form, one rollout) fit as the others,
 // and the operation form finds a project among many by typing.
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -26,6 +27,8 @@ const PAGES = [
   '#/fleet',
   '#/projects',
   '#/batches',
+  '#/rollouts',
+  '#/rollouts/new',
   '#/operations',
   '#/audit',
   '#/queue',
@@ -33,6 +36,12 @@ const PAGES = [
   '#/tokens',
   '#/webhooks',
 ];
+
+/** What a page shows once its data is read (its h1 comes before): the route → a selector. */
+const READY = new Map<string, string>([
+  ['#/rollouts', '[data-testid="rollouts-table"] a'],
+  ['#/rollouts/new', '[data-testid="rollout-action"] option[value="append"]'],
+]);
 
 /** What overflows the window: the document's width, and each element whose right edge passes it. */
 async function overflow(
@@ -89,6 +98,18 @@ describe('the web UI fits the screen', () => {
     await startWorker(installation, { concurrency: 4 });
     const batch = await installation.runtime.batches.create(PLUGIN_ID, ids, ACTOR);
     await untilBatchFinished(installation.runtime, batch.batchId, { timeoutMs: 90_000, results: false });
+    // A rollout waiting for approval (the fixture's action has risk low): its page, in three waves.
+    const rollout = await installation.runtime.rollouts.create(
+      {
+        pluginId: PLUGIN_ID,
+        action: 'append',
+        name: 'append a line to every service of the fleet',
+        selection: { all: true },
+      },
+      ACTOR,
+    );
+    PAGES.push(`#/rollouts/${rollout.id}`);
+    READY.set(`#/rollouts/${rollout.id}`, '[data-testid="rollout-projects-table"] a');
     await installation.runtime.schedules.add(
       {
         pluginId: PLUGIN_ID,
@@ -119,6 +140,8 @@ describe('the web UI fits the screen', () => {
       for (const route of PAGES) {
         await page.goto(`${ui!.base}/${route}`);
         await page.locator('main h1').first().waitFor();
+        const ready = READY.get(route);
+        if (ready) await page.locator(ready).first().waitFor({ state: 'attached' });
         await page.waitForLoadState('networkidle');
         const seen = await overflow(page);
         await page.screenshot({ path: join(SHOTS, `fit-${width}-${route.replace(/[^a-z]+/g, '-')}.png`) });

@@ -121,6 +121,26 @@ export async function del(path) {
 }
 
 /**
+ * Saves an answer as a file named `filename` (an export): fetched with the
+ * token (a plain link could not send it), handed to the browser as a download.
+ *
+ * @param {string} path
+ * @param {string} filename
+ */
+export async function download(path, filename) {
+  const blob = await (await send('GET', path, { accept: '*/*' })).blob();
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // After the click has been handled: revoking at once may cancel the download.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/**
  * Reads a text/event-stream answer and calls onEvent(name, data) per event
  * (data parsed as JSON when it is JSON), with the contract's reader (bounded
  * as the CLI's). Resolves when the stream ends.

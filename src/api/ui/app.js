@@ -3,6 +3,7 @@
 import { get, getToken, setToken, setUnauthorizedHandler } from './api.js';
 import { auditView } from './audit.js';
 import { queueView } from './queue.js';
+import { newRolloutView, rolloutView, rolloutsView } from './rollouts.js';
 import { batchView, batchesView } from './batches.js';
 import { byId, errorBox, field, h } from './dom.js';
 import { operationView, operationsView } from './operations.js';
@@ -29,6 +30,9 @@ const ROUTES = [
   [/^\/projects\/([^/]+)$/, projectView],
   [/^\/batches$/, batchesView],
   [/^\/batches\/([^/]+)$/, batchView],
+  [/^\/rollouts$/, rolloutsView],
+  [/^\/rollouts\/new$/, newRolloutView],
+  [/^\/rollouts\/([^/]+)$/, rolloutView],
   [/^\/operations$/, operationsView],
   [/^\/operations\/([^/]+)$/, operationView],
   [/^\/audit$/, auditView],
@@ -83,7 +87,9 @@ function render() {
     })
     .catch(() => {});
 
-  const path = decodeURIComponent(location.hash.replace(/^#/, '')) || '/plugins';
+  // The query is split off before decoding: a filter in it may hold an encoded '?'.
+  const [route = '', search = ''] = location.hash.replace(/^#/, '').split(/\?(.*)/s);
+  const path = decodeURIComponent(route) || '/plugins';
   // A plugin's fleet page is under /plugins/ but belongs to the nav's Fleet.
   const section = /^\/plugins\/[^/]+\/fleet$/.test(path) ? '/fleet' : path;
   for (const link of nav.querySelectorAll('a')) {
@@ -95,7 +101,7 @@ function render() {
   for (const [pattern, view] of ROUTES) {
     const match = pattern.exec(path);
     if (match) {
-      const ctx = { signal: controller.signal, params: match.slice(1) };
+      const ctx = { signal: controller.signal, params: match.slice(1), query: new URLSearchParams(search) };
       Promise.resolve(view(container, ctx)).catch((thrown) => {
         const error = /** @type {{ name?: string, signedOut?: boolean } | null | undefined} */ (thrown);
         if (error?.name === 'AbortError' || error?.signedOut || controller.signal.aborted) return;

@@ -147,6 +147,12 @@ const TONES = {
   queued: 'info',
   running: 'info',
   finished: 'ok',
+  // Rollouts (and their waves and projects): waiting on a person is a warning.
+  'awaiting-approval': 'warn',
+  paused: 'warn',
+  previewing: 'info',
+  starting: 'info',
+  done: 'ok',
   available: 'ok',
   unavailable: 'bad',
   granted: 'ok',

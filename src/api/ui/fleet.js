@@ -5,11 +5,14 @@
 // the projects × facts table, filtered as `facts --where` filters
 // (NAME=VALUE, !=, ~REGEX, <, <=, >, >= version-aware) and to one label
 // (`facts --label`), sorted by any fact and paged on the server; and the trend of the plugin's batches. The charts
-// are uPlot's, served by the api from node_modules.
+// are uPlot's, served by the api from node_modules. "Act on these" (operators)
+// opens the new-rollout form with the table's filters and label as its selection.
 import uPlot from './uplot.js';
 import { get } from './api.js';
 import { errorBox, formatTime, h, table } from './dom.js';
 import { pager } from './pager.js';
+import { navigate } from './router.js';
+import { can, currentUser } from './session.js';
 
 /** @import { ViewContext } from './router.js' */
 /** @import { AnswerOf } from '../../core/contract/index.js' */
@@ -32,11 +35,12 @@ export async function fleetView(container, { signal, params: [id] }) {
   const pluginId = /** @type {string} */ (id);
   const base = `/plugins/${encodeURIComponent(pluginId)}`;
   // The fact ids: those of the first rows (a plugin reports the same facts for most projects).
-  /** @type {[FleetPage, Trend, AnswerOf<'listProjects'>]} */
-  const [sample, trend, projects] = await Promise.all([
+  /** @type {[FleetPage, Trend, AnswerOf<'listProjects'>, import('./session.js').Me]} */
+  const [sample, trend, projects, user] = await Promise.all([
     get(`${base}/facts?limit=500`, signal),
     get(`${base}/trend?batches=${TREND_BATCHES}`, signal),
     get('/projects', signal),
+    currentUser(signal),
   ]);
   const factIds = [...new Set(sample.items.flatMap((row) => Object.keys(row.facts)))].sort();
   const labels = [...new Set(projects.flatMap((project) => project.labels))].sort();
@@ -106,6 +110,26 @@ export async function fleetView(container, { signal, params: [id] }) {
     });
   });
   const trendBox = h('div', { class: 'chart', testid: 'trend-chart' });
+  // A rollout of one of the plugin's actions on the projects the filters show (operators).
+  const actOnThese = can(user, 'operator')
+    ? h(
+        'button',
+        {
+          type: 'button',
+          testid: 'fleet-act',
+          title: 'Create a rollout whose selection is this page’s filters and label',
+          onclick: () => {
+            const prefill = new URLSearchParams([
+              ['plugin', pluginId],
+              ...filters.map((filter) => ['where', filter]),
+              ...(label ? [['label', label]] : []),
+            ]);
+            navigate(`#/rollouts/new?${prefill}`);
+          },
+        },
+        'Act on these…',
+      )
+    : null;
 
   container.append(
     h('div', { class: 'page-head' }, h('h1', {}, 'Fleet of ', h('code', {}, pluginId))),
@@ -138,7 +162,12 @@ export async function fleetView(container, { signal, params: [id] }) {
         'div',
         { class: 'page-head' },
         h('h2', { id: 'fleet-table-title' }, 'Projects'),
-        h('div', { class: 'inline-field' }, h('label', { for: 'fleet-label' }, 'Label'), labelPicker),
+        h(
+          'div',
+          { class: 'actions wrap' },
+          h('div', { class: 'inline-field' }, h('label', { for: 'fleet-label' }, 'Label'), labelPicker),
+          actOnThese,
+        ),
       ),
       whereForm,
       filterChips,

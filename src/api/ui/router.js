@@ -4,8 +4,9 @@
 // view, so a view importing it back made a cycle. app.js installs the renderer.
 /**
  * What app.js hands every view: the signal that aborts when the page is left,
- * and the route's captured groups (ids).
- * @typedef {{ signal: AbortSignal, params: string[] }} ViewContext
+ * the route's captured groups (ids), and what follows `?` in the hash (a form's
+ * prefill: `#/rollouts/new?plugin=…&where=…`).
+ * @typedef {{ signal: AbortSignal, params: string[], query: URLSearchParams }} ViewContext
  */
 
 /** @type {() => void} */
