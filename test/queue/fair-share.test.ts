@@ -115,7 +115,8 @@ describe('the fair queue of inspections', () => {
       for (let index = 0; index < alone; index += 1) await step();
       const little = await batches.create(PLUGIN_ID, small, 'small-user');
       let bigPicks = 0;
-      let smallLeft = small.length;
+      // Its first slices may go out at its creation: the large batch's queued slices were given back.
+      let smallLeft = small.length - (await out()).filter((id) => id.startsWith(little.batchId)).length;
       while (smallLeft > 0) {
         const picked = await step();
         expect(picked.length).toBeGreaterThan(0);
