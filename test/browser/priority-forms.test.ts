@@ -1,4 +1,4 @@
-// The priority fields of the web UI in Debian's Chromium (issue 36 item 3,
+// The priority fields of the web UI in Debian's Chromium (docs/CLI.md "Fair share",
 // ADR 0010 "Priority"), against a real api process: an admin starts a batch
 // and adds a schedule with priority high from the forms, and the API then
 // reports both with `high`. An operator is not offered `high`; a form that
