@@ -81,13 +81,17 @@ function inspectWorker(
       () => worker,
       async (job, _token, signal) => {
         const data = parseOrFail(inspectJobSchema, job.data);
-        await batches.sliceTaken(data, job.id, identity);
+        // The holder mark goes out with the job's first reads, not one round trip before them;
+        // a mark that failed fails the job after its run (retried: what was recorded is skipped).
+        const marked = batches.sliceTaken(data, job.id, identity);
+        marked.catch(() => {});
         try {
           const done = await inspections.runJob(data, {
             firstRun: job.attemptsStarted <= 1 && !job.stalledCounter,
             finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
             signal,
           });
+          await marked;
           await batches.sliceEnded(data, job.id, onFillError, done.givenBack);
           return done;
         } catch (error) {

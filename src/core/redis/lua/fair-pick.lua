@@ -14,7 +14,8 @@
     batch served longest ago (round robin); in the batch, in order: given
     back ranges first, then from the cursor.
   The slice is the batch's projectsPerJob (inspect-jobs.ts) while it is the
-  only batch with work, else CONTENDED projects.
+  only batch with work, else that divided by the batches with work, at least
+  CONTENDED projects.
 
   KEYS[1] fair batches hash   KEYS[2] fair slices hash (slice id -> JSON)
   KEYS[3] fair virtual times  KEYS[4] team weights hash (team -> weight)
@@ -103,8 +104,13 @@ end
 
 local state = active[best]
 local batchId = ids[best]
-local size = contended
-if #active == 1 then size = math.max(1, math.min(100, math.floor(state.n / 24))) end
+-- Alone, the batch's projectsPerJob; shared, that split by the batches with work (at least
+-- CONTENDED): a small batch still goes one project a slice, two large ones alternate in
+-- chunks, not in a hand-off per call. A batch entering later moves the generation, and
+-- running slices give their rest back, so a chunk never makes a newcomer wait.
+local perJob = math.max(1, math.min(100, math.floor(state.n / 24)))
+local size = perJob
+if #active > 1 then size = math.max(contended, math.floor(perJob / #active)) end
 local start, count
 if #state.back > 0 then
   local range = state.back[1]

@@ -14,7 +14,7 @@ import { appendAudit, teamOf, type Role } from '../../access/index.js';
 import {
   ERROR_CODES,
   InvalidInputError,
-  PermissionDeniedError,
+  NotPermittedError,
   NotFoundError,
   ProjectNotFoundError,
   inOrder,
@@ -155,7 +155,7 @@ export function checkPriority(priority: string | undefined, role: Role | undefin
       `priority must be one of ${PRIORITIES.join(', ')}, not ${JSON.stringify(value)}`,
     );
   if (value === 'high' && role !== undefined && role !== 'admin')
-    throw new PermissionDeniedError(
+    throw new NotPermittedError(
       `priority high needs the admin role (this token is ${role}); use normal or low`,
     );
   return value as Priority;

@@ -18,7 +18,7 @@ import { INSPECT_ATTEMPTS, INSPECT_BACKOFF_MS, inspectJobSchema } from './inspec
 export const PRIORITIES = ['high', 'normal', 'low'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
-/** Projects per slice while another batch has work too: a small batch waits about one call per slot. */
+/** The least projects per slice while another batch has work too (a slice is projectsPerJob ÷ the batches with work, at least this). */
 export const CONTENDED_SLICE = 1;
 /** Every this-many-th pick serves the lowest class with work, so no batch starves behind `high`. */
 export const PRIORITY_AGING = 10;
@@ -67,7 +67,7 @@ export class FairQueue {
   async enter(batchId: string, pluginId: string, total: number, share: FairShare): Promise<void> {
     const { keys } = this;
     const unit = share.team ? `team:${share.team}` : `user:${share.requester}`;
-    await scriptsOn(this.redis).fairEnter(
+    const others = await scriptsOn(this.redis).fairEnter(
       [keys.fairBatches, keys.fairVtimes, keys.fairGeneration],
       batchId,
       JSON.stringify({
@@ -79,7 +79,35 @@ export class FairQueue {
         o: Date.now(),
       }),
     );
+    if (others > 0) await this.#withdrawQueued(batchId);
     await this.fill();
+  }
+
+  /**
+   * Contention began: the other batches' large slices still queued (no worker took
+   * them) go back to the front of their batches, so the buffer's place goes to a fairly
+   * chosen slice at once instead of to a job that a worker would take only to give it
+   * back. A job a worker takes meanwhile is locked, and BullMQ refuses to remove it;
+   * a job taken before (a retry, or added again by the repair) is left to its worker.
+   */
+  async #withdrawQueued(entered: string): Promise<number> {
+    const { keys } = this;
+    const [records, holders] = await Promise.all([
+      this.redis.hgetall(keys.fairSlices),
+      this.redis.hgetall(keys.fairHolders),
+    ]);
+    let withdrawn = 0;
+    for (const [sliceId, raw] of Object.entries(records)) {
+      const record = JSON.parse(raw) as SliceRecord;
+      if (record.b === entered || record.k <= CONTENDED_SLICE || holders[sliceId] !== undefined) continue;
+      const job = await this.queue.getJob(sliceId);
+      if (!job || job.attemptsStarted > 0 || (job.data as { resumed?: boolean }).resumed) continue;
+      // 1 only while no worker holds it (a finished job's record is gone: its give-back is dropped).
+      if ((await this.queue.remove(sliceId)) !== 1) continue;
+      await this.sliceEnded(record.b, sliceId, { start: record.st, count: record.k });
+      withdrawn += 1;
+    }
+    return withdrawn;
   }
 
   /** Hands out slices until the buffer is full or nothing waits; how many were added. */
