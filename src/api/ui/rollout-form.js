@@ -136,6 +136,13 @@ export async function newRolloutView(container, { signal, query }) {
     testid: 'rollout-max-failures',
   });
   const pauseBetween = checkbox('rollout-pause-between', 'Pause after each wave until someone resumes it');
+  const previewAction = h('input', {
+    type: 'text',
+    spellcheck: 'false',
+    autocomplete: 'off',
+    placeholder: 'e.g. a dry-run action',
+    testid: 'rollout-preview-action',
+  });
   const button = h(
     'button',
     { type: 'submit', class: 'primary', testid: 'rollout-create', disabled: operating.length === 0 },
@@ -282,6 +289,7 @@ export async function newRolloutView(container, { signal, query }) {
     if (concurrency.value.trim()) request.concurrency = Number(concurrency.value);
     if (maxFailures.value.trim()) request.maxFailures = maxFailures.value.trim();
     if (pauseBetween.input.checked) request.pauseBetween = true;
+    if (previewAction.value.trim()) request.previewAction = previewAction.value.trim();
     return request;
   };
 
@@ -340,6 +348,11 @@ export async function newRolloutView(container, { signal, query }) {
           'Failures allowed',
           maxFailures,
           'N or P%; once more fail, it pauses. Empty: 10% (0 on a small selection).',
+        ),
+        field(
+          'Preview action (optional)',
+          previewAction,
+          'An action of risk none run first on every project; then it waits for approval.',
         ),
       ),
       pauseBetween.el,

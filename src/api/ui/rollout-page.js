@@ -334,9 +334,7 @@ export async function rolloutView(container, { signal, params: [id] }) {
 
   /** @param {RolloutProject} project */
   const projectRow = (project) => {
-    /** A preview's output, once rollouts preview (`preview` is not in this contract yet). */
-    const preview = /** @type {{ preview?: { summary?: string } }} */ (/** @type {unknown} */ (project))
-      .preview;
+    const { preview } = project;
     const error = project.errorCode || project.errorMessage;
     return [
       h(
@@ -367,7 +365,17 @@ export async function rolloutView(container, { signal, params: [id] }) {
               project.errorCode ? h('span', { class: 'sub' }, project.errorCode) : null,
             )
           : null,
-        preview?.summary ? h('div', { class: 'sub' }, `Preview: ${preview.summary}`) : null,
+        preview
+          ? h(
+              'div',
+              { class: 'sub', testid: `rollout-preview-${project.projectId}` },
+              'Preview ',
+              preview.operationId
+                ? h('a', { href: `#/operations/${encodeURIComponent(preview.operationId)}` }, preview.state)
+                : preview.state,
+              preview.summary || preview.errorMessage ? `: ${preview.summary ?? preview.errorMessage}` : '',
+            )
+          : null,
       ),
     ];
   };

@@ -56,7 +56,7 @@ export async function rolloutsView(container, { signal }) {
   let cursor;
   let reads = 0;
 
-  /** @param {AnswerOf<'getRollout'>} rollout */
+  /** @param {AnswerOf<'listRollouts'>['items'][number]} rollout */
   const row = (rollout) => {
     const labelId = `rollout-progress-${rollout.id}`;
     const bar = countsBar(`rollout-bar-${rollout.id}`, labelId);
