@@ -103,9 +103,12 @@ describe('rollouts remotely', () => {
   }, 120_000);
 
   it('the creating admin may not approve their own rollout; an operator pauses, the admin cancels', async () => {
-    const created = json<Rollout>(
-      await as('admin', ['--json', 'rollout', 'create', PLUGIN_ID, 'fixture.echo', '--all', '--yes']),
-    );
+    // Without --json, stdout is the id alone (ID=$(switchyard rollout create …)); what it means goes to stderr.
+    const made = await as('admin', ['rollout', 'create', PLUGIN_ID, 'fixture.echo', '--all', '--yes']);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/^rollout_[0-9a-f-]+\n$/);
+    expect(made.stderr).toMatch(/2 projects in \d waves; awaiting-approval/);
+    const created = { id: made.stdout.trim() };
     const own = await as('admin', ['rollout', 'approve', created.id, '--yes']);
     expect(own.code).toBe(4);
     expect(own.stderr).toMatch(/another admin must approve it/);

@@ -25,6 +25,7 @@ import {
   emit,
   errorText,
   escapeControlKeepingLines,
+  note,
   printFields,
   printJson,
   printTable,
@@ -296,15 +297,16 @@ function rolloutIdOf(backend: Backend, ref: string, plugin: string | undefined):
   return backend.rollouts.resolve(ref, plugin ? { pluginId: plugin } : {});
 }
 
+/** What a new rollout will do, on stderr: stdout is its id alone, for `ID=$(rollout create …)`. */
 function describeStart(created: RolloutView): void {
   const skipped = created.skipped.length > 0 ? `, ${created.skipped.length} skipped` : '';
-  say(`  ${created.total} projects in ${created.waves.length} waves${skipped}; ${created.state}`);
+  note(`  ${created.total} projects in ${created.waves.length} waves${skipped}; ${created.state}`);
   if (created.state === 'previewing')
-    say(
+    note(
       `  previewing with ${created.previewAction} on every project; then it awaits approval (rollout show ${created.id} lists the previews)`,
     );
   if (created.state === 'awaiting-approval')
-    say(
+    note(
       `  risk ${created.risk}: another admin approves it with  switchyard rollout approve ${created.id} --yes`,
     );
 }
