@@ -11,51 +11,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PREVIEW_OUTPUT_MAX_CHARS, type RolloutView } from '../../src/core/work/rollouts/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
-import {
-  ACTOR,
-  PLUGIN_ID,
-  readLines,
-  runCli,
-  startWorker,
-  untilBatchFinished,
-  waitFor,
-  type Installation,
-} from '../support/workers.js';
+import { addProjects, inspectAll, untilRollout } from '../support/rollouts.js';
+import { ACTOR, PLUGIN_ID, readLines, runCli, startWorker, waitFor } from '../support/workers.js';
 
 const suite = useQueueSuite('rollout-preview');
 const ADMIN = 'token:second-admin';
-
-async function addProjects(installation: Installation, count: number): Promise<Map<string, string>> {
-  const roots = new Map<string, string>();
-  for (let index = 0; index < count; index++) {
-    const id = `p${String(index).padStart(2, '0')}`;
-    roots.set(id, await installation.addProject(id));
-  }
-  return roots;
-}
-
-async function inspectAll(installation: Installation): Promise<void> {
-  const batch = await installation.runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
-  await untilBatchFinished(installation.runtime, batch.batchId, { timeoutMs: 60_000, results: false });
-}
-
-function untilRollout(
-  installation: Installation,
-  id: string,
-  what: string,
-  done: (rollout: RolloutView) => boolean,
-  timeoutMs = 60_000,
-): Promise<RolloutView> {
-  return waitFor(
-    what,
-    async () => {
-      const rollout = await installation.runtime.rollouts.get(id);
-      return done(rollout) ? rollout : undefined;
-    },
-    timeoutMs,
-    50,
-  );
-}
 
 /** Each project's lines in one of its logs (previews.log, operations.log). */
 async function linesOf(roots: Map<string, string>, log: string): Promise<Map<string, string[]>> {

@@ -7,8 +7,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RolloutView } from '../../src/core/work/rollouts/index.js';
 import { useQueueSuite } from '../support/queue-suite.js';
+import { addProjects, inspectAll, runsOf, untilRollout } from '../support/rollouts.js';
 import {
   ACTOR,
   PLUGIN_ID,
@@ -16,61 +16,12 @@ import {
   pidOfIdentity,
   readLines,
   startWorker,
-  untilBatchFinished,
   waitFor,
-  type Installation,
   type Spawned,
 } from '../support/workers.js';
 
 const suite = useQueueSuite('rollouts');
 const ADMIN = 'token:second-admin';
-
-/** Projects p00.. under the installation, trusted; each with its facts.json when given. */
-async function addProjects(
-  installation: Installation,
-  count: number,
-  facts: (index: number) => Record<string, string> = () => ({}),
-): Promise<Map<string, string>> {
-  const roots = new Map<string, string>();
-  for (let index = 0; index < count; index++) {
-    const id = `p${String(index).padStart(2, '0')}`;
-    const root = await installation.addProject(id);
-    await writeFile(join(root, 'facts.json'), JSON.stringify(facts(index)));
-    roots.set(id, root);
-  }
-  return roots;
-}
-
-async function inspectAll(installation: Installation): Promise<void> {
-  const batch = await installation.runtime.batches.create(PLUGIN_ID, 'all', ACTOR);
-  await untilBatchFinished(installation.runtime, batch.batchId, { timeoutMs: 60_000, results: false });
-}
-
-function untilRollout(
-  installation: Installation,
-  id: string,
-  what: string,
-  done: (rollout: RolloutView) => boolean,
-  timeoutMs = 60_000,
-): Promise<RolloutView> {
-  return waitFor(
-    what,
-    async () => {
-      const rollout = await installation.runtime.rollouts.get(id);
-      return done(rollout) ? rollout : undefined;
-    },
-    timeoutMs,
-    50,
-  );
-}
-
-/** Every line each project's plugin appended to its operations.log. */
-async function runsOf(roots: Map<string, string>): Promise<Map<string, string[]>> {
-  const runs = new Map<string, string[]>();
-  for (const [id, root] of roots)
-    runs.set(id, await readLines(join(root, 'operations.log')).catch(() => [] as string[]));
-  return runs;
-}
 
 async function textOf(chunks: AsyncIterable<string>): Promise<string> {
   let text = '';
