@@ -316,4 +316,28 @@ describe('rollouts in the web UI', () => {
     await page.screenshot({ path: join(SHOTS, 'rollout-cancelled-1280.png'), fullPage: true });
     expect(ui!.problems).toEqual([]);
   }, 120_000);
+  it('a preview action from the form: each project shows its preview, linked to its operation', async () => {
+    await page.locator('#nav').getByRole('link', { name: 'Rollouts' }).click();
+    await page.getByTestId('rollout-new').click();
+    await page
+      .locator('[data-testid="rollout-action"] option[value="append"]')
+      .waitFor({ state: 'attached' });
+    await page.getByTestId('rollout-projects').fill(SELECTED.join(' '));
+    await page.getByTestId('rollout-input').fill('{"append": "previewed"}');
+    await page.getByTestId('rollout-preview-action').fill('preview');
+    await page.getByTestId('rollout-create').click();
+    await page.getByTestId('rollout-create-confirm-yes').click();
+    await page.getByTestId('rollout-summary').waitFor();
+    // Every preview ends, then it waits for a person whatever the action's risk.
+    await untilState('awaiting-approval');
+    const first = page.getByTestId(`rollout-preview-${SELECTED[0]}`);
+    await first.waitFor();
+    expect(await first.innerText()).toMatch(/^Preview succeeded: would append 1 line to /);
+    expect(await first.locator('a').getAttribute('href')).toMatch(/^#\/operations\/op_/);
+    expect(await page.locator('[data-testid^="rollout-preview-"]').count()).toBe(SELECTED.length);
+    await confirmWith('rollout-cancel');
+    await untilState('cancelled');
+    expect(await unlabelled()).toEqual([]);
+    expect(ui!.problems).toEqual([]);
+  }, 90_000);
 });
