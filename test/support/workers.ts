@@ -105,7 +105,8 @@ async function launch(
   role: string,
   args: string[],
   readyEvent: string,
-  timeoutMs = 20_000,
+  // Generous: on a loaded 2-core runner two workers starting at once took over 20 s (a start, not a behaviour).
+  timeoutMs = 45_000,
 ): Promise<Spawned> {
   const proc: Spawned = Object.assign(spawned.spawn(args), { role });
   await untilLogged(proc, role, readyEvent, timeoutMs);
