@@ -196,7 +196,7 @@ describe('operations in the web UI', () => {
   it('offers the actions the plugin advertised, each with its risk', async () => {
     await openRunForm(QUEUE_PLUGIN, 'alpha');
     const options = await page.locator('[data-testid="op-action"] option').allInnerTexts();
-    expect(options).toEqual(['Append (append) — risk: low']);
+    expect(options).toEqual(['Append (append) — risk: low', 'Preview append (preview) — risk: none']);
     await openRunForm(ECHO, 'alpha');
     expect(await page.locator('[data-testid="op-action"] option').allInnerTexts()).toEqual([
       'Echo (fixture.echo) — risk: none',

@@ -14,6 +14,12 @@ import type { Installation } from '../support/workers.js';
 const suite = useQueueSuite('latest inspection');
 
 const APPEND = { id: 'append', name: 'Append', description: 'Appends a line to operations.log', risk: 'low' };
+const PREVIEW = {
+  id: 'preview',
+  name: 'Preview append',
+  description: 'Says what append would do (a dry run)',
+  risk: 'none',
+};
 
 async function runBatch(installation: Installation): Promise<string> {
   const { runtime } = installation;
@@ -48,7 +54,7 @@ describe('the latest inspection of a project', () => {
       projectId: 'shop',
       batchId: first,
       inspectedAt: firstRow!.at,
-      actions: [APPEND],
+      actions: [APPEND, PREVIEW],
     });
 
     // A failure is the latest inspection; the fleet row keeps the last success.
@@ -66,7 +72,7 @@ describe('the latest inspection of a project', () => {
     const again = await runBatch(installation);
     expect(await runtime.batches.actions('shop', PLUGIN_ID)).toMatchObject({
       batchId: again,
-      actions: [APPEND],
+      actions: [APPEND, PREVIEW],
     });
     expect(await redis.hexists(keys.latestInspection, `${PLUGIN_ID}/shop`)).toBe(0);
 
@@ -89,7 +95,7 @@ describe('the latest inspection of a project', () => {
     const last = await runBatch(installation);
     expect(await runtime.batches.actions('blog', PLUGIN_ID)).toMatchObject({
       batchId: last,
-      actions: [APPEND],
+      actions: [APPEND, PREVIEW],
     });
   }, 180_000);
 });

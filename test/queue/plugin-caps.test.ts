@@ -205,7 +205,8 @@ describe('installation-wide caps of one plugin', () => {
     const { runtime, packageDir } = installation;
     await projects(installation, 1);
     const root = await installation.addProject('op');
-    await writeFile(join(packageDir, 'inspect-sleep-ms'), '8000\n');
+    // Long enough that a loaded runner's worker takes the operation while the inspection still holds the slot.
+    await writeFile(join(packageDir, 'inspect-sleep-ms'), '15000\n');
     await runtime.plugins.setPolicy(PLUGIN_ID, { maxConcurrency: 1 }, ACTOR);
     await Promise.all([
       startWorker(installation, { concurrency: 1, operationPriorityMs: 0 }),
