@@ -597,17 +597,10 @@ export class RolloutService {
       await this.#announcePending(id);
       for (const project of await this.store.inFlight(id)) {
         report.projects += 1;
-        if (!project.operationId) {
-          if (record.state === 'cancelled') await this.#recordEnd(id, project.projectId, 'cancelled');
-          else await this.#start(record, project.projectId);
-          continue;
-        }
-        const operation = await this.#operation(project.operationId);
-        if (!operation) await this.#recordEnd(id, project.projectId, 'failed');
-        else if (isTerminal(operation.state)) await this.#recordEnd(id, project.projectId, operation);
-        else if (record.state === 'cancelled')
-          await this.deps.operations.cancel(operation.id, record.cancelledBy ?? 'rollout');
-        else await this.deps.operations.ensureQueued(operation.id);
+        await this.#repair(record, project, {
+          recordEnd: (projectId, ended) => this.#recordEnd(id, projectId, ended),
+          start: (projectId) => this.#start(record, projectId),
+        });
       }
       // Previews are read only while some are in flight (previewing, or a cancel's last ones).
       if ((record.previewCounts?.running ?? 0) > 0) await this.#sweepPreviews(record);
@@ -621,18 +614,36 @@ export class RolloutService {
     const { id } = record;
     for (const preview of await this.store.previews(id)) {
       if (preview.state !== 'starting' && preview.state !== 'running') continue;
-      if (!preview.operationId) {
-        if (record.state === 'cancelled') await this.#recordPreviewEnd(id, preview.projectId, 'cancelled');
-        else await this.#startPreview(record, preview.projectId);
-        continue;
-      }
-      const operation = await this.#operation(preview.operationId);
-      if (!operation) await this.#recordPreviewEnd(id, preview.projectId, 'failed');
-      else if (isTerminal(operation.state)) await this.#recordPreviewEnd(id, preview.projectId, operation);
-      else if (record.state === 'cancelled')
-        await this.deps.operations.cancel(operation.id, record.cancelledBy ?? 'rollout');
-      else await this.deps.operations.ensureQueued(operation.id);
+      await this.#repair(record, preview, {
+        recordEnd: (projectId, ended) => this.#recordPreviewEnd(id, projectId, ended),
+        start: (projectId) => this.#startPreview(record, projectId),
+      });
     }
+  }
+
+  /**
+   * The sweep's repair of one claimed project, for the real run and its previews alike:
+   * it gets its operation, its end is recorded, or its operation is cancelled or queued again.
+   */
+  async #repair(
+    record: RolloutRecord,
+    claimed: { projectId: string; operationId?: string | undefined },
+    track: {
+      recordEnd(projectId: string, ended: OperationView | RolloutProjectEnd): Promise<void>;
+      start(projectId: string): Promise<void>;
+    },
+  ): Promise<void> {
+    if (!claimed.operationId) {
+      if (record.state === 'cancelled') await track.recordEnd(claimed.projectId, 'cancelled');
+      else await track.start(claimed.projectId);
+      return;
+    }
+    const operation = await this.#operation(claimed.operationId);
+    if (!operation) await track.recordEnd(claimed.projectId, 'failed');
+    else if (isTerminal(operation.state)) await track.recordEnd(claimed.projectId, operation);
+    else if (record.state === 'cancelled')
+      await this.deps.operations.cancel(operation.id, record.cancelledBy ?? 'rollout');
+    else await this.deps.operations.ensureQueued(operation.id);
   }
 
   async #recordPreviewEnd(
