@@ -663,34 +663,14 @@ export class RolloutService {
   }
 
   /** A claimed preview's operation: created once (rollout:<id>:preview:<project>), linked, recorded if it ended. */
-  async #startPreview(record: RolloutRecord, projectId: string): Promise<void> {
-    const { operations } = this.deps;
-    let operation: OperationView;
-    try {
-      ({ operation } = await operations.create(
-        {
-          pluginId: record.pluginId,
-          projectId,
-          action: record.previewAction!,
-          input: record.input,
-          idempotencyKey: `rollout:${record.id}:preview:${projectId}`,
-        },
-        record.createdBy,
-      ));
-    } catch (error) {
-      if (!(error instanceof SwitchyardError) || error.transient) throw error;
-      await this.store.noteError(
-        record.id,
-        projectId,
-        { errorCode: errorCode(error), errorMessage: messageOf(error) },
-        { preview: true },
-      );
-      return this.#recordPreviewEnd(record.id, projectId, 'failed');
-    }
-    await this.store.previewStarted(record.id, projectId, operation.id);
-    if (isTerminal(operation.state)) return this.#recordPreviewEnd(record.id, projectId, operation);
-    const now = await this.store.get(record.id);
-    if (now?.state === 'cancelled') await operations.cancel(operation.id, now.cancelledBy ?? 'rollout');
+  #startPreview(record: RolloutRecord, projectId: string): Promise<void> {
+    return this.#createOperation(record, projectId, {
+      action: record.previewAction!,
+      idempotencyKey: `${ROLLOUT_KEY_PREFIX}${record.id}:preview:${projectId}`,
+      preview: true,
+      started: (operationId) => this.store.previewStarted(record.id, projectId, operationId),
+      recordEnd: (ended) => this.#recordPreviewEnd(record.id, projectId, ended),
+    });
   }
 
   /** Previews not claimed never start; running preview operations are cancelled; those ended are recorded. */
@@ -747,7 +727,28 @@ export class RolloutService {
   }
 
   /** The claimed project's operation: created once (its idempotency key), linked, recorded if it already ended. */
-  async #start(record: RolloutRecord, projectId: string): Promise<void> {
+  #start(record: RolloutRecord, projectId: string): Promise<void> {
+    return this.#createOperation(record, projectId, {
+      action: record.action,
+      idempotencyKey: `${ROLLOUT_KEY_PREFIX}${record.id}:${projectId}`,
+      preview: false,
+      started: (operationId) => this.store.started(record.id, projectId, operationId),
+      recordEnd: (ended) => this.#recordEnd(record.id, projectId, ended),
+    });
+  }
+
+  /** The claimed project's operation (of the action or its preview), for #start and #startPreview. */
+  async #createOperation(
+    record: RolloutRecord,
+    projectId: string,
+    track: {
+      action: string;
+      idempotencyKey: string;
+      preview: boolean;
+      started(operationId: string): Promise<unknown>;
+      recordEnd(ended: OperationView | RolloutProjectEnd): Promise<void>;
+    },
+  ): Promise<void> {
     const { operations } = this.deps;
     let operation: OperationView;
     try {
@@ -755,9 +756,9 @@ export class RolloutService {
         {
           pluginId: record.pluginId,
           projectId,
-          action: record.action,
+          action: track.action,
           input: record.input,
-          idempotencyKey: `${ROLLOUT_KEY_PREFIX}${record.id}:${projectId}`,
+          idempotencyKey: track.idempotencyKey,
         },
         record.createdBy,
       ));
@@ -765,14 +766,16 @@ export class RolloutService {
       // Refused now (plugin disabled, project untrusted or gone): the project fails with why, no operation.
       // Anything else (Redis away) leaves it starting: the sweep tries again.
       if (!(error instanceof SwitchyardError) || error.transient) throw error;
-      await this.store.noteError(record.id, projectId, {
-        errorCode: errorCode(error),
-        errorMessage: messageOf(error),
-      });
-      return this.#recordEnd(record.id, projectId, 'failed');
+      await this.store.noteError(
+        record.id,
+        projectId,
+        { errorCode: errorCode(error), errorMessage: messageOf(error) },
+        { preview: track.preview },
+      );
+      return track.recordEnd('failed');
     }
-    await this.store.started(record.id, projectId, operation.id);
-    if (isTerminal(operation.state)) return this.#recordEnd(record.id, projectId, operation);
+    await track.started(operation.id);
+    if (isTerminal(operation.state)) return track.recordEnd(operation);
     // Cancelled while this operation was being created: it never starts either.
     const now = await this.store.get(record.id);
     if (now?.state === 'cancelled') await operations.cancel(operation.id, now.cancelledBy ?? 'rollout');
