@@ -61,9 +61,10 @@ function untilState(installation: Installation, id: string, timeoutMs: number): 
   return installation.runtime.operations.wait(id, { signal: AbortSignal.timeout(timeoutMs), pollMs: 100 });
 }
 
-async function pidOf(root: string): Promise<number> {
-  return waitFor('the plugin to write its pid', async () => {
-    const lines = await readLines(join(root, 'plugin.pid')).catch(() => []);
+/** The pid the plugin wrote to `file` (plugin.pid, grandchild.pid), once it is there. */
+async function pidOf(root: string, file = 'plugin.pid'): Promise<number> {
+  return waitFor(`the plugin to write ${file}`, async () => {
+    const lines = await readLines(join(root, file)).catch(() => []);
     return Number(lines[0]) || undefined;
   });
 }
@@ -206,7 +207,8 @@ describe('long operations', () => {
     });
     const { id } = JSON.parse(queued.stdout) as OperationView;
     const pid = await pidOf(root);
-    const grandchild = Number((await readLines(join(root, 'grandchild.pid')))[0]);
+    // Written after plugin.pid: a loaded runner may read between the two.
+    const grandchild = await pidOf(root, 'grandchild.pid');
     // Past the lock duration (and past the old fixed 15 s limit's share of it): the call still runs.
     await waitFor(
       '8 stderr lines',

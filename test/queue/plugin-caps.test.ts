@@ -4,7 +4,7 @@
 // once and per second is what the plugin saw. A worker killed with -9 gives
 // its slot back when its lease (the job lock) ends; a call held back waits,
 // shown as waiting, and never fails for it.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useQueueSuite } from '../support/queue-suite.js';
@@ -205,8 +205,8 @@ describe('installation-wide caps of one plugin', () => {
     const { runtime, packageDir } = installation;
     await projects(installation, 1);
     const root = await installation.addProject('op');
-    // Long enough that a loaded runner's worker takes the operation while the inspection still holds the slot.
-    await writeFile(join(packageDir, 'inspect-sleep-ms'), '15000\n');
+    // The inspection holds the slot until the test has seen the operation waiting, however slow the runner.
+    await writeFile(join(packageDir, 'inspect-hold'), '');
     await runtime.plugins.setPolicy(PLUGIN_ID, { maxConcurrency: 1 }, ACTOR);
     await Promise.all([
       startWorker(installation, { concurrency: 1, operationPriorityMs: 0 }),
@@ -228,9 +228,10 @@ describe('installation-wide caps of one plugin', () => {
         const view = await runtime.operations.get(operation.id);
         return view.waiting ? view : undefined;
       },
-      20_000,
+      60_000,
       50,
     );
+    await rm(join(packageDir, 'inspect-hold'));
     const final = await runtime.operations.wait(operation.id, {
       signal: AbortSignal.timeout(30_000),
       pollMs: 100,

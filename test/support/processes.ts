@@ -41,6 +41,8 @@ async function procStat(pid: number): Promise<ProcStat | undefined> {
 
 /** True when the pid names a process that is not a zombie. */
 export async function isAlive(pid: number): Promise<boolean> {
+  // A pid read before it was written (NaN, 0) would otherwise count as alive forever.
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`isAlive: not a pid: ${pid}`);
   try {
     process.kill(pid, 0);
   } catch (error) {
