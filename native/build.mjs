@@ -28,8 +28,8 @@ if (process.platform !== 'linux') {
         ...FLAGS,
         '-o',
         output,
-        ...['spawner.c', 'keeper.c', 'frames.c', 'confine.c', 'limits.c', 'isolate.c'].map((file) =>
-          join(root, 'native', file),
+        ...['spawner.c', 'keeper.c', 'frames.c', 'streams.c', 'confine.c', 'limits.c', 'isolate.c'].map(
+          (file) => join(root, 'native', file),
         ),
       ],
       {

@@ -49,6 +49,7 @@
 #include "frames.h"
 #include "isolate.h"
 #include "limits.h"
+#include "streams.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -84,7 +85,6 @@ static void die(enum helper_exit code, const char *what, int error) {
 // end. A flood then costs a read and a copy here, not a trip through the worker's streams.
 #define STDERR_WINDOW_NS 100000000LL
 #define STDERR_WINDOW_BYTES (128u << 10)
-#define STDERR_TAIL (64u << 10)
 // Frames for the host wait up to HOLD_NS to leave together (a call's pid with its first answer, its last
 // answer with its exit and end: one write and one wake-up of the worker instead of several), unless the host
 // has to act on one: an answer it must reply to, a call's end, a failed start. Live stderr stays live.
@@ -119,8 +119,7 @@ struct call {
   long long err_window_ns;
   size_t err_window_bytes;
   unsigned long long err_dropped;
-  char *err_tail;
-  size_t err_tail_len;
+  struct stderr_tail err_tail;
 };
 
 static struct call *calls;
@@ -419,30 +418,11 @@ static void queue_stdin(struct call *call, const char *data, size_t len) {
   write_stdin(call);
 }
 
-/** The last STDERR_TAIL bytes of what was dropped (without memory for it, it is only counted). */
-static void keep_tail(struct call *call, const char *data, size_t n) {
-  if (!call->err_tail && !(call->err_tail = malloc(STDERR_TAIL))) return;
-  if (n >= STDERR_TAIL) {
-    memcpy(call->err_tail, data + n - STDERR_TAIL, STDERR_TAIL);
-    call->err_tail_len = STDERR_TAIL;
-    return;
-  }
-  size_t keep = call->err_tail_len + n > STDERR_TAIL ? STDERR_TAIL - n : call->err_tail_len;
-  memmove(call->err_tail, call->err_tail + call->err_tail_len - keep, keep);
-  memcpy(call->err_tail + keep, data, n);
-  call->err_tail_len = keep + n;
-}
-
 /** Says how much stderr was dropped; at the stream's end its last whole lines follow (the tail a reader keeps). */
 static void report_dropped(struct call *call, int at_end) {
   if (!call->err_dropped) return;
-  size_t tail = at_end ? call->err_tail_len : 0, skip = 0;
-  // A tail that was cut starts inside a line: whole lines only (a fragment could hide a secret from redaction).
-  if (tail && call->err_dropped > tail) {
-    const char *newline = memchr(call->err_tail, '\n', tail);
-    skip = newline ? (size_t)(newline - call->err_tail) + 1 : tail;
-  }
-  size_t kept = tail - skip;
+  const char *start = NULL;
+  size_t kept = at_end ? tail_whole_lines(&call->err_tail, call->err_dropped, &start) : 0;
   if (call->err_dropped > kept) {
     char note[160];
     int len = snprintf(note, sizeof note,
@@ -450,9 +430,9 @@ static void report_dropped(struct call *call, int at_end) {
                        call->err_dropped - kept);
     emit(call->id, S_STDERR, note, (size_t)len);
   }
-  if (kept) emit(call->id, S_STDERR, call->err_tail + skip, kept);
+  if (kept) emit(call->id, S_STDERR, start, kept);
   call->err_dropped = 0;
-  call->err_tail_len = 0;
+  call->err_tail.len = 0;
 }
 
 static void disarm_then(struct call *call) {
@@ -468,19 +448,16 @@ static void disarm_then(struct call *call) {
  * the host knows it was sent before its client can see the line.
  */
 static void follow_then(struct call *call, const char *data, size_t n) {
-  for (size_t i = 0; i < n && call->then_line; i++) {
-    char byte = data[i];
-    if (byte == '\n' && call->then_matched == call->then_len) {
-      emit(call->id, S_SENT, NULL, 0);
-      call->close_after_lines = call->then_lines;
-      queue_stdin(call, call->then_request, call->then_request_len);
-      disarm_then(call);
-    } else if (byte == '\n' || call->then_matched == call->then_len || byte != call->then_line[call->then_matched]) {
-      disarm_then(call); // another first line: the host answers it itself
-    } else {
-      call->then_matched++;
-    }
+  struct then_match match = { call->then_line, call->then_len, call->then_matched };
+  size_t at;
+  enum then_step step = then_follow(&match, data, n, &at);
+  call->then_matched = match.matched;
+  if (step == THEN_MATCHED) {
+    emit(call->id, S_SENT, NULL, 0);
+    call->close_after_lines = call->then_lines;
+    queue_stdin(call, call->then_request, call->then_request_len);
   }
+  if (step != THEN_WAITING) disarm_then(call); // THEN_OTHER: another first line, the host answers it itself
 }
 
 static void deliver(struct call *call, int data_type, const char *data, size_t n) {
@@ -488,8 +465,7 @@ static void deliver(struct call *call, int data_type, const char *data, size_t n
     if (call->then_line) follow_then(call, data, n);
     call->out_bytes += n;
     emit(call->id, data_type, data, n);
-    unsigned lines = 0;
-    for (const char *at = data, *end = data + n; (at = memchr(at, '\n', (size_t)(end - at))); at++) lines++;
+    unsigned lines = count_newlines(data, n);
     if (!lines) return;
     call->out_lines += lines;
     // Before the last request an answer is what the host replies to; after it, the call's end is.
@@ -513,7 +489,7 @@ static void deliver(struct call *call, int data_type, const char *data, size_t n
   }
   call->err_window_bytes = STDERR_WINDOW_BYTES; // this window is spent
   call->err_dropped += n;
-  keep_tail(call, data, n);
+  tail_keep(&call->err_tail, data, n);
 }
 
 static void end_stream(struct call *call, int *fd, int data_type, int eof_type) {
@@ -608,8 +584,8 @@ static void finish_if_done(struct call *call) {
   free(call->pending);
   call->pending = NULL;
   disarm_then(call);
-  free(call->err_tail);
-  call->err_tail = NULL;
+  free(call->err_tail.buf);
+  call->err_tail = (struct stderr_tail){ 0 };
   if (call->limits) call->limits_hit |= limits_end((unsigned)(call - calls));
   if (call->limits_hit) emit_u32s(call->id, S_LIMIT, call->limits_hit, 0, 1);
   emit(call->id, S_DONE, NULL, 0);
