@@ -15,8 +15,9 @@
 // Host CPU per call: the worker processes' user+sys CPU (with their spawn
 // helpers, /proc) ÷ calls, minus the minimal host's own CPU per call (what the
 // same spawns cost the spawning process).
-// Targets (docs/adr/0008-host-share-against-a-minimal-host.md): orchestrated ≥ 0.85× minimal, direct ≥ 0.9× minimal,
-// host CPU per call ≤ 0.3 ms. The peers have no target: their figure is orchestrated ÷ peer.
+// Targets (docs/adr/0008-host-share-against-a-minimal-host.md), ratios to references of the same run so they hold on
+// any machine: orchestrated ≥ 0.9× minimal, direct ≥ 0.95× minimal, host CPU per call ≤ 1× the minimal host's own
+// CPU per call. The peers have no target: their figure is orchestrated ÷ peer.
 //
 //   node bench/batch-throughput.mjs [projects=2000] [rounds=3]
 import { join } from 'node:path';
@@ -50,8 +51,10 @@ const WORKERS = 2;
 const CONCURRENCY = 2;
 const TOTAL = WORKERS * CONCURRENCY;
 const WARM_CALLS = 4_000;
-/** Workers with their spawn helpers, minus the minimal host's own, per call. */
-const HOST_CPU_TARGET_MS = 0.3;
+/** Workers with their spawn helpers, minus the minimal host's own, per call: at most this many times the minimal host's own. */
+const HOST_CPU_TARGET_RATIO = 1;
+const ORCHESTRATED_TARGET = 0.9;
+const DIRECT_TARGET = 0.95;
 
 try {
   const note = await machineNote();
@@ -213,10 +216,11 @@ try {
   const orchestrated = rate('orchestrated') / rate('minimal');
   const direct = rate('direct') / rate('minimal');
   const hostCpu = median(cpu.orchestrated) - median(cpu.minimal);
+  const hostCpuRatio = hostCpu / median(cpu.minimal);
   console.log(
-    `\norchestrated ÷ minimal: ${orchestrated.toFixed(3)} (target ≥ 0.85) ${orchestrated >= 0.85 ? 'MET' : 'NOT MET'}` +
-      `\ndirect ÷ minimal: ${direct.toFixed(3)} (target ≥ 0.9) ${direct >= 0.9 ? 'MET' : 'NOT MET'}` +
-      `\nhost CPU per call: workers ${median(cpu.orchestrated).toFixed(3)} ms (of which spawn helpers ${median(cpu.helpers).toFixed(3)}) − minimal host ${median(cpu.minimal).toFixed(3)} ms = ${hostCpu.toFixed(3)} ms (target ≤ ${HOST_CPU_TARGET_MS}) ${hostCpu <= HOST_CPU_TARGET_MS ? 'MET' : 'NOT MET'}` +
+    `\norchestrated ÷ minimal: ${orchestrated.toFixed(3)} (target ≥ ${ORCHESTRATED_TARGET}) ${orchestrated >= ORCHESTRATED_TARGET ? 'MET' : 'NOT MET'}` +
+      `\ndirect ÷ minimal: ${direct.toFixed(3)} (target ≥ ${DIRECT_TARGET}) ${direct >= DIRECT_TARGET ? 'MET' : 'NOT MET'}` +
+      `\nhost CPU per call: workers ${median(cpu.orchestrated).toFixed(3)} ms (of which spawn helpers ${median(cpu.helpers).toFixed(3)}) − minimal host ${median(cpu.minimal).toFixed(3)} ms = ${hostCpu.toFixed(3)} ms = ${hostCpuRatio.toFixed(2)}× the minimal host's own (target ≤ ${HOST_CPU_TARGET_RATIO}×) ${hostCpuRatio <= HOST_CPU_TARGET_RATIO ? 'MET' : 'NOT MET'}` +
       `\norchestrated ÷ direct: ${(rate('orchestrated') / rate('direct')).toFixed(3)}` +
       `\nCPU per call elsewhere (medians): the plugin itself (minimal host's reaped children) ${median(cpu.plugin).toFixed(3)} ms; ` +
       `keepers + plugins under the helpers (serving keepers read live, reaped ones through the helpers) ${median(cpu.callTrees).toFixed(3)} ms; redis-server during the batch ${median(cpu.redis).toFixed(3)} ms` +

@@ -3,7 +3,8 @@
 // after HSETNX of the result; we PSUBSCRIBE to every batch's channel before
 // creating, so no event can be missed), against a direct supervisor call
 // (core.plugins.inspect in this process). One worker process, concurrency 1.
-// The two variants alternate call by call. Target: p50 overhead ≤ 2 ms (docs/adr/0008; was 3 ms).
+// The two variants alternate call by call. Target: p50 overhead ≤ 8 idle Redis round trips measured in the same
+// run (docs/adr/0008; it was 2 ms, which moved with the machine).
 //
 // Two pacings, in the same run: back to back (each call starts the moment the
 // previous one ends, so the worker's completion bookkeeping of the previous
@@ -29,6 +30,8 @@ import {
 
 const runs = Number(process.argv[2] ?? 200);
 const gapMs = Number(process.argv[3] ?? 25);
+/** The overhead of one inspection over a direct call, in idle Redis round trips of the same run. */
+const ROUND_TRIPS_TARGET = 8;
 
 try {
   const note = await machineNote();
@@ -157,7 +160,7 @@ try {
   console.log(table(['variant', 'p50 ms', 'p95 ms'], rows));
   const overhead = overheads[`spaced by ${gapMs} ms`] ?? NaN;
   console.log(
-    `\np50 overhead of one inspection (spaced): ${overhead.toFixed(2)} ms (target ≤ 2 ms) ${overhead <= 2 ? 'MET' : 'NOT MET'} = ${(overhead / percentile(pings, 50)).toFixed(1)} idle round trips; back to back: ${(overheads['back to back'] ?? NaN).toFixed(2)} ms`,
+    `\np50 overhead of one inspection (spaced): ${overhead.toFixed(2)} ms = ${(overhead / percentile(pings, 50)).toFixed(1)} idle round trips of ${percentile(pings, 50).toFixed(3)} ms (target ≤ ${ROUND_TRIPS_TARGET}) ${overhead / percentile(pings, 50) <= ROUND_TRIPS_TARGET ? 'MET' : 'NOT MET'}; back to back: ${(overheads['back to back'] ?? NaN).toFixed(2)} ms`,
   );
 } finally {
   await cleanup();
