@@ -47,6 +47,25 @@ export interface IntactExecutable {
   stats: BigIntStats;
 }
 
+/**
+ * Every directory from `directory` (absolute, normalised) up to /, by synchronous lstat: a real
+ * directory, not a symlink (so the physical path is this one, and stays inside the package), owned
+ * by root or the host's user, not writable by group or others (sticky only counts outside
+ * `packageDir`): the rule pathProblem(resolveDirectory()) words, for the case that passes it.
+ * False on any doubt, and a missing directory throws: the caller's full path says what is wrong.
+ */
+export function directoriesIntact(directory: string, packageDir?: string): boolean {
+  const host = hostUid();
+  for (let current = directory; ; current = dirname(current)) {
+    const stats = lstatSync(current);
+    const owner = stats.uid;
+    if (!stats.isDirectory() || (host !== undefined && owner !== 0 && owner !== host)) return false;
+    const inPackage = packageDir !== undefined && isInPackage(current, packageDir);
+    if (writableDirectoryProblem(current, stats.mode, inPackage)) return false;
+    if (current === dirname(current)) return true;
+  }
+}
+
 /** As intactFingerprint, keeping the checked executable open: no second open and fstat before the call. */
 export function intactExecutable(location: PackageLocation): IntactExecutable | undefined {
   try {
@@ -67,15 +86,7 @@ function check({ packageDir, executable, manifestPath }: PackageLocation): Intac
   // The executable by name: a regular file (not a symlink), owned right, mode and size rules.
   const named = lstatSync(path);
   if (!named.isFile() || !ownedRight(named.uid) || modeProblem(named.mode, named.size)) return undefined;
-  // Every directory from the executable's up to /: a real directory (so the
-  // physical path is this one and stays inside the package), owned right, not
-  // writable by group or others (sticky only counts above the package).
-  for (let directory = dirname(path); ; directory = dirname(directory)) {
-    const stats = lstatSync(directory);
-    if (!stats.isDirectory() || !ownedRight(stats.uid)) return undefined;
-    if (writableDirectoryProblem(directory, stats.mode, isInPackage(directory, packageDir))) return undefined;
-    if (directory === dirname(directory)) break;
-  }
+  if (!directoriesIntact(dirname(path), packageDir)) return undefined;
 
   // plugin.json: opened without following a symlink or blocking, a regular file owned right, read whole.
   let manifest: Buffer;
