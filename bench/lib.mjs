@@ -186,16 +186,18 @@ export async function trustAndEnable(runtime, id, scopes) {
 }
 
 /**
- * `count` trusted projects, all pointing at one real directory. Records are
+ * `count` trusted projects, all pointing at one real directory — or, with
+ * `eachRoot`, each at its own empty `<projectsDir>/<id>` (what the minimal
+ * host's `--roots <projectsDir>` sends for the default `p` prefix). Records are
  * written straight into the projects hash with a pipeline (set-up only: the
  * service's add() audits each one and is not what is being measured).
  * @param {Installation} installation
  * @param {number} count
- * @param {{ idPrefix?: string }} [options]
+ * @param {{ idPrefix?: string, eachRoot?: boolean }} [options]
  */
-export async function addProjects(installation, count, { idPrefix = 'p' } = {}) {
-  const root = join(installation.projectsDir, 'shared');
-  await mkdir(root, { recursive: true });
+export async function addProjects(installation, count, { idPrefix = 'p', eachRoot = false } = {}) {
+  const shared = join(installation.projectsDir, 'shared');
+  if (!eachRoot) await mkdir(shared, { recursive: true });
   const { redis, keys } = installation.runtime;
   /** @type {string[]} */
   const ids = [];
@@ -204,6 +206,8 @@ export async function addProjects(installation, count, { idPrefix = 'p' } = {}) 
     for (let index = start; index < Math.min(count, start + 10_000); index += 1) {
       const id = `${idPrefix}${String(index).padStart(6, '0')}`;
       ids.push(id);
+      const root = eachRoot ? join(installation.projectsDir, id) : shared;
+      if (eachRoot) await mkdir(root);
       pipeline.hset(keys.projects, id, JSON.stringify({ id, displayName: id, root, trusted: true }));
     }
     await pipeline.exec();
@@ -459,15 +463,20 @@ export async function buildMinimalHost() {
  * @param {number} calls
  * @param {number} concurrency
  * @param {Record<string, string>} env
+ * @param {{ roots?: string }} [options] roots: send each project `"root":"<roots>/p<index>"` and grant
+ *   project.files.read too (the minimal host's `--roots`)
  * @returns {Promise<MinimalHostReport>}
  */
-export async function runMinimalHost(binary, executable, cwd, calls, concurrency, env) {
+export async function runMinimalHost(binary, executable, cwd, calls, concurrency, env, { roots } = {}) {
   const { execFile } = await import('node:child_process');
   const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+  const options = roots === undefined ? [] : ['--roots', roots];
   /** @type {string} */
   const stdout = await new Promise((resolve, reject) =>
-    execFile(binary, [executable, cwd, String(calls), String(concurrency), ...pairs], (error, out) =>
-      error ? reject(error) : resolve(out),
+    execFile(
+      binary,
+      [...options, executable, cwd, String(calls), String(concurrency), ...pairs],
+      (error, out) => (error ? reject(error) : resolve(out)),
     ),
   );
   const report = JSON.parse(stdout);
@@ -476,10 +485,18 @@ export async function runMinimalHost(binary, executable, cwd, calls, concurrency
 }
 
 /**
- * The request lines the minimal host writes for project `p<index>` (bench/minimal-host.c, byte for byte).
+ * The request lines the minimal host writes for project `p<index>` (bench/minimal-host.c, byte for byte),
+ * with `roots` as its `--roots <roots>`.
  * @param {string} index six digits
+ * @param {string} [roots]
  */
-export function minimalHostRequest(index) {
+export function minimalHostRequest(index, roots) {
+  if (roots !== undefined)
+    return (
+      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"switchyard.plugin/v1",' +
+      '"hostVersion":"minimal-host","grantedScopes":["project.metadata.read","project.files.read"]}}\n' +
+      `{"jsonrpc":"2.0","id":2,"method":"project.inspect","params":{"project":{"id":"p${index}","displayName":"p${index}","root":"${roots}/p${index}"}}}\n`
+    );
   return (
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"switchyard.plugin/v1",' +
     '"hostVersion":"minimal-host","grantedScopes":["project.metadata.read"]}}\n' +

@@ -6,7 +6,12 @@
 // stdin, waitpid. stderr goes to /dev/null. No containment, no validation
 // beyond "the second answer is a result". Built by bench/lib.mjs (for bench/batch-throughput.mjs).
 //
-//   minimal-host <executable> <cwd> <calls> <concurrency> [NAME=value ...]
+//   minimal-host [--roots <dir>] <executable> <cwd> <calls> <concurrency> [NAME=value ...]
+//
+// With --roots, each project also gets "root":"<dir>/p<index>" and the grants
+// add project.files.read (a plugin that reads project files,
+// bench/plugins-as-written.mjs); without it the bytes are exactly the ones
+// bench/lib.mjs minimalHostRequest and the shell peers mirror.
 //
 // Prints one JSON line: wall ms, calls, failures, and getrusage of this
 // process (self) and of its reaped children (the plugins).
@@ -24,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *executable, *cwd;
+static const char *executable, *cwd, *roots;
 static char **environment;
 static long total;
 static atomic_long next_index, failures;
@@ -33,6 +38,10 @@ static int devnull;
 static const char INIT[] =
     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
     "\"switchyard.plugin/v1\",\"hostVersion\":\"minimal-host\",\"grantedScopes\":[\"project.metadata.read\"]}}\n";
+static const char INIT_FILES[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+    "\"switchyard.plugin/v1\",\"hostVersion\":\"minimal-host\",\"grantedScopes\":[\"project.metadata.read\","
+    "\"project.files.read\"]}}\n";
 
 static int one_call(long index) {
   int in[2], out[2];
@@ -54,12 +63,17 @@ static int one_call(long index) {
     close(out[0]);
     return -1;
   }
-  char request[1024];
-  int length = snprintf(request, sizeof request,
-                        "%s{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"project.inspect\",\"params\":{\"project\":"
-                        "{\"id\":\"p%06ld\",\"displayName\":\"p%06ld\"}}}\n",
-                        INIT, index, index);
-  int ok = write(in[1], request, (size_t)length) == length;
+  char request[8192];
+  int length = roots
+                   ? snprintf(request, sizeof request,
+                              "%s{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"project.inspect\",\"params\":{\"project\":"
+                              "{\"id\":\"p%06ld\",\"displayName\":\"p%06ld\",\"root\":\"%s/p%06ld\"}}}\n",
+                              INIT_FILES, index, index, roots, index)
+                   : snprintf(request, sizeof request,
+                              "%s{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"project.inspect\",\"params\":{\"project\":"
+                              "{\"id\":\"p%06ld\",\"displayName\":\"p%06ld\"}}}\n",
+                              INIT, index, index);
+  int ok = length > 0 && (size_t)length < sizeof request && write(in[1], request, (size_t)length) == length;
   char answer[65536];
   size_t have = 0;
   int newlines = 0;
@@ -93,8 +107,19 @@ static void *runner(void *unused) {
 static double ms(struct timeval t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; }
 
 int main(int argc, char **argv) {
+  if (argc >= 3 && strcmp(argv[1], "--roots") == 0) {
+    roots = argv[2];
+    // The root goes into the JSON as is: refuse what would need escaping rather than escape it.
+    for (const char *c = roots; *c; c++)
+      if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) {
+        fprintf(stderr, "minimal-host: --roots must need no JSON escaping\n");
+        return 2;
+      }
+    argc -= 2;
+    argv += 2;
+  }
   if (argc < 5) {
-    fprintf(stderr, "usage: minimal-host <executable> <cwd> <calls> <concurrency> [NAME=value ...]\n");
+    fprintf(stderr, "usage: minimal-host [--roots <dir>] <executable> <cwd> <calls> <concurrency> [NAME=value ...]\n");
     return 2;
   }
   executable = argv[1];
