@@ -1,4 +1,4 @@
-// Plugins as people write them (issue 39): a stdlib-only Python inspector that
+// Plugins as people write them (docs/adr/0008): a stdlib-only Python inspector that
 // reads package.json (bench/plugins/py-inspector) and the SDK-built Node
 // plugin examples/plugins/fixture-inspector, each run two ways on the same
 // projects (each its own root holding a small package.json), same total
