@@ -15,9 +15,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '60' }, merge: { type: 'boolean', default: false } },
-});
+const USAGE = 'usage: node native/fuzz/run.mjs [--seconds 60] [--merge]';
+let values;
+try {
+  ({ values } = parseArgs({
+    options: { seconds: { type: 'string', default: '60' }, merge: { type: 'boolean', default: false } },
+  }));
+} catch (error) {
+  console.error(`${error.message}\n${USAGE}`);
+  process.exit(2);
+}
 const seconds = Number(values.seconds);
 if (!Number.isInteger(seconds) || seconds < 1) {
   console.error(`--seconds must be a whole number of seconds ≥ 1, not "${values.seconds}"`);
