@@ -29,12 +29,12 @@ import {
   childrenNamed,
   cleanup,
   hostCpuMs,
-  loadAverage,
   machineNote,
   makeInstallation,
   median,
   pool,
   processCpuMs,
+  rotatedRounds,
   runBatch,
   runMinimalHost,
   runShellPeer,
@@ -167,20 +167,11 @@ try {
   await runMinimalHost(minimalHost, executable, packageDir, 40, TOTAL, pluginEnvironment());
   for (const tool of peers) await runShellPeer(tool, executable, packageDir, 40, TOTAL, peerEnv);
 
-  const names = Object.keys(variants);
-  /** @type {Record<string, number[]>} */
-  const times = Object.fromEntries(names.map((name) => [name, []]));
-  /** @type {string[]} */
-  const loads = [];
-  for (let round = 0; round < rounds; round += 1) {
-    const order = names.map((_, index) => names[(index + round) % names.length]);
-    loads.push(await loadAverage());
-    for (const name of order) {
-      const ms = await variants[name]();
-      times[name].push(ms);
-      console.error(`round ${round + 1}/${rounds} ${name}: ${((projects / ms) * 1000).toFixed(0)} calls/s`);
-    }
-  }
+  const { times, loads } = await rotatedRounds(
+    variants,
+    rounds,
+    (ms) => `${((projects / ms) * 1000).toFixed(0)} calls/s`,
+  );
 
   const rate = (/** @type {string} */ name) => (projects / median(times[name])) * 1000;
   /** @type {Record<string, string>} */
@@ -191,7 +182,7 @@ try {
     xargs: `peer: xargs -P${TOTAL}, sh: printf piped into the executable, per project (${xargsVersion})`,
     parallel: `peer: parallel -j${TOTAL}, sh: printf piped into the executable, per project (${parallelVersion})`,
   };
-  const rows = names.map((name) => [
+  const rows = Object.keys(variants).map((name) => [
     describe[name],
     rate(name).toFixed(0),
     (rate(name) / rate('minimal')).toFixed(3),

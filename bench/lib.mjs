@@ -297,6 +297,31 @@ export async function runBatch(installation, pluginId, selection, { onProgress, 
 }
 
 /**
+ * Runs each variant once per round, the order rotated each round so background load hits them alike.
+ * @param {Record<string, () => Promise<number>>} variants each resolves to its wall ms
+ * @param {number} rounds
+ * @param {(ms: number) => string} said what one run's ms says, on its progress line (stderr)
+ * @returns {Promise<{ times: Record<string, number[]>, loads: string[] }>} ms per variant by round; the load average as each round began
+ */
+export async function rotatedRounds(variants, rounds, said) {
+  const names = Object.keys(variants);
+  /** @type {Record<string, number[]>} */
+  const times = Object.fromEntries(names.map((name) => [name, []]));
+  /** @type {string[]} */
+  const loads = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const order = names.map((_, index) => names[(index + round) % names.length]);
+    loads.push(await loadAverage());
+    for (const name of order) {
+      const ms = await variants[name]();
+      times[name].push(ms);
+      console.error(`round ${round + 1}/${rounds} ${name}: ${said(ms)}`);
+    }
+  }
+  return { times, loads };
+}
+
+/**
  * Runs `task(index)` for index 0..count-1 with at most `concurrency` at once.
  * @param {number} count
  * @param {number} concurrency

@@ -34,6 +34,7 @@ import {
   median,
   minimalHostRequest,
   pool,
+  rotatedRounds,
   runBatch,
   runMinimalHost,
   sleep,
@@ -157,13 +158,13 @@ try {
     return ms;
   };
   /** @param {(typeof PLUGINS)[number]} plugin */
-  const minimal = async (plugin, calls = projects) =>
+  const minimal = async (plugin) =>
     (
       await runMinimalHost(
         minimalHost,
         executables[plugin.id],
         install.dirs[plugin.id],
-        calls,
+        projects,
         TOTAL,
         pluginEnvironment(),
         { roots: install.projectsDir },
@@ -183,20 +184,11 @@ try {
     console.error(`warm-up ${name}: ${((projects / ms) * 1000).toFixed(1)} calls/s`);
   }
 
-  const names = Object.keys(variants);
-  /** @type {Record<string, number[]>} */
-  const times = Object.fromEntries(names.map((name) => [name, []]));
-  /** @type {string[]} */
-  const loads = [];
-  for (let round = 0; round < rounds; round += 1) {
-    const order = names.map((_, index) => names[(index + round) % names.length]);
-    loads.push(await loadAverage());
-    for (const name of order) {
-      const ms = await variants[name]();
-      times[name].push(ms);
-      console.error(`round ${round + 1}/${rounds} ${name}: ${((projects / ms) * 1000).toFixed(1)} calls/s`);
-    }
-  }
+  const { times, loads } = await rotatedRounds(
+    variants,
+    rounds,
+    (ms) => `${((projects / ms) * 1000).toFixed(1)} calls/s`,
+  );
   loads.push(await loadAverage());
 
   const perSecond = (/** @type {number} */ ms) => (projects / ms) * 1000;
