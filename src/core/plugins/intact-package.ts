@@ -55,15 +55,19 @@ export interface IntactExecutable {
  * False on any doubt, and a missing directory throws: the caller's full path says what is wrong.
  */
 export function directoriesIntact(directory: string, packageDir?: string): boolean {
-  const host = hostUid();
   for (let current = directory; ; current = dirname(current)) {
     const stats = lstatSync(current);
-    const owner = stats.uid;
-    if (!stats.isDirectory() || (host !== undefined && owner !== 0 && owner !== host)) return false;
+    if (!stats.isDirectory() || !ownedRight(stats.uid)) return false;
     const inPackage = packageDir !== undefined && isInPackage(current, packageDir);
     if (writableDirectoryProblem(current, stats.mode, inPackage)) return false;
     if (current === dirname(current)) return true;
   }
+}
+
+/** The owner rule of PROTOCOL §3: root or the host's user (anyone when the host's uid is unknown). */
+function ownedRight(uid: number | bigint): boolean {
+  const host = hostUid();
+  return host === undefined || Number(uid) === 0 || Number(uid) === host;
 }
 
 /** As intactFingerprint, keeping the checked executable open: no second open and fstat before the call. */
@@ -79,9 +83,6 @@ function check({ packageDir, executable, manifestPath }: PackageLocation): Intac
   if (executable === '' || executablePathErrors(executable).length > 0) return undefined;
   if (resolve(packageDir) !== packageDir) return undefined; // relative or not normalised
   const path = join(packageDir, executable);
-  const host = hostUid();
-  const ownedRight = (uid: number | bigint) =>
-    host === undefined || Number(uid) === 0 || Number(uid) === host;
 
   // The executable by name: a regular file (not a symlink), owned right, mode and size rules.
   const named = lstatSync(path);
