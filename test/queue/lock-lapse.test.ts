@@ -10,7 +10,7 @@ import type { OperationView } from '../../src/core/work/operations/operation-sto
 import { projectLockName } from '../../src/core/projects/project-lock.js';
 import { isAlive } from '../support/processes.js';
 import { useQueueSuite } from '../support/queue-suite.js';
-import { PLUGIN_ID, readLines, runCli, startWorker, waitFor } from '../support/workers.js';
+import { PLUGIN_ID, readLines, runCli, startWorker, waitFor, writtenPid } from '../support/workers.js';
 
 const LOCK_MS = 3_000;
 
@@ -38,10 +38,7 @@ describe('a worker that cannot renew its locks', () => {
     ]);
     expect(queued.code, queued.stderr).toBe(0);
     const { id } = JSON.parse(queued.stdout) as OperationView;
-    const pid = await waitFor('the plugin to write its pid', async () => {
-      const lines = await readLines(join(root, 'plugin.pid')).catch(() => []);
-      return Number(lines[0]) || undefined;
-    });
+    const pid = await writtenPid(root);
     await waitFor(
       'the operation to be dispatched',
       async () => (await runtime.operations.store.get(id))?.dispatched,

@@ -20,6 +20,7 @@ import {
   runCli,
   startWorker,
   waitFor,
+  writtenPid,
   type Installation,
   type Spawned,
 } from '../support/workers.js';
@@ -59,14 +60,6 @@ const ticks = (entries: LogEntry[]) => entries.filter((entry) => /^tick \d+ long
 
 function untilState(installation: Installation, id: string, timeoutMs: number): Promise<OperationView> {
   return installation.runtime.operations.wait(id, { signal: AbortSignal.timeout(timeoutMs), pollMs: 100 });
-}
-
-/** The pid the plugin wrote to `file` (plugin.pid, grandchild.pid), once it is there. */
-async function pidOf(root: string, file = 'plugin.pid'): Promise<number> {
-  return waitFor(`the plugin to write ${file}`, async () => {
-    const lines = await readLines(join(root, file)).catch(() => []);
-    return Number(lines[0]) || undefined;
-  });
 }
 
 describe('long operations', () => {
@@ -206,9 +199,9 @@ describe('long operations', () => {
       spawnChild: true,
     });
     const { id } = JSON.parse(queued.stdout) as OperationView;
-    const pid = await pidOf(root);
+    const pid = await writtenPid(root);
     // Written after plugin.pid: a loaded runner may read between the two.
-    const grandchild = await pidOf(root, 'grandchild.pid');
+    const grandchild = await writtenPid(root, 'grandchild.pid');
     // Past the lock duration (and past the old fixed 15 s limit's share of it): the call still runs.
     await waitFor(
       '8 stderr lines',
@@ -249,7 +242,7 @@ describe('long operations', () => {
       writePid: true,
     });
     const { id } = JSON.parse(queued.stdout) as OperationView;
-    const pid = await pidOf(root);
+    const pid = await writtenPid(root);
     // Past the old fixed 15 s limit: only a raised limit keeps the call alive this long.
     await waitFor(
       '17 stderr lines',

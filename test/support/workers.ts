@@ -277,6 +277,14 @@ export async function readLines(path: string): Promise<string[]> {
   return text.split('\n').filter((line) => line.length > 0);
 }
 
+/** The pid the plugin wrote to `file` in `root` (plugin.pid, grandchild.pid), once it is there. */
+export async function writtenPid(root: string, file = 'plugin.pid'): Promise<number> {
+  return waitFor(`the plugin to write ${file}`, async () => {
+    const lines = await readLines(join(root, file)).catch(() => []);
+    return Number(lines[0]) || undefined;
+  });
+}
+
 /** `worker:<host>:<pid>` → pid */
 export function pidOfIdentity(identity: string | undefined): number {
   return Number(identity?.slice(identity.lastIndexOf(':') + 1));
